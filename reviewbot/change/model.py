@@ -1,0 +1,112 @@
+"""Typed records of a change. Everything downstream reads these, never git or GitHub."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol
+
+
+class FileStatus(str, Enum):
+    ADDED = "added"
+    MODIFIED = "modified"
+    DELETED = "deleted"
+    RENAMED = "renamed"
+
+
+class SkipReason(str, Enum):
+    BINARY = "binary"
+    NON_UTF8 = "non-utf8"
+    TOO_LARGE = "too-large"
+    UNPARSABLE_DIFF = "unparsable-diff"
+    UNPARSABLE_CODE = "unparsable-code"
+    TRUNCATED = "truncated"
+    CHECK_CRASHED = "check-crashed"
+    UNAVAILABLE = "unavailable"
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something the review could not see or do, said in the report and counted in `coverage`."""
+
+    reason: SkipReason
+    message: str
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class Hunk:
+    source_start: int
+    source_length: int
+    target_start: int
+    target_length: int
+    header: str
+    added: tuple[tuple[int, str], ...]  # (head line number, text without newline)
+    removed: tuple[tuple[int, str], ...]  # (base line number, text without newline)
+
+    @property
+    def whitespace_only(self) -> bool:
+        """True when the hunk only adds/removes blank lines or changes indentation/spacing."""
+        before = "".join("".join(t.split()) for _, t in self.removed)
+        after = "".join("".join(t.split()) for _, t in self.added)
+        return before == after
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str  # head path (base path for deletions)
+    old_path: str | None  # base path; differs from path for renames; None for additions
+    status: FileStatus
+    hunks: tuple[Hunk, ...]
+    base_text: str | None  # None when absent at base or skipped (see ChangeSet.notes)
+    head_text: str | None
+    binary: bool = False
+    skipped: SkipReason | None = None
+
+    @property
+    def added_lines(self) -> dict[int, str]:
+        return {n: t for h in self.hunks for n, t in h.added}
+
+    @property
+    def removed_lines(self) -> dict[int, str]:
+        return {n: t for h in self.hunks for n, t in h.removed}
+
+
+class RepoTree(Protocol):
+    """Read access to one revision of the repository (for the repository-wide index)."""
+
+    def paths(self) -> list[str]: ...
+
+    def read(self, path: str) -> str | None:
+        """The decoded text, or None for binary, non-UTF-8, too large or missing files."""
+        ...
+
+
+@dataclass
+class ChangeSet:
+    base_sha: str
+    head_sha: str
+    merge_base: str
+    files: list[ChangedFile]
+    patch_bytes: int
+    diff_truncated: bool = False
+    notes: list[Note] = field(default_factory=list)
+    head_tree: RepoTree | None = None
+    base_tree: RepoTree | None = None
+
+    def file(self, path: str) -> ChangedFile | None:
+        for f in self.files:
+            if f.path == path:
+                return f
+        return None
+
+    @property
+    def coverage(self) -> float:
+        """Share of changed files the analysis could read in full (1.0 = nothing skipped)."""
+        if not self.files:
+            return 0.0 if self.diff_truncated or self.notes else 1.0
+        seen = sum(1 for f in self.files if f.skipped is None)
+        value = seen / len(self.files)
+        if self.diff_truncated:
+            value = min(value, 0.99)
+        return round(value, 4)

@@ -1,0 +1,44 @@
+"""The check plug-in point: a Check is facts in, findings out (pure, no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from reviewbot.change.model import ChangeSet
+from reviewbot.lang.facts import Assignment, FileFacts, PredicateUse
+from reviewbot.lang.index import RepoIndex
+from reviewbot.review.finding import Finding, Severity
+
+__all__ = ["Check", "CheckContext", "ChangedDerivation"]
+
+
+@dataclass(frozen=True)
+class ChangedDerivation:
+    """A head assignment that the change added or whose guard/value it changed."""
+
+    head: Assignment
+    base: tuple[Assignment, ...]  # base writes of the same target in the same function (may be empty)
+    new_branch: bool  # the guarded branch did not exist at base (new `if` or new assignment)
+
+
+@dataclass
+class CheckContext:
+    change: ChangeSet
+    base_facts: dict[str, FileFacts]  # by base path, only changed files that parsed
+    head_facts: dict[str, FileFacts]  # by head path, only changed files that parsed
+    index: RepoIndex  # head revision, whole repository
+    derivations: list[ChangedDerivation] = field(default_factory=list)
+    added_predicates: list[PredicateUse] = field(default_factory=list)
+    settings: dict[str, object] = field(default_factory=dict)
+
+
+class Check(Protocol):
+    """One documented rule. The module docstring holds the doc (What it does / Why is this bad? / ...)."""
+
+    id: str
+    severity: Severity
+    summary: str
+
+    def run(self, ctx: CheckContext) -> Iterable[Finding]: ...

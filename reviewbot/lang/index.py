@@ -1,0 +1,91 @@
+"""The repository index: every repository-wide lookup a check needs, built once per round.
+
+Checks never scan files themselves; they ask this index (other writers of a field, read sites,
+uses of a predicate, tests that mention a name, defaults). `build_index` fills it from a
+RepoTree; the lookups are dictionary hits.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from reviewbot.lang.facts import Assignment, FieldDefault, FieldRead, FileFacts, PredicateUse
+from reviewbot.lang.predicate import loose_key
+
+__all__ = ["TestRef", "RepoIndex", "is_test_path"]
+
+
+def is_test_path(path: str) -> bool:
+    """Test files by the common conventions of both languages (pytest, gtest, bazel)."""
+    parts = path.lower().split("/")
+    name = parts[-1]
+    return (
+        any(p in ("test", "tests", "testing", "unittest", "unittests") for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith(("_test.py", "_test.cc", "_test.cpp", "_tests.cc", "_unittest.cc", "test.cc"))
+        or name.endswith(("_test.cu", "_spec.py"))
+        or name in ("conftest.py",)
+    )
+
+
+@dataclass(frozen=True)
+class TestRef:
+    """A line in a test file that mentions a searched name."""
+
+    path: str
+    line: int
+    text: str
+    name: str  # which searched name matched
+
+
+@dataclass
+class RepoIndex:
+    files: dict[str, FileFacts] = field(default_factory=dict)
+    test_refs: dict[str, list[TestRef]] = field(default_factory=lambda: defaultdict(list))
+    scanned_files: int = 0  # files read while building
+    parsed_files: int = 0  # files parsed with tree-sitter
+    test_files: int = 0
+    _writers: dict[str, list[Assignment]] = field(default_factory=lambda: defaultdict(list))
+    _reads: dict[str, list[FieldRead]] = field(default_factory=lambda: defaultdict(list))
+    _preds: dict[str, list[PredicateUse]] = field(default_factory=lambda: defaultdict(list))
+    _defaults: dict[str, list[FieldDefault]] = field(default_factory=lambda: defaultdict(list))
+    _enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def add(self, facts: FileFacts) -> None:
+        self.files[facts.path] = facts
+        for a in facts.assignments:
+            self._writers[a.field].append(a)
+        for r in facts.reads:
+            self._reads[r.field].append(r)
+        for p in facts.predicates:
+            self._preds[loose_key(p.pred)].append(p)
+        for d in facts.defaults:
+            self._defaults[d.field].append(d)
+        self._enums.update(facts.enums)
+
+    def add_test_refs(self, refs: Iterable[TestRef]) -> None:
+        for r in refs:
+            self.test_refs[r.name].append(r)
+
+    def writers(self, field_name: str) -> list[Assignment]:
+        return list(self._writers.get(field_name, ()))
+
+    def reads(self, field_name: str) -> list[FieldRead]:
+        return list(self._reads.get(field_name, ()))
+
+    def predicate_uses(self, loose: str) -> list[PredicateUse]:
+        return list(self._preds.get(loose, ()))
+
+    def defaults(self, field_name: str) -> list[FieldDefault]:
+        return list(self._defaults.get(field_name, ()))
+
+    def enum_members(self, enum_name: str) -> tuple[str, ...]:
+        return self._enums.get(enum_name, ())
+
+    def tests_mentioning(self, names: Iterable[str]) -> list[TestRef]:
+        out: list[TestRef] = []
+        for n in names:
+            out.extend(self.test_refs.get(n, ()))
+        return sorted(set(out), key=lambda r: (r.path, r.line, r.name))

@@ -1,0 +1,1 @@
+"""Stage 3-4: findings, severities, fingerprints, the review pipeline, rounds and KPI."""

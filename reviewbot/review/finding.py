@@ -1,0 +1,97 @@
+"""Findings: immutable records with a line-independent fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any
+
+__all__ = ["Severity", "Location", "Finding", "fingerprint", "normalise_anchor"]
+
+
+class Severity(str, Enum):
+    P0 = "P0"
+    P1 = "P1"
+    P2 = "P2"
+    P3 = "P3"
+
+    @property
+    def blocking(self) -> bool:
+        return self in (Severity.P0, Severity.P1)
+
+    @property
+    def rank(self) -> int:
+        return int(self.value[1])
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    path: str
+    line: int
+    text: str = ""  # the source line, stripped; shown as evidence
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+def normalise_anchor(text: str) -> str:
+    """Anchor text without whitespace or comments, so reformatting does not change a fingerprint."""
+    text = re.sub(r"//.*$|#.*$", "", text)
+    return "".join(text.split())
+
+
+def fingerprint(rule: str, path: str, anchor: str) -> str:
+    raw = f"{rule}\x00{path}\x00{normalise_anchor(anchor)}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: Severity
+    path: str
+    line: int
+    title: str  # one sentence, constructs in backticks
+    anchor: str  # the text the finding is about (predicate, assignment); feeds the fingerprint
+    evidence: tuple[str, ...] = ()  # lines of evidence, places as `path:line`
+    suggestion: str = ""
+    suggestion_code: str = ""  # a ready-to-paste snippet (test sketch, replacement line)
+    suggestion_lang: str = ""  # code fence language of suggestion_code
+    replacement: str | None = None  # mechanical fix of the anchored line (GitHub suggestion block)
+    checklist: tuple[str, ...] = ()  # checklist item ids this finding fails (filled by the checklist stage)
+    extra: tuple[tuple[str, str], ...] = ()  # rule-specific facts for JSON (key, value)
+    fingerprint_override: str | None = None
+    state: str = "new"  # new | still_open | fixed (set by rounds)
+    fixed_in: str | None = None
+    related: tuple[Location, ...] = field(default=())
+
+    @property
+    def blocking(self) -> bool:
+        return self.severity.blocking
+
+    @property
+    def fingerprint(self) -> str:
+        return self.fingerprint_override or fingerprint(self.rule, self.path, self.anchor)
+
+    def with_(self, **changes: Any) -> Finding:
+        return replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "rule": self.rule,
+            "severity": self.severity.value,
+            "blocking": self.blocking,
+            "path": self.path,
+            "line": self.line,
+            "title": self.title,
+            "evidence": list(self.evidence),
+            "suggestion": self.suggestion,
+            "suggestion_code": self.suggestion_code,
+            "checklist": list(self.checklist),
+            "state": self.state,
+            "fixed_in": self.fixed_in,
+            "extra": dict(self.extra),
+        }
