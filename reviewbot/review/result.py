@@ -1,0 +1,85 @@
+"""The outcome of one review: what the report, the rounds store and the publisher consume."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from reviewbot.change.model import Note
+from reviewbot.review.finding import Finding, Severity
+
+__all__ = ["Status", "ChecklistItemResult", "ChecklistResult", "RoundInfo", "Review"]
+
+
+class Status(str, Enum):
+    BLOCKING = "BLOCKING"
+    LGTM = "LGTM"
+    INCOMPLETE = "INCOMPLETE"
+
+
+@dataclass(frozen=True)
+class ChecklistItemResult:
+    id: str  # e.g. `6.1-tests-focused`
+    section: str  # e.g. `General Principles Checklist`
+    label: str  # e.g. `[6.1] Tests — new logic has a focused unit test`
+    failed: bool
+    findings: tuple[str, ...] = ()  # fingerprints of the findings that failed it
+
+
+@dataclass
+class ChecklistResult:
+    items: list[ChecklistItemResult] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.items)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for i in self.items if i.failed)
+
+
+@dataclass
+class RoundInfo:
+    """Where this review sits in the history of a PR (filled by review.rounds; defaults = one-off run)."""
+
+    repository: str = ""
+    pr: int | None = None
+    round_index: int = 1
+    full_review: bool = True
+    force_pushed: bool = False
+    previous_head: str | None = None
+    fixed: list[Finding] = field(default_factory=list)  # earlier findings fixed in this round
+    recheck: dict[str, int] = field(
+        default_factory=lambda: {"fixed": 0, "still_open": 0, "cannot_substantiate": 0, "fail": 0}
+    )
+    history: list[dict[str, Any]] = field(default_factory=list)  # earlier rounds, oldest first
+
+
+@dataclass
+class Review:
+    status: Status
+    base_sha: str
+    head_sha: str
+    merge_base: str
+    reviewed_at: str  # ISO 8601, UTC
+    findings: list[Finding]
+    checklist: ChecklistResult
+    strengths: list[str]
+    notes: list[Note]
+    kpi: dict[str, Any]
+    truth_tables: list[dict[str, Any]] = field(default_factory=list)
+    tests: dict[str, Any] | None = None  # executed tests and mutants (truthtable stage), None = not run
+    round: RoundInfo = field(default_factory=RoundInfo)
+    reach: list[dict[str, Any]] = field(default_factory=list)  # how far each changed rule reaches
+
+    def summary(self) -> dict[str, int]:
+        counts = {s.value: 0 for s in Severity}
+        for f in self.findings:
+            counts[f.severity.value] += 1
+        return counts
+
+    @property
+    def blocking(self) -> list[Finding]:
+        return [f for f in self.findings if f.blocking]
