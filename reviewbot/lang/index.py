@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from reviewbot.lang.facts import Assignment, FieldDefault, FieldRead, FileFacts, PredicateUse
-from reviewbot.lang.predicate import loose_key
+from reviewbot.lang.predicate import compound_parts, loose_key
 
 __all__ = ["TestRef", "RepoIndex", "is_test_path"]
 
@@ -60,7 +60,9 @@ class RepoIndex:
         for r in facts.reads:
             self._reads[r.field].append(r)
         for p in facts.predicates:
-            self._preds[loose_key(p.pred)].append(p)
+            # Index every compound sub-predicate too: `a && b` inside `q || (a && b)` is a use of it.
+            for key in {loose_key(sub) for sub in compound_parts(p.pred)}:
+                self._preds[key].append(p)
         for d in facts.defaults:
             self._defaults[d.field].append(d)
         self._enums.update(facts.enums)

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
-__all__ = ["Atom", "Not", "And", "Or", "Pred", "conj", "disj", "negate", "canonical_operand", "loose_key"]
+__all__ = ["Atom", "Not", "And", "Or", "Pred", "conj", "disj", "negate", "canonical_operand", "loose_key", "compound_parts"]
 
 _LITERALS = {"true": "True", "false": "False", "nullptr": "None", "NULL": "None"}
 
@@ -173,3 +173,18 @@ def loose_key(p: Pred) -> str:
     sep = " && " if isinstance(p, And) else " || "
     inner_kind = Or if isinstance(p, And) else And
     return sep.join(sorted(f"({loose_key(a)})" if isinstance(a, inner_kind) else loose_key(a) for a in p.args))
+
+
+def compound_parts(p: Pred) -> list[Pred]:
+    """`p` and every And/Or node inside it with two or more atoms, outermost first."""
+    out: list[Pred] = []
+    stack: list[Pred] = [p]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, (And, Or)):
+            if len(node.atoms()) >= 2:
+                out.append(node)
+            stack.extend(node.args)
+        elif isinstance(node, Not):
+            stack.append(node.arg)
+    return out
