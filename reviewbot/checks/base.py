@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from reviewbot.change.model import ChangeSet
 from reviewbot.lang.facts import Assignment, FileFacts, PredicateUse
@@ -32,6 +32,11 @@ class CheckContext:
     derivations: list[ChangedDerivation] = field(default_factory=list)
     added_predicates: list[PredicateUse] = field(default_factory=list)
     settings: dict[str, object] = field(default_factory=dict)
+    test_files: list[str] = field(default_factory=list)  # test files in the head tree (index.is_test_path)
+    # Set when the project's tests were executed against mutants: the test ids that fail when this
+    # derivation's branch is reverted (empty list: the mutant survived). None: tests were not run.
+    killed_by: Callable[[Assignment], list[str] | None] | None = None
+    truth_tables: list[dict[str, Any]] = field(default_factory=list)
 
 
 class Check(Protocol):

@@ -1,0 +1,1 @@
+"""Stage 3: checks. One module per rule; `registry.CHECKS` lists them explicitly."""

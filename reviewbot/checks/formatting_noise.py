@@ -1,0 +1,65 @@
+"""formatting-noise (P3): whitespace-only or blank-line-only hunks mixed into a logic change.
+
+## What it does
+In a change that alters logic, reports each file's hunks whose only effect is whitespace: blank lines
+added or removed, indentation or spacing changed.
+
+## Why is this bad?
+Unrelated formatting makes the logic change harder to review and to revert, and hides the lines that
+matter among lines that do not.
+
+## Example
+```diff
+ #include "rtp_llm/cpp/config/ModelConfig.h"
+-
+ namespace rtp_llm {
+```
+(in the same PR as a new derivation branch)
+
+## Use instead
+Keep the logic change minimal; send formatting in its own commit or PR (or restore the blank line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reviewbot.checks.base import CheckContext
+from reviewbot.lang.facts import lang_for_path
+from reviewbot.review.finding import Finding, Severity
+
+id = "formatting-noise"
+severity = Severity.P3
+summary = "Whitespace-only hunks are mixed into a logic change."
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    source = [f for f in ctx.change.files if f.skipped is None and lang_for_path(f.path) is not None]
+    has_logic = any(not h.whitespace_only for f in source for h in f.hunks)
+    if not has_logic:
+        return
+    for f in source:
+        noise = [h for h in f.hunks if h.whitespace_only and (h.added or h.removed)]
+        if not noise:
+            continue
+        first = noise[0]
+        line = first.added[0][0] if first.added else max(first.target_start, 1)
+        head_lines = (f.head_text or "").splitlines()
+        context = next((t.strip() for t in head_lines[line - 1 : line + 3] if t.strip()), "")
+        blank = all(not t.strip() for _, t in first.removed + first.added)
+        kind = "blank-line" if blank else "whitespace"
+        removed = sum(len(h.removed) for h in noise)
+        added = sum(len(h.added) for h in noise)
+        yield Finding(
+            rule=id,
+            severity=severity,
+            path=f.path,
+            line=line,
+            title=(
+                f"{len(noise)} {kind}-only hunk(s) in `{f.path}` (+{added}/-{removed} lines) are mixed into a "
+                "logic change."
+            ),
+            anchor=f"{kind}|{f.path}|{context}",
+            evidence=tuple(f"{f.path}:{h.target_start} {h.header.strip() or '@@'}" for h in noise),
+            suggestion="Drop the unrelated whitespace change, or send it in a separate commit.",
+        )

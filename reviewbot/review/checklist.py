@@ -1,0 +1,98 @@
+"""Checklists: YAML lists of items, each failed by the findings of the rules it names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reviewbot import PROJECT_ROOT
+from reviewbot.errors import UsageError
+from reviewbot.review.finding import Finding
+from reviewbot.review.result import ChecklistItemResult, ChecklistResult
+
+__all__ = ["ChecklistItem", "Checklist", "load_checklist", "parse_checklist", "evaluate", "BUNDLED_DIR"]
+
+BUNDLED_DIR = PROJECT_ROOT / "checklists"
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    id: str
+    label: str
+    label_zh: str
+    rules: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Checklist:
+    id: str
+    name: str
+    name_zh: str
+    items: tuple[ChecklistItem, ...]
+
+
+def parse_checklist(text: str, origin: str, known_rules: Iterable[str] | None = None) -> Checklist:
+    """Validate at load: a bad checklist is a usage error naming the file and the problem."""
+    try:
+        data: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{origin}: not valid YAML ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("items"), list):
+        raise UsageError(f"{origin}: a checklist needs `id`, `name` and a list of `items`")
+    known = set(known_rules) if known_rules is not None else None
+    items: list[ChecklistItem] = []
+    for n, raw in enumerate(data["items"], 1):
+        if not isinstance(raw, dict) or "id" not in raw or "label" not in raw:
+            raise UsageError(f"{origin}: item {n} needs `id` and `label`")
+        rules = tuple(str(r) for r in raw.get("rules") or ())
+        if known is not None:
+            unknown = [r for r in rules if r not in known]
+            if unknown:
+                raise UsageError(f"{origin}: item {raw['id']} names unknown rule(s) {', '.join(unknown)}")
+        items.append(ChecklistItem(str(raw["id"]), str(raw["label"]), str(raw.get("label_zh") or raw["label"]), rules))
+    cid = str(data.get("id") or Path(origin).stem)
+    name = str(data.get("name") or cid)
+    return Checklist(cid, name, str(data.get("name_zh") or name), tuple(items))
+
+
+def load_checklist(name_or_path: str, known_rules: Iterable[str] | None = None) -> Checklist:
+    """A bundled checklist by name (`general`, `rtp-llm`) or a YAML file path."""
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = BUNDLED_DIR / f"{name_or_path}.yaml"
+    if not path.is_file():
+        raise UsageError(f"checklist not found: {name_or_path} (bundled: {', '.join(bundled_names())})")
+    return parse_checklist(path.read_text(encoding="utf-8"), str(path), known_rules)
+
+
+def bundled_names() -> list[str]:
+    return sorted(p.stem for p in BUNDLED_DIR.glob("*.yaml"))
+
+
+def evaluate(checklists: Sequence[Checklist], findings: Sequence[Finding], lang: str = "en") -> ChecklistResult:
+    by_rule: dict[str, list[str]] = {}
+    for f in findings:
+        by_rule.setdefault(f.rule, []).append(f.fingerprint)
+    result = ChecklistResult()
+    for cl in checklists:
+        section = cl.name_zh if lang == "zh" else cl.name
+        for item in cl.items:
+            prints = tuple(fp for r in item.rules for fp in by_rule.get(r, ()))
+            label = item.label_zh if lang == "zh" else item.label
+            result.items.append(
+                ChecklistItemResult(f"{cl.id}/{item.id}", section, label, bool(prints), tuple(dict.fromkeys(prints)))
+            )
+    return result
+
+
+def with_checklist_refs(findings: Sequence[Finding], result: ChecklistResult) -> list[Finding]:
+    """Each finding names the checklist items it failed."""
+    refs: dict[str, list[str]] = {}
+    for item in result.items:
+        for fp in item.findings:
+            refs.setdefault(fp, []).append(item.label)
+    return [f.with_(checklist=tuple(refs.get(f.fingerprint, ()))) for f in findings]

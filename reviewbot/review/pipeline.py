@@ -1,0 +1,239 @@
+"""The analysis core: ChangeSet in, Review out. No git, no GitHub, no network.
+
+change -> facts (tree-sitter) -> index (one per round) -> checks -> findings -> checklist -> Review.
+The same function serves the CLI, the rounds runner and the GitHub App worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from reviewbot.change.model import ChangeSet, Note, SkipReason
+from reviewbot.checks.base import ChangedDerivation, CheckContext
+from reviewbot.checks.registry import CHECKS
+from reviewbot.lang.build import build_index
+from reviewbot.lang.facts import Assignment, FileFacts, lang_for_path
+from reviewbot.lang.index import is_test_path
+from reviewbot.lang.parse import parse_file
+from reviewbot.review.checklist import Checklist, evaluate, load_checklist, with_checklist_refs
+from reviewbot.review.derive import added_predicates, changed_derivations
+from reviewbot.review.finding import Finding
+from reviewbot.review.result import Review, Status
+from reviewbot.review.strengths import strengths
+
+__all__ = ["ReviewSettings", "Execution", "review_change", "interesting_names"]
+
+log = logging.getLogger(__name__)
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_NOISE_WORDS = {"True", "False", "None", "self", "this", "config", "cfg", "not", "and", "or"}
+
+
+class Execution(Protocol):
+    """What the test-execution stage returns (see reviewbot.truthtable.execute)."""
+
+    summary: dict[str, Any]
+    findings: list[Finding]
+    notes: list[Note]
+
+    def killed_by(self, assignment: Assignment) -> list[str] | None: ...
+
+
+@dataclass
+class ReviewSettings:
+    lang: str = "en"
+    checklists: Sequence[str] = ("general",)
+    disabled_rules: frozenset[str] = frozenset()
+    now: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc))
+    # Hooks for later stages, kept as callables so the core never imports them.
+    execute: Callable[[ChangeSet, list[ChangedDerivation]], Execution | None] | None = None
+    truth_tables: Callable[[CheckContext], list[dict[str, Any]]] | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)  # stages run before the core (change, fetch)
+    extra_checks: Sequence[Any] = ()
+
+
+def interesting_names(derivations: list[ChangedDerivation], ctx_preds: list[Any]) -> set[str]:
+    """Identifiers the repository index must know about: fields, functions and guard operands."""
+    names: set[str] = set()
+    for d in derivations:
+        a = d.head
+        names.add(a.field)
+        if a.function:
+            names.add(a.function.replace("::", ".").rsplit(".", 1)[-1])
+        if a.guard is not None:
+            for atom in a.guard.atoms():
+                names.update(_IDENT.findall(atom.text))
+    for p in ctx_preds:
+        for atom in p.pred.atoms():
+            names.update(_IDENT.findall(atom.text))
+    return {n for n in names if n not in _NOISE_WORDS and len(n) > 2}
+
+
+def _parse_side(change: ChangeSet, head: bool, notes: list[Note]) -> dict[str, FileFacts]:
+    out: dict[str, FileFacts] = {}
+    for f in change.files:
+        path = f.path if head else (f.old_path or f.path)
+        text = f.head_text if head else f.base_text
+        if text is None or f.skipped is not None or lang_for_path(path) is None:
+            continue
+        facts = parse_file(path, text)
+        if facts is None:
+            continue
+        if facts.parse_errors and head:
+            notes.append(
+                Note(
+                    SkipReason.UNPARSABLE_CODE,
+                    f"{path}: {facts.parse_errors} syntax error(s); facts from this file may be incomplete.",
+                    path,
+                )
+            )
+        out[path] = facts
+    return out
+
+
+def _dedupe(findings: list[Finding]) -> tuple[list[Finding], int]:
+    """Collapse findings with one fingerprint into the first; return how many were merged."""
+    seen: dict[str, Finding] = {}
+    merged = 0
+    for f in findings:
+        if f.fingerprint in seen:
+            merged += 1
+            continue
+        seen[f.fingerprint] = f
+    ordered = sorted(seen.values(), key=lambda f: (f.severity.rank, f.path, f.line, f.rule))
+    return ordered, merged
+
+
+def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> Review:
+    settings = settings or ReviewSettings()
+    timings: dict[str, float] = dict(settings.timings_ms)
+    notes: list[Note] = list(change.notes)
+    clock = time.perf_counter()
+
+    head_facts = _parse_side(change, True, notes)
+    base_facts = _parse_side(change, False, [])
+    derivations = changed_derivations(change, base_facts, head_facts)
+    preds = added_predicates(change, head_facts)
+    timings["parse"] = (time.perf_counter() - clock) * 1000
+
+    clock = time.perf_counter()
+    names = interesting_names(derivations, preds)
+    index = build_index(change.head_tree, names, head_facts) if change.head_tree is not None else None
+    if index is None:
+        from reviewbot.lang.index import RepoIndex
+
+        index = RepoIndex()
+        for facts in head_facts.values():
+            index.add(facts)
+        notes.append(Note(SkipReason.UNAVAILABLE, "The repository tree was not available; only changed files were searched."))
+    test_files = [p for p in (change.head_tree.paths() if change.head_tree is not None else []) if is_test_path(p)]
+    timings["index"] = (time.perf_counter() - clock) * 1000
+
+    ctx = CheckContext(
+        change=change,
+        base_facts=base_facts,
+        head_facts=head_facts,
+        index=index,
+        derivations=derivations,
+        added_predicates=preds,
+        test_files=test_files,
+    )
+
+    execution: Execution | None = None
+    if settings.execute is not None and derivations:
+        clock = time.perf_counter()
+        execution = settings.execute(change, derivations)
+        timings["tests"] = (time.perf_counter() - clock) * 1000
+        if execution is not None:
+            ctx.killed_by = execution.killed_by
+            notes.extend(execution.notes)
+    if settings.truth_tables is not None:
+        ctx.truth_tables = settings.truth_tables(ctx)
+
+    clock = time.perf_counter()
+    raw: list[Finding] = []
+    crashed: list[str] = []
+    checks = [m for rid, m in CHECKS.items() if rid not in settings.disabled_rules] + list(settings.extra_checks)
+    for check in checks:
+        try:
+            raw.extend(check.run(ctx))
+        except Exception as exc:  # a crashing check must not sink the round; it is reported instead
+            log.exception("check %s crashed", check.id)
+            crashed.append(check.id)
+            notes.append(Note(SkipReason.CHECK_CRASHED, f"check `{check.id}` crashed: {type(exc).__name__}: {exc}"))
+    if execution is not None:
+        raw.extend(f for f in execution.findings if f.rule not in settings.disabled_rules)
+    findings, merged = _dedupe(raw)
+    timings["checks"] = (time.perf_counter() - clock) * 1000
+
+    known_rules = set(CHECKS) | {getattr(c, "id", "") for c in settings.extra_checks} | _LATER_RULES
+    lists: list[Checklist] = [load_checklist(name, known_rules) for name in settings.checklists]
+    checklist = evaluate(lists, findings, settings.lang)
+    findings = with_checklist_refs(findings, checklist)
+
+    coverage = change.coverage
+    if crashed:
+        coverage = min(coverage, round(1 - len(crashed) / max(len(checks), 1), 4))
+    incomplete = bool(crashed) or change.diff_truncated or any(
+        n.reason in (SkipReason.UNPARSABLE_DIFF, SkipReason.UNPARSABLE_CODE, SkipReason.TOO_LARGE)
+        or (n.reason in (SkipReason.NON_UTF8, SkipReason.UNAVAILABLE) and n.path and lang_for_path(n.path))
+        for n in notes
+    )
+    if any(f.blocking for f in findings):
+        status = Status.BLOCKING
+    elif incomplete:
+        status = Status.INCOMPLETE
+    else:
+        status = Status.LGTM
+
+    blocking = sum(1 for f in findings if f.blocking)
+    kpi: dict[str, Any] = {
+        "diff_truncated": change.diff_truncated,
+        "patch_bytes": change.patch_bytes,
+        "coverage": coverage,
+        "full_files": len(change.files),
+        "delta_files": len(change.files),
+        "new_findings": len(findings),
+        "merged": merged,
+        "recheck": {"fixed": 0, "still_open": 0, "cannot_substantiate": 0, "fail": 0},
+        "blocking": blocking,
+        "blocking_on_unchanged": 0,
+        "round_index": 1,
+        "checks_run": len(checks) - len(crashed),
+        "checks_failed": len(crashed),
+        "derivations": len(derivations),
+        "files": {
+            "changed": len(change.files),
+            "analysed": sum(1 for f in change.files if f.skipped is None),
+            "skipped": sum(1 for f in change.files if f.skipped is not None),
+        },
+        "index": {"scanned": index.scanned_files, "parsed": index.parsed_files, "tests": index.test_files},
+    }
+    if execution is not None:
+        kpi["tests"] = execution.summary
+    review = Review(
+        status=status,
+        base_sha=change.base_sha,
+        head_sha=change.head_sha,
+        merge_base=change.merge_base,
+        reviewed_at=settings.now().astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        findings=findings,
+        checklist=checklist,
+        strengths=strengths(ctx, findings, settings.lang),
+        notes=notes,
+        kpi=kpi,
+        truth_tables=ctx.truth_tables,
+        tests=execution.summary if execution is not None else None,
+    )
+    kpi["timings_ms"] = {k: round(v, 1) for k, v in timings.items()}
+    return review
+
+
+# Rules that later stages (test execution, deeper derivation checks) contribute; checklists may name them.
+_LATER_RULES = {"untested-branch", "ineffective-test", "guard-ignores-coupled-flag", "comment-guard-mismatch"}
