@@ -1,0 +1,1 @@
+"""Stage 5: rendering a Review (markdown en/zh, JSON, SARIF)."""
