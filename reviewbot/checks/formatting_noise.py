@@ -43,7 +43,10 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         if not noise:
             continue
         first = noise[0]
-        line = first.added[0][0] if first.added else max(first.target_start, 1)
+        if first.added:
+            line = first.added[0][0]
+        else:  # a pure removal: point at the head line that now follows the removed lines
+            line = max(first.removed[0][0] - first.source_start + first.target_start, 1)
         head_lines = (f.head_text or "").splitlines()
         context = next((t.strip() for t in head_lines[line - 1 : line + 3] if t.strip()), "")
         blank = all(not t.strip() for _, t in first.removed + first.added)

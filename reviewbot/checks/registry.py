@@ -12,7 +12,7 @@ from reviewbot.checks import (
     unconditional_override,
 )
 
-__all__ = ["CHECKS", "get", "doc"]
+__all__ = ["CHECKS", "ALL_RULES", "get", "doc"]
 
 _MODULES: tuple[ModuleType, ...] = (
     missing_tests,
@@ -24,11 +24,36 @@ _MODULES: tuple[ModuleType, ...] = (
 
 CHECKS: dict[str, ModuleType] = {m.id: m for m in _MODULES}
 
+# Rules whose findings come from later stages (test execution, deeper derivation analysis). They are
+# documented modules too; the pipeline does not call their `run` directly.
+_STAGE_MODULES: tuple[str, ...] = (
+    "reviewbot.checks.untested_branch",
+    "reviewbot.checks.ineffective_test",
+    "reviewbot.checks.guard_ignores_coupled_flag",
+    "reviewbot.checks.comment_guard_mismatch",
+)
+
+
+def _stage_modules() -> dict[str, ModuleType]:
+    import importlib
+
+    out: dict[str, ModuleType] = {}
+    for name in _STAGE_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+        out[module.id] = module
+    return out
+
+
+ALL_RULES: dict[str, ModuleType] = {**CHECKS, **_stage_modules()}
+
 
 def get(rule_id: str) -> ModuleType | None:
-    return CHECKS.get(rule_id)
+    return ALL_RULES.get(rule_id)
 
 
 def doc(rule_id: str) -> str:
-    module = CHECKS[rule_id]
+    module = ALL_RULES[rule_id]
     return (module.__doc__ or "").strip()

@@ -52,7 +52,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[str] = set()
     for d in ctx.derivations:
         a = d.head
-        if a.checks_target_first or a.logs_in_branch:
+        guard_reads_target = a.guard is not None and any(a.field in atom.text for atom in a.guard.atoms())
+        if a.checks_target_first or guard_reads_target or a.logs_in_branch:
             continue
         others = [
             w

@@ -1,0 +1,71 @@
+"""Command line: parse arguments and dispatch; errors become exit codes in one place.
+
+Exit codes: 0 report produced; 1 blocking findings with --fail-on-blocking; 2 usage or environment
+error; 3 reviewbot error; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from reviewbot import __version__
+from reviewbot.errors import ReviewbotError
+
+__all__ = ["main"]
+
+# name -> (module, help). Modules are imported on use so `reviewbot run` does not load the web stack.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("reviewbot.commands.run", "review a change (local --base/--head, or a GitHub PR with --pr)"),
+    "example": ("reviewbot.commands.example", "build the bundled example and review it"),
+    "rounds": ("reviewbot.commands.rounds", "show the round history of a pull request"),
+    "rules": ("reviewbot.commands.rules", "list the checks or print one rule's documentation"),
+    "serve": ("reviewbot.commands.serve", "run the GitHub App webhook server"),
+    "worker": ("reviewbot.commands.worker", "run the queue worker"),
+}
+
+
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    parser = argparse.ArgumentParser(prog="reviewbot", description="Deterministic review of config-derivation code.")
+    parser.add_argument("--version", action="version", version=f"reviewbot {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    modules: dict[str, object] = {}
+    for name, (module_name, help_text) in COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue  # a command whose module is not part of this build
+        modules[name] = module
+        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+    return parser, modules
+
+
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser, modules = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help exits 0, bad usage exits 2
+        return int(exc.code or 0)
+    level = logging.WARNING - 10 * min(args.verbose, 2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    if not args.command:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(modules[args.command].main(args))  # type: ignore[attr-defined]
+    except ReviewbotError as exc:
+        print(f"reviewbot: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("reviewbot: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

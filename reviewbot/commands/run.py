@@ -1,0 +1,87 @@
+"""`reviewbot run`: review base...head of a local repository, or a GitHub pull request (`--pr`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from reviewbot.change.diff import load_change
+from reviewbot.config import load_repo_config
+from reviewbot.errors import UsageError
+from reviewbot.report.render import LANGS, render_json, render_markdown, render_sarif
+from reviewbot.review.pipeline import ReviewSettings, review_change
+from reviewbot.review.result import Review, Status
+
+__all__ = ["add_arguments", "main", "review_local", "emit"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--path", default=None, help="the git repository (default: the current directory)")
+    parser.add_argument("--base", help="base revision (the PR's target)")
+    parser.add_argument("--head", help="head revision (the PR's last commit)")
+    parser.add_argument("--pr", type=int, help="pull request number: records rounds, or reviews it on GitHub")
+    parser.add_argument("--repo", help="OWNER/NAME on GitHub (default: from the checkout's remote)")
+    parser.add_argument("--format", choices=("markdown", "json", "sarif"), default="markdown")
+    parser.add_argument("--lang", choices=LANGS, default="en")
+    parser.add_argument("--output", "-o", help="write the report to this file instead of stdout")
+    parser.add_argument("--fail-on-blocking", action="store_true", help="exit 1 when the status is BLOCKING")
+    parser.add_argument("--no-tests", action="store_true", help="do not execute the repository's tests")
+    parser.add_argument("--checklist", action="append", default=[], help="extra checklist (bundled name or YAML path)")
+    parser.add_argument("--db", help="rounds database URL (default: SQLite in the state directory)")
+    parser.add_argument("--post", action="store_true", help="publish to GitHub (default: dry run)")
+    parser.add_argument("--api-url", help="GitHub API URL (GitHub Enterprise Server)")
+    parser.add_argument("--cache-dir", help="where cached clones live")
+
+
+def settings_for(change_base_tree: object, args: argparse.Namespace) -> ReviewSettings:
+    cfg = load_repo_config(change_base_tree)  # type: ignore[arg-type]
+    names = list(dict.fromkeys([*cfg.checklists, *args.checklist]))
+    return ReviewSettings(
+        lang=args.lang,
+        checklists=names,
+        checklist_texts=dict(cfg.repo_checklists),
+        disabled_rules=cfg.disabled,
+    )
+
+
+def review_local(args: argparse.Namespace) -> Review:
+    repo = Path(args.path or ".").resolve()
+    clock = time.perf_counter()
+    change = load_change(repo, args.base, args.head)
+    change_ms = (time.perf_counter() - clock) * 1000
+    settings = settings_for(change.base_tree, args)
+    settings.timings_ms["change"] = change_ms
+    return review_change(change, settings)
+
+
+def emit(review: Review, args: argparse.Namespace, markdown: str | None = None) -> int:
+    clock = time.perf_counter()
+    if args.format == "json":
+        text = json.dumps(render_json(review), indent=2, ensure_ascii=False) + "\n"
+    elif args.format == "sarif":
+        text = json.dumps(render_sarif(review), indent=2) + "\n"
+    else:
+        text = markdown if markdown is not None else render_markdown(review, args.lang)
+    review.kpi.setdefault("timings_ms", {})["render"] = round((time.perf_counter() - clock) * 1000, 1)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    if args.fail_on_blocking and review.status is Status.BLOCKING:
+        return 1
+    return 0
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.base or args.head:
+        if not (args.base and args.head):
+            raise UsageError("give both --base and --head (or --pr N for a GitHub pull request)")
+        return emit(review_local(args), args)
+    if args.pr is not None:
+        from reviewbot.commands import github_run
+
+        return github_run.main(args)
+    raise UsageError("nothing to review: give --base REV --head REV, or --pr N")
