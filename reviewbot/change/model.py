@@ -93,6 +93,8 @@ class ChangeSet:
     notes: list[Note] = field(default_factory=list)
     head_tree: RepoTree | None = None
     base_tree: RepoTree | None = None
+    # Changed files known to exist but absent from `files` (cut by the diff limits).
+    files_left_out: int = 0
 
     def file(self, path: str) -> ChangedFile | None:
         for f in self.files:
@@ -102,11 +104,24 @@ class ChangeSet:
 
     @property
     def coverage(self) -> float:
-        """Share of changed files the analysis could read in full (1.0 = nothing skipped)."""
-        if not self.files:
+        """Share of changed files the analysis could read in full (1.0 = nothing skipped).
+
+        Files cut by the limits (`files_left_out`) and diff sections that could not be tied to
+        any file (UNPARSABLE_DIFF notes without a path) count as unread files.
+        """
+        unattributed = sum(1 for n in self.notes if n.reason is SkipReason.UNPARSABLE_DIFF and n.path is None)
+        total = len(self.files) + self.files_left_out + unattributed
+        if not total:
             return 0.0 if self.diff_truncated or self.notes else 1.0
         seen = sum(1 for f in self.files if f.skipped is None)
-        value = seen / len(self.files)
+        value = seen / total
         if self.diff_truncated:
             value = min(value, 0.99)
         return round(value, 4)
+
+    def close(self) -> None:
+        """Release what the trees hold open (GitTree keeps a git process for fast reads)."""
+        for tree in (self.head_tree, self.base_tree):
+            close = getattr(tree, "close", None)
+            if callable(close):
+                close()

@@ -1,0 +1,299 @@
+"""Stage 1: a pull request's change, read from git, as a ChangeSet.
+
+`load_change` shows the diff the way GitHub does (merge base of base and head against head).
+It first asks git for the list of changed files (`diff --raw`), skips what must not be read
+(symlinks, submodules, files over the size limit) before any diff text is made, then streams
+the patch of the rest and keeps whole files until a limit is reached. Nothing is dropped
+silently: every file that is not analysed has a Note, and `ChangeSet.coverage` counts it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reviewbot.change.git import (
+    GITLINK_MODE,
+    SYMLINK_MODE,
+    DiffEntry,
+    GitTree,
+    decode_text,
+    diff_patch_chunks,
+    diff_raw,
+    merge_base,
+    resolve,
+)
+from reviewbot.change.model import ChangedFile, ChangeSet, FileStatus, Note, SkipReason
+from reviewbot.change.notes import human_size, skip_note, unparsable_note
+from reviewbot.change.patch import ParsedSection, parse_patch, parse_section
+from reviewbot.errors import UsageError
+
+__all__ = ["DEFAULT_LIMITS", "Limits", "load_change", "parse_patch"]
+
+_STATUS = {"A": FileStatus.ADDED, "D": FileStatus.DELETED, "R": FileStatus.RENAMED, "C": FileStatus.RENAMED}
+# Past this many characters of "leave these files out" pathspecs, filtering the streamed diff is
+# cheaper than a command line near the kernel's argument limit.
+_MAX_PATHSPEC_CHARS = 100_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much of a change is analysed; what is over a limit is skipped with a Note."""
+
+    max_file_bytes: int = 1 << 20  # either side of a file over this: not read, not diffed
+    max_diff_bytes: int = 4 << 20
+    max_files: int = 3000
+    max_diff_lines: int = 50_000
+
+    def __post_init__(self) -> None:
+        for name in ("max_file_bytes", "max_diff_bytes", "max_files", "max_diff_lines"):
+            if getattr(self, name) <= 0:
+                raise UsageError(f"limit {name} must be a positive number, not {getattr(self, name)}")
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass
+class _Cut:
+    """Where the diff was cut (entry index) and the sentence that says why."""
+
+    index: int
+    why: str
+
+
+@dataclass
+class _Stream:
+    sections: dict[int, ParsedSection] = field(default_factory=dict)
+    unattributed: list[str] = field(default_factory=list)  # errors of sections naming no file
+    patch_bytes: int = 0
+    cut: _Cut | None = None
+
+
+def _special(entry: DiffEntry) -> str | None:
+    modes = (entry.old_mode, entry.new_mode)
+    if SYMLINK_MODE in modes:
+        return "symbolic link"
+    if GITLINK_MODE in modes:
+        return "submodule"
+    return None
+
+
+def _pre_skip(entry: DiffEntry, base: GitTree, head: GitTree, limit: int) -> Note | None:
+    """Why a file must not be diffed or read at all, judged from the file list alone."""
+    special = _special(entry)
+    if special is not None:
+        return skip_note(entry.path, SkipReason.UNAVAILABLE, detail=special)
+    size = 0
+    if entry.old_path is not None:
+        size = base.sizes().get(entry.old_path, 0)
+    if entry.status != "D":
+        size = max(size, head.sizes().get(entry.path, 0))
+    if size > limit:
+        return skip_note(entry.path, SkipReason.TOO_LARGE, size=size, limit=limit)
+    return None
+
+
+def _exclusions(entries: Sequence[DiffEntry]) -> list[str]:
+    paths = {p for e in entries for p in (e.old_path, e.path) if p is not None}
+    specs = [f":(exclude,literal){p}" for p in sorted(paths)]
+    return specs if sum(len(s) for s in specs) <= _MAX_PATHSPEC_CHARS else []
+
+
+def _stream(
+    repo: Path, a: str, b: str, wanted: dict[str, int], excluded: Sequence[DiffEntry], limits: Limits
+) -> _Stream:
+    """Read git's patch file by file; keep parsed sections while they fit the diff limits."""
+    out = _Stream()
+    used_bytes = used_lines = total_lines = 0
+    over: str | None = None
+    for raw in diff_patch_chunks(repo, a, b, _exclusions(excluded)):
+        text = raw.decode("utf-8", "surrogateescape")
+        header = parse_section(text, hunks=False)
+        index = wanted.get(header.path or "")
+        if index is None:
+            if header.path is None:
+                out.unattributed.append(header.error or "no file name")
+            continue  # a skipped file, when the diff could not be narrowed by pathspecs
+        lines = raw.count(b"\n")
+        out.patch_bytes += len(raw)
+        total_lines += lines
+        if out.cut is not None and index >= out.cut.index:
+            continue
+        if used_bytes + len(raw) > limits.max_diff_bytes:
+            over = "bytes"
+        elif used_lines + lines > limits.max_diff_lines:
+            over = "lines"
+        else:
+            used_bytes += len(raw)
+            used_lines += lines
+            out.sections[index] = parse_section(text)
+            continue
+        out.cut = _Cut(index, over)
+    if out.cut is not None:
+        if out.cut.why == "bytes":
+            out.cut.why = (
+                f"the diff is {human_size(out.patch_bytes)}, over the "
+                f"{human_size(limits.max_diff_bytes)} diff limit"
+            )
+        else:
+            out.cut.why = (
+                f"the diff has {total_lines:,} lines, over the {limits.max_diff_lines:,}-line diff limit"
+            )
+    return out
+
+
+def _file(entry: DiffEntry, section: ParsedSection | None) -> tuple[ChangedFile, Note | None]:
+    """The record for one kept file, texts not yet read."""
+    status = _STATUS.get(entry.status, FileStatus.MODIFIED)
+    old_path = entry.old_path if status is not FileStatus.ADDED else None
+    skipped: tuple[SkipReason, Note] | None = None
+    if section is None:
+        note = skip_note(entry.path, SkipReason.UNAVAILABLE, detail="git printed no diff for it")
+        skipped = (SkipReason.UNAVAILABLE, note)
+    elif section.error is not None:
+        skipped = (SkipReason.UNPARSABLE_DIFF, unparsable_note(entry.path, section.error))
+    elif (section.path, section.old_path, section.status) != (entry.path, old_path, status):
+        error = "git's diff and its list of changed files disagree about this file"
+        skipped = (SkipReason.UNPARSABLE_DIFF, unparsable_note(entry.path, error))
+    elif section.binary or section.non_utf8:
+        reason = SkipReason.BINARY if section.binary else SkipReason.NON_UTF8
+        skipped = (reason, skip_note(entry.path, reason))
+    binary = section is not None and section.binary
+    if skipped is not None:
+        return ChangedFile(entry.path, old_path, status, (), None, None, binary, skipped[0]), skipped[1]
+    assert section is not None
+    return ChangedFile(entry.path, old_path, status, section.hunks, None, None, binary), None
+
+
+def _with_texts(
+    files: list[ChangedFile], notes: dict[str, Note], base: GitTree, head: GitTree
+) -> list[ChangedFile]:
+    """Fill base_text/head_text in two batches; a side that is not UTF-8 text skips the file."""
+    todo = [f for f in files if f.skipped is None]
+    base_raw = base.read_bytes_many(f.old_path for f in todo if f.old_path is not None)
+    head_raw = head.read_bytes_many(f.path for f in todo if f.status is not FileStatus.DELETED)
+    out: list[ChangedFile] = []
+    for f in files:
+        if f.skipped is not None:
+            out.append(f)
+            continue
+        texts: list[str | None] = []
+        reason: SkipReason | None = None
+        for raw, present in (
+            (base_raw.get(f.old_path or ""), f.old_path is not None),
+            (head_raw.get(f.path), f.status is not FileStatus.DELETED),
+        ):
+            if not present:
+                texts.append(None)
+                continue
+            decoded = decode_text(raw) if raw is not None else SkipReason.UNAVAILABLE
+            if isinstance(decoded, SkipReason):
+                reason = reason or decoded
+                texts.append(None)
+            else:
+                texts.append(decoded)
+        if reason is not None:
+            notes[f.path] = skip_note(f.path, reason)
+            out.append(
+                ChangedFile(
+                    f.path,
+                    f.old_path,
+                    f.status,
+                    (),
+                    None,
+                    None,
+                    f.binary or reason is SkipReason.BINARY,
+                    reason,
+                )
+            )
+        else:
+            out.append(ChangedFile(f.path, f.old_path, f.status, f.hunks, texts[0], texts[1], f.binary))
+    return out
+
+
+def load_change(repo: Path, base: str, head: str, limits: Limits = DEFAULT_LIMITS) -> ChangeSet:
+    """The change a pull request from `head` into `base` shows: merge-base(base, head) -> head.
+
+    Raises EnvironmentProblem for a missing git, a non-repository or an unknown revision, and
+    GitError when git fails. The returned ChangeSet holds GitTrees of head and of the merge base
+    (`head_tree`, `base_tree`) for reading the whole repository; `close()` it when done.
+    """
+    base_sha, head_sha = resolve(repo, base), resolve(repo, head)
+    mb = merge_base(repo, base_sha, head_sha)
+    entries = diff_raw(repo, mb, head_sha)
+    head_tree = GitTree(repo, head_sha, limits.max_file_bytes)
+    base_tree = GitTree(repo, mb, limits.max_file_bytes)
+    try:
+        files, notes, truncated, patch_bytes = _build(
+            repo, mb, head_sha, entries, limits, base_tree, head_tree
+        )
+    except BaseException:
+        head_tree.close()
+        base_tree.close()
+        raise
+    return ChangeSet(
+        base_sha,
+        head_sha,
+        mb,
+        files,
+        patch_bytes,
+        truncated is not None,
+        notes,
+        head_tree=head_tree,
+        base_tree=base_tree,
+        files_left_out=len(entries) - len(files),
+    )
+
+
+def _build(
+    repo: Path,
+    mb: str,
+    head: str,
+    entries: list[DiffEntry],
+    limits: Limits,
+    base: GitTree,
+    head_tree: GitTree,
+) -> tuple[list[ChangedFile], list[Note], _Cut | None, int]:
+    capped = entries[: limits.max_files]
+    pre = {i: n for i, e in enumerate(capped) if (n := _pre_skip(e, base, head_tree, limits.max_file_bytes))}
+    wanted = {e.path: i for i, e in enumerate(capped) if i not in pre}
+    excluded = [e for i, e in enumerate(entries) if i in pre or i >= limits.max_files]
+    stream = _Stream()
+    if wanted:
+        stream = _stream(repo, mb, head, wanted, excluded, limits)
+    cut = stream.cut
+    if cut is None and len(entries) > limits.max_files:
+        cut = _Cut(
+            limits.max_files,
+            f"the change has {len(entries):,} files, over the {limits.max_files:,}-file limit",
+        )
+    kept = entries[: cut.index] if cut else entries
+    notes_by_path: dict[str, Note] = {}
+    files: list[ChangedFile] = []
+    for i, entry in enumerate(kept):
+        if i in pre:
+            reason = pre[i].reason
+            status = _STATUS.get(entry.status, FileStatus.MODIFIED)
+            old_path = entry.old_path if status is not FileStatus.ADDED else None
+            files.append(ChangedFile(entry.path, old_path, status, (), None, None, skipped=reason))
+            notes_by_path[entry.path] = pre[i]
+            continue
+        changed, note = _file(entry, stream.sections.get(i))
+        files.append(changed)
+        if note is not None:
+            notes_by_path[entry.path] = note
+    files = _with_texts(files, notes_by_path, base, head_tree)
+    notes = [notes_by_path[f.path] for f in files if f.path in notes_by_path]
+    notes += [unparsable_note(None, error) for error in stream.unattributed]
+    if cut is not None:
+        left = len(entries) - cut.index
+        notes.append(
+            Note(
+                SkipReason.TRUNCATED,
+                f"{cut.why}, so {left:,} of {len(entries):,} changed files were left out "
+                f"(from {entries[cut.index].path} on)",
+            )
+        )
+    return files, notes, cut, stream.patch_bytes
