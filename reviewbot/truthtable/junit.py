@@ -1,0 +1,85 @@
+"""Per-test results from JUnit XML files written by a test run."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["TestCase", "parse_junit", "belongs_to"]
+
+# Larger reports are skipped rather than parsed: they come from the code under review.
+_MAX_BYTES = 32 << 20
+
+
+@dataclass(frozen=True)
+class TestCase:
+    id: str  # `classname::name`, or `name` when there is no classname
+    outcome: str  # passed | failed | error | skipped
+    classname: str = ""
+    name: str = ""
+    file: str = ""  # the `file` attribute when the runner writes one
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome in ("failed", "error")
+
+
+def _outcome(case: ET.Element) -> str:
+    tags = {child.tag for child in case}
+    if "error" in tags:
+        return "error"
+    if "failure" in tags:
+        return "failed"
+    if "skipped" in tags:
+        return "skipped"
+    return "passed"
+
+
+def parse_junit(paths: Iterable[Path]) -> tuple[dict[str, TestCase], list[str]]:
+    """Test cases by id from the given JUnit files, and problems with files that could not be read."""
+    cases: dict[str, TestCase] = {}
+    problems: list[str] = []
+    for path in sorted(paths):
+        try:
+            if path.stat().st_size > _MAX_BYTES:
+                problems.append(f"{path.name}: larger than {_MAX_BYTES >> 20} MiB, skipped")
+                continue
+            root = ET.parse(path).getroot()
+        except (OSError, ET.ParseError) as exc:
+            problems.append(f"{path.name}: {exc}")
+            continue
+        if root.tag not in ("testsuites", "testsuite"):
+            continue
+        for case in root.iter("testcase"):
+            classname = case.get("classname", "")
+            name = case.get("name", "")
+            tc = TestCase(
+                id=f"{classname}::{name}" if classname else name,
+                outcome=_outcome(case),
+                classname=classname,
+                name=name,
+                file=case.get("file", ""),
+            )
+            prior = cases.get(tc.id)
+            # A test reported twice (reruns, two suites) counts as failed if any report failed.
+            if prior is None or (tc.failed and not prior.failed):
+                cases[tc.id] = tc
+    return cases, problems
+
+
+def belongs_to(case: TestCase, path: str) -> bool:
+    """Whether the test case comes from the test file at repository path `path`."""
+    if case.file:
+        return case.file.removeprefix("./") == path
+    stem = path.rsplit(".", 1)[0] if "." in Path(path).name else path
+    base = Path(stem).name
+    # pytest prefixes the module path with the packages between its rootdir and the file.
+    if f".{stem.replace('/', '.')}." in f".{case.classname}.":
+        return True
+    return base in (case.classname, case.name)
