@@ -12,7 +12,7 @@ from reviewbot.checks import (
     unconditional_override,
 )
 
-__all__ = ["CHECKS", "ALL_RULES", "get", "doc"]
+__all__ = ["CHECKS", "ALL_RULES", "KNOWN_RULES", "get", "doc"]
 
 _MODULES: tuple[ModuleType, ...] = (
     missing_tests,
@@ -26,19 +26,19 @@ CHECKS: dict[str, ModuleType] = {m.id: m for m in _MODULES}
 
 # Rules whose findings come from later stages (test execution, deeper derivation analysis). They are
 # documented modules too; the pipeline does not call their `run` directly.
-_STAGE_MODULES: tuple[str, ...] = (
-    "reviewbot.checks.untested_branch",
-    "reviewbot.checks.ineffective_test",
-    "reviewbot.checks.guard_ignores_coupled_flag",
-    "reviewbot.checks.comment_guard_mismatch",
-)
+_STAGE_MODULES: dict[str, str] = {
+    "untested-branch": "reviewbot.checks.untested_branch",
+    "ineffective-test": "reviewbot.checks.ineffective_test",
+    "guard-ignores-coupled-flag": "reviewbot.checks.guard_ignores_coupled_flag",
+    "comment-guard-mismatch": "reviewbot.checks.comment_guard_mismatch",
+}
 
 
 def _stage_modules() -> dict[str, ModuleType]:
     import importlib
 
     out: dict[str, ModuleType] = {}
-    for name in _STAGE_MODULES:
+    for name in _STAGE_MODULES.values():
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError:
@@ -48,6 +48,7 @@ def _stage_modules() -> dict[str, ModuleType]:
 
 
 ALL_RULES: dict[str, ModuleType] = {**CHECKS, **_stage_modules()}
+KNOWN_RULES: frozenset[str] = frozenset(CHECKS) | frozenset(_STAGE_MODULES)
 
 
 def get(rule_id: str) -> ModuleType | None:

@@ -16,12 +16,12 @@ from typing import Any, Protocol
 
 from reviewbot.change.model import ChangeSet, Note, SkipReason
 from reviewbot.checks.base import ChangedDerivation, CheckContext
-from reviewbot.checks.registry import CHECKS
+from reviewbot.checks.registry import CHECKS, KNOWN_RULES
 from reviewbot.lang.build import build_index
 from reviewbot.lang.facts import Assignment, FileFacts, lang_for_path
 from reviewbot.lang.index import is_test_path
 from reviewbot.lang.parse import parse_file
-from reviewbot.review.checklist import Checklist, evaluate, load_checklist, with_checklist_refs
+from reviewbot.review.checklist import Checklist, evaluate, load_checklist, parse_checklist, with_checklist_refs
 from reviewbot.review.derive import added_predicates, changed_derivations
 from reviewbot.review.finding import Finding
 from reviewbot.review.result import Review, Status
@@ -49,6 +49,7 @@ class Execution(Protocol):
 class ReviewSettings:
     lang: str = "en"
     checklists: Sequence[str] = ("general",)
+    checklist_texts: dict[str, str] = field(default_factory=dict)  # repository YAML files: path -> text
     disabled_rules: frozenset[str] = frozenset()
     now: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc))
     # Hooks for later stages, kept as callables so the core never imports them.
@@ -172,8 +173,13 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
     findings, merged = _dedupe(raw)
     timings["checks"] = (time.perf_counter() - clock) * 1000
 
-    known_rules = set(CHECKS) | {getattr(c, "id", "") for c in settings.extra_checks} | _LATER_RULES
-    lists: list[Checklist] = [load_checklist(name, known_rules) for name in settings.checklists]
+    known_rules = set(KNOWN_RULES) | {getattr(c, "id", "") for c in settings.extra_checks}
+    lists: list[Checklist] = [
+        parse_checklist(settings.checklist_texts[name], name, known_rules)
+        if name in settings.checklist_texts
+        else load_checklist(name, known_rules)
+        for name in settings.checklists
+    ]
     checklist = evaluate(lists, findings, settings.lang)
     findings = with_checklist_refs(findings, checklist)
 
@@ -234,6 +240,3 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
     kpi["timings_ms"] = {k: round(v, 1) for k, v in timings.items()}
     return review
 
-
-# Rules that later stages (test execution, deeper derivation checks) contribute; checklists may name them.
-_LATER_RULES = {"untested-branch", "ineffective-test", "guard-ignores-coupled-flag", "comment-guard-mismatch"}

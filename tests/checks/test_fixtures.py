@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewbot.checks.registry import ALL_RULES
+from reviewbot.checks.registry import KNOWN_RULES as ALL_RULES
 from tests.checks.fixtures import FIXTURES, cases, compare, expectations, review_case
 
 CASES = cases()

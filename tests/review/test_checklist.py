@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import pytest
+
+from reviewbot.checks.registry import KNOWN_RULES as ALL_RULES
+from reviewbot.errors import UsageError
+from reviewbot.review.checklist import bundled_names, evaluate, load_checklist, parse_checklist, with_checklist_refs
+from reviewbot.review.finding import Finding, Severity
+
+
+def _finding(rule: str, severity: Severity = Severity.P3) -> Finding:
+    return Finding(rule=rule, severity=severity, path="a.cc", line=3, title=f"{rule} title", anchor=rule)
+
+
+def test_bundled_checklists_load_and_name_only_known_rules() -> None:
+    assert {"general", "rtp-llm"} <= set(bundled_names())
+    for name in bundled_names():
+        cl = load_checklist(name, ALL_RULES)
+        assert cl.items, name
+        assert len({i.id for i in cl.items}) == len(cl.items), f"{name}: duplicate item ids"
+
+
+def test_items_fail_by_their_rules_and_findings_name_their_items() -> None:
+    general = load_checklist("general", ALL_RULES)
+    findings = [_finding("duplicated-predicate"), _finding("missing-tests", Severity.P1)]
+    result = evaluate([general], findings)
+    failed = {i.id for i in result.items if i.failed}
+    assert "general/se-dry" in failed and "general/tests-focused" in failed
+    assert "general/arch-rollback" not in failed
+    assert result.total == len(general.items) and result.failed == len(failed)
+    refs = with_checklist_refs(findings, result)
+    assert any("DRY" in label for label in refs[0].checklist)
+
+
+def test_chinese_labels() -> None:
+    result = evaluate([load_checklist("general", ALL_RULES)], [], lang="zh")
+    assert result.items[0].section == "通用原则检查清单"
+    assert "兼容性" in result.items[0].label
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("items: [", "not valid YAML"),
+        ("name: x\n", "list of `items`"),
+        ("items:\n  - label: no id\n", "needs `id` and `label`"),
+        ("items:\n  - id: a\n    label: b\n    rules: [no-such-rule]\n", "unknown rule(s) no-such-rule"),
+    ],
+)
+def test_bad_checklists_are_usage_errors(text: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_checklist(text, "repo.yaml", ALL_RULES)
