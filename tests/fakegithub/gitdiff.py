@@ -1,0 +1,186 @@
+"""What GitHub computes from git for a pull request, computed the same way from the bare repository.
+
+GitHub shows a PR as the three-dot diff `merge-base(base, head)..head`; `files` carries each
+file's hunks as `patch` (no file headers), and review comments may only sit on lines of those
+hunks. This module answers those questions with real git so the fake and the client never share
+diff code.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "FileDiff",
+    "CommitInfo",
+    "pr_files",
+    "diff_lines",
+    "commits_between",
+    "merge_base",
+    "show",
+    "blob_sha",
+    "commit_info",
+]
+
+_STATUS = {"A": "added", "D": "removed", "M": "modified", "R": "renamed", "C": "copied", "T": "changed"}
+
+
+def _git(repo: Path, *args: str, check: bool = True) -> str:
+    out = subprocess.run(
+        ["git", "-c", "core.quotePath=false", *args],
+        cwd=repo,
+        capture_output=True,
+        check=check,
+    )
+    return out.stdout.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class FileDiff:
+    filename: str
+    previous_filename: str | None
+    status: str  # added | removed | modified | renamed | ...
+    additions: int
+    deletions: int
+    patch: str | None  # None for binary files and patches over the size limit
+    sha: str  # blob at head (base blob for removed files)
+    binary: bool
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    tree: str
+    parents: tuple[str, ...]
+    author_name: str
+    author_email: str
+    author_date: str
+    committer_name: str
+    committer_email: str
+    committer_date: str
+    message: str
+
+
+def merge_base(repo: Path, base: str, head: str) -> str:
+    return _git(repo, "merge-base", base, head).strip()
+
+
+def blob_sha(repo: Path, rev: str, path: str) -> str:
+    out = _git(repo, "rev-parse", f"{rev}:{path}", check=False).strip()
+    return out or "0" * 40
+
+
+def show(repo: Path, rev: str, path: str) -> bytes | None:
+    out = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=repo, capture_output=True)
+    return out.stdout if out.returncode == 0 else None
+
+
+def pr_files(repo: Path, base: str, head: str, patch_limit: int = 500_000) -> list[FileDiff]:
+    """The `pulls/{n}/files` entries of a PR from `base` to `head`, in git's path order."""
+    mb = merge_base(repo, base, head)
+    names = _git(repo, "diff", "--name-status", "-z", "-M", mb, head).split("\0")
+    numstat = _git(repo, "diff", "--numstat", "-z", "-M", mb, head).split("\0")
+    counts = _parse_numstat(numstat)
+    files: list[FileDiff] = []
+    i = 0
+    while i < len(names) and names[i]:
+        code = names[i][0]
+        if code in "RC":
+            old, new = names[i + 1], names[i + 2]
+            i += 3
+        else:
+            old = new = names[i + 1]
+            i += 2
+        added, deleted, binary = counts.get(new, (0, 0, False))
+        paths = [old, new] if old != new else [new]
+        raw = _git(repo, "diff", "--no-color", "--no-ext-diff", "-M", mb, head, "--", *paths)
+        patch = None if binary else _hunks_only(raw)
+        if patch is not None and len(patch.encode()) > patch_limit:
+            patch = None
+        status = _STATUS.get(code, "modified")
+        sha = blob_sha(repo, mb if status == "removed" else head, old if status == "removed" else new)
+        files.append(FileDiff(new, old if code in "RC" else None, status, added, deleted, patch, sha, binary))
+    return files
+
+
+def _parse_numstat(parts: list[str]) -> dict[str, tuple[int, int, bool]]:
+    counts: dict[str, tuple[int, int, bool]] = {}
+    i = 0
+    while i < len(parts) and parts[i]:
+        added, deleted, path = parts[i].split("\t", 2)
+        if path == "":  # rename: the old and new paths follow as separate fields
+            path = parts[i + 2]
+            i += 3
+        else:
+            i += 1
+        binary = added == "-"
+        counts[path] = (0 if binary else int(added), 0 if binary else int(deleted), binary)
+    return counts
+
+
+def _hunks_only(raw: str) -> str | None:
+    start = raw.find("\n@@")
+    if start < 0:
+        return None if "Binary files" in raw else ""
+    text = raw[start + 1 :]
+    return text[:-1] if text.endswith("\n") else text
+
+
+def diff_lines(patch: str | None) -> tuple[set[int], set[int], dict[int, int]]:
+    """Lines a review comment may target: RIGHT (head) lines, LEFT (base) lines, RIGHT line -> position."""
+    right: set[int] = set()
+    left: set[int] = set()
+    positions: dict[int, int] = {}
+    if not patch:
+        return right, left, positions
+    old = new = 0
+    for position, line in enumerate(patch.split("\n")):
+        if line.startswith("@@"):
+            head = line.split("@@")[1].split()
+            old = int(head[0][1:].split(",")[0])
+            new = int(head[1][1:].split(",")[0])
+            continue
+        if line.startswith("+"):
+            right.add(new)
+            positions[new] = position
+            new += 1
+        elif line.startswith("-"):
+            left.add(old)
+            old += 1
+        elif line.startswith("\\"):
+            continue
+        else:
+            right.add(new)
+            left.add(old)
+            positions[new] = position
+            old += 1
+            new += 1
+    return right, left, positions
+
+
+_FMT = "%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cn%x1f%ce%x1f%cI%x1f%B%x1e"
+
+
+def commits_between(repo: Path, base: str, head: str) -> list[CommitInfo]:
+    """Commits reachable from head but not base, oldest first (what `pulls/{n}/commits` lists)."""
+    return _parse_log(_git(repo, "log", "--reverse", f"--format={_FMT}", f"{base}..{head}"))
+
+
+def commit_info(repo: Path, rev: str) -> CommitInfo:
+    """One commit; raises CalledProcessError for an unknown revision."""
+    return _parse_log(_git(repo, "log", "-1", f"--format={_FMT}", rev, "--"))[0]
+
+
+def _parse_log(out: str) -> list[CommitInfo]:
+    commits = []
+    for rec in out.split("\x1e"):
+        rec = rec.strip("\n")
+        if not rec:
+            continue
+        f = rec.split("\x1f")
+        commits.append(
+            CommitInfo(f[0], f[1], tuple(f[2].split()), f[3], f[4], f[5], f[6], f[7], f[8], f[9].strip())
+        )
+    return commits
