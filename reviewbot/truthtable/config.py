@@ -15,13 +15,20 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import tomllib
 
 from reviewbot.change.model import ChangeSet
 from reviewbot.errors import UsageError
 
-__all__ = ["CONFIG_FILE", "TestConfig", "parse_test_config", "load_base_test_config"]
+__all__ = [
+    "CONFIG_FILE",
+    "TestConfig",
+    "parse_test_config",
+    "test_config_from_table",
+    "load_base_test_config",
+]
 
 CONFIG_FILE = ".reviewbot.toml"
 DEFAULT_TIMEOUT = 600.0
@@ -51,6 +58,13 @@ def parse_test_config(text: str | None) -> TestConfig | None:
         return None
     if not isinstance(tests, dict):
         raise UsageError(f'{CONFIG_FILE}: `tests` must be a table like `[tests]\\ncommand = "make test"`')
+    return test_config_from_table(tests)
+
+
+def test_config_from_table(tests: dict[str, Any]) -> TestConfig | None:
+    """Validate a `[tests]` table (as `reviewbot.config.RepoConfig.tests` holds it); None when empty."""
+    if not tests:
+        return None
     unknown = set(tests) - {"command", "timeout", "junit"}
     if unknown:
         raise UsageError(

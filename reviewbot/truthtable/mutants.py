@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from reviewbot.change.model import ChangeSet
 from reviewbot.checks.base import ChangedDerivation
+from reviewbot.checks.util import assignment_anchor
 from reviewbot.lang.facts import AssignKind, Assignment, Lang
 
 __all__ = ["Mutant", "build_mutants", "statement_range"]
@@ -30,6 +31,8 @@ class Mutant:
     covers: tuple[tuple[str, int], ...]  # head writes (path, line) this mutant reverts
     text: str  # the whole mutated file
     problem: str = ""  # non-empty: the mutant cannot be built (and is not run)
+    anchor: str = ""  # line-independent: the reverted writes (function, guard, statement)
+    reverted: str = ""  # what the mutant does, as a phrase: "`x = false;` removed"
 
     @property
     def key(self) -> str:
@@ -181,18 +184,22 @@ def _one(mid: str, group: list[ChangedDerivation], change: ChangeSet) -> Mutant 
     if how == "restore-value" and b is not None and base_lines is not None:
         head_r, base_r = statement_range(lines, a.line, a.lang), statement_range(base_lines, b.line, b.lang)
         mutated = _replace(lines, head_r, base_lines, base_r)
-        desc = f"restore the base write `{b.text or b.target + ' = ' + b.value}` at {where}"
+        stmt = b.text or f"{b.target} = {b.value}"
+        desc = f"restore the base write `{stmt}` at {where}"
+        reverted = f"the base write `{stmt}` restored"
     elif how == "restore-guard" and b is not None and base_lines is not None and b.guard_line is not None:
         head_r = _condition_range(lines, a.guard_line or a.line, a.lang)
         base_r = _condition_range(base_lines, b.guard_line, b.lang)
         mutated = _replace(lines, head_r, base_lines, base_r)
-        desc = f"restore the base condition `{b.guard_text or (b.guard.key if b.guard else '')}` at {where}"
-        how = "restore-guard"
+        cond = b.guard_text or (b.guard.key if b.guard else "")
+        desc = f"restore the base condition `{cond}` at {where}"
+        reverted = f"the base condition `{cond}` restored"
     else:
         mutated = _drop(lines, {d.head.line: d.head for d in group}.values())
         stmts = ", ".join(f"`{d.head.text or d.head.target + ' = ' + d.head.value}`" for d in group)
         new_if = a.branch_start is not None and a.branch_start in f.added_lines
-        desc = f"drop {stmts} at {where}" + (" (the new branch)" if new_if else "")
+        desc = f"drop {stmts} at {where}" + (", the body of the new branch" if new_if else "")
+        reverted = f"{stmts} removed"
         how = "drop-branch"
     text = "\n".join(mutated)
     return Mutant(
@@ -204,6 +211,8 @@ def _one(mid: str, group: list[ChangedDerivation], change: ChangeSet) -> Mutant 
         covers=covers,
         text=text,
         problem=_problem(text, a.lang, a.path),
+        anchor=" ; ".join(sorted({assignment_anchor(d.head) for d in group})),
+        reverted=reverted,
     )
 
 

@@ -34,7 +34,7 @@ def test_seed_mutant_drops_the_new_write_and_keeps_the_if() -> None:
     assert len(lines) == len(head_lines)
     assert lines[20] == "        ;"  # line 21: the write is gone, the braces of the `if` stay
     assert [n for n, (x, y) in enumerate(zip(lines, head_lines, strict=True), 1) if x != y] == [21]
-    assert "(the new branch)" in m.description and "need_rope_kv_cache = false" in m.description
+    assert "the body of the new branch" in m.description and "need_rope_kv_cache = false" in m.description
 
 
 def test_python_one_line_if_keeps_the_condition_and_parses() -> None:

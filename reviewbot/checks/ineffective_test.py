@@ -1,0 +1,73 @@
+"""ineffective-test (P2): a test the pull request adds passes with every changed branch reverted.
+
+## What it does
+For each test case that comes from a test file the change adds or modifies (per-test results need JUnit
+XML from the test command), checks its outcome on the head and on every mutant that reverts one of the
+change's new or changed derivation branches. A new test that passes on the head and on every mutant does
+not depend on anything the change did: it is reported at the test, with the mutants it survived.
+
+## Why is this bad?
+The test reads as coverage of the change — a reviewer sees "tests added" — but it would stay green if the
+change were deleted. Typical causes: the inputs never reach the new branch (the smoke model's config sets
+the flag itself before the derivation runs), or the assertion does not look at the derived value.
+
+## Example
+```python
+def test_bert_embedding_forward() -> None:
+    config = Bert._create_config({...})     # already sets need_rope_kv_cache = False
+    impl = AiterPrefillImpl(config.attn_config)
+    assert impl.forward([1, 2, 3], None, 3) == [1, 2, 3]
+```
+
+## Use instead
+Enter the branch from the row where it changes the outcome (the incoming flag true, no RoPE, no KV cache)
+and assert on the derived value itself, or keep the smoke test and add a focused truth-table test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reviewbot.review.finding import Finding, Severity
+from reviewbot.truthtable.results import MutantResult, NewTest, TestRun
+
+__all__ = ["id", "severity", "summary", "findings"]
+
+id = "ineffective-test"
+severity = Severity.P2
+summary = "A test added by the pull request passes with every changed derivation branch reverted."
+
+
+def findings(new_tests: Sequence[NewTest], results: Sequence[MutantResult], head: TestRun) -> list[Finding]:
+    """Findings for new tests that no mutant makes fail (pure; needs a verdict on every mutant)."""
+    if not results or any(not r.has_verdict or r.run is None for r in results):
+        return []
+    out: list[Finding] = []
+    for t in new_tests:
+        at_head = head.cases.get(t.id)
+        if at_head is None or not at_head.passed:
+            continue
+        on_mutants = [r.run.cases.get(t.id) for r in results if r.run is not None]
+        if not all(c is not None and c.passed for c in on_mutants):
+            continue
+        name = t.id.rsplit("::", 1)[-1]
+        out.append(
+            Finding(
+                rule=id,
+                severity=severity,
+                path=t.path,
+                line=t.line,
+                title=(
+                    f"The new test `{name}` passes with every changed branch reverted: "
+                    "it does not exercise the change."
+                ),
+                anchor=t.text or t.id,
+                evidence=tuple(f"passes with mutant {r.mutant.id}: {r.mutant.description}" for r in results),
+                suggestion=(
+                    "Give the test inputs that reach the changed branch (a row of the truth table where the "
+                    "outcome changes) and assert on the derived value, or add a focused truth-table test."
+                ),
+                extra=(("test", t.id), ("mutants", ", ".join(r.mutant.id for r in results))),
+            )
+        )
+    return out

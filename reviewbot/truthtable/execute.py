@@ -1,0 +1,352 @@
+"""The test-execution stage: run the repository's tests on the head and on one mutant per changed branch.
+
+    execution = execute(change, repo_path, derivations, ExecSettings(trusted=True))
+    execution.summary          # {ran, passed, failed, seconds, mutants, killed, survived, not_run, ...}
+    execution.findings         # untested-branch / ineffective-test
+    execution.killed_by(a)     # test ids that fail with `a`'s branch reverted; [] survived; None unknown
+
+The command comes from `.reviewbot.toml` at the base revision and runs on an export of the head in a
+sandbox (see `sandbox`). Nothing here raises for a failing, hanging or missing test setup: the round
+goes on and the summary and notes say what was not run and why.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reviewbot.change.git import checkout
+from reviewbot.change.model import ChangeSet, FileStatus, Note, SkipReason
+from reviewbot.checks import ineffective_test, untested_branch
+from reviewbot.checks.base import ChangedDerivation
+from reviewbot.errors import ReviewbotError
+from reviewbot.lang.facts import Assignment
+from reviewbot.lang.index import is_test_path
+from reviewbot.review.finding import Finding
+from reviewbot.truthtable.config import TestConfig, load_base_test_config
+from reviewbot.truthtable.junit import belongs_to
+from reviewbot.truthtable.mutants import Mutant, build_mutants
+from reviewbot.truthtable.results import EXIT_STATUS_TEST, MutantResult, NewTest, TestRun
+from reviewbot.truthtable.runner import run_tests
+from reviewbot.truthtable.sandbox import ISOLATION, SANDBOXES, Limits, detect_sandbox
+
+__all__ = ["ExecSettings", "Execution", "execute", "executor"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ExecSettings:
+    run_tests: bool = True  # False: `--no-tests`
+    trusted: bool = True  # False: a PR author outside the allow list; tests are not run
+    time_budget_s: float = 300.0  # the whole stage: head run and mutants
+    not_trusted_reason: str = "the pull request's author is not trusted to run code here"
+    max_workers: int | None = None  # parallel mutant runs; default os.cpu_count()
+    sandbox: str | None = None  # force `bwrap` / `unshare` / `subprocess`; None: the best that works
+    allowed_sandboxes: tuple[str, ...] = SANDBOXES  # e.g. ("bwrap", "unshare") to refuse unconfined runs
+    limits: Limits = field(default_factory=Limits)
+    max_timeout_s: float | None = None  # caps the configured per-run timeout
+    test_config: TestConfig | None = None  # already read from the base; None: read it here
+    scratch_dir: Path | None = None  # where run directories go; default the system temp dir
+    keep_runs: bool = False  # keep run directories (debugging)
+
+
+@dataclass
+class Execution:
+    summary: dict[str, Any]
+    head: TestRun | None = None
+    mutants: list[MutantResult] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+    new_tests: list[NewTest] = field(default_factory=list)
+
+    def killed_by(self, assignment: Assignment) -> list[str] | None:
+        """Tests that fail with this write's branch reverted; [] when it survived; None when unknown."""
+        for r in self.mutants:
+            if (assignment.path, assignment.line) in r.mutant.covers:
+                if r.status == "killed":
+                    return list(r.killed_by)
+                return [] if r.status == "survived" else None
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "summary": self.summary,
+            "head": self.head.to_json() if self.head is not None else None,
+            "mutants": [r.to_json() for r in self.mutants],
+            "new_tests": [t.id for t in self.new_tests],
+        }
+
+
+def _summary(reason: str = "", mutants: int = 0) -> dict[str, Any]:
+    return {
+        "ran": 0,
+        "passed": 0,
+        "failed": 0,
+        "seconds": 0.0,
+        "mutants": mutants,
+        "killed": 0,
+        "survived": 0,
+        "not_run": mutants,
+        "sandbox": None,
+        "isolation": {},
+        "reason_if_not_run": reason,
+    }
+
+
+def _not_run(reason: str, mutants: list[Mutant]) -> Execution:
+    note = Note(SkipReason.UNAVAILABLE, f"Tests were not run: {reason}.")
+    results = [MutantResult(m, "not_run", reason="tests were not run") for m in mutants]
+    return Execution(summary=_summary(reason, len(mutants)), mutants=results, notes=[note])
+
+
+def _killed(head: TestRun, run: TestRun) -> list[str]:
+    if head.cases and run.cases:
+        out = []
+        for test_id in head.passed:
+            case = run.cases.get(test_id)
+            # A test that vanished counts only when the run failed (it crashed before reporting it).
+            if (case is not None and case.failed) or (case is None and run.exit_code != 0):
+                out.append(test_id)
+        return out
+    return [EXIT_STATUS_TEST] if run.exit_code != 0 else []
+
+
+def _definition_line(text: str, name: str) -> tuple[int, str]:
+    bare = re.escape(name.split("[", 1)[0])
+    lines = text.split("\n")
+    for pattern in (
+        rf"^\s*(async\s+)?def\s+{bare}\b",
+        rf"\bTEST\w*\(\s*\w+\s*,\s*{bare}\s*\)",
+        r"\bint\s+main\s*\(",
+    ):
+        for n, line in enumerate(lines, 1):
+            if re.search(pattern, line):
+                return n, line.strip()
+    return 1, lines[0].strip() if lines else ""
+
+
+def _new_tests(change: ChangeSet, head: TestRun) -> list[NewTest]:
+    out = []
+    for f in change.files:
+        if f.status is FileStatus.DELETED or f.skipped is not None or not is_test_path(f.path):
+            continue
+        for case in head.cases.values():
+            if belongs_to(case, f.path):
+                line, text = _definition_line(f.head_text or "", case.name)
+                out.append(NewTest(case.id, f.path, line, text))
+    return sorted(out, key=lambda t: (t.path, t.line, t.id))
+
+
+def _mutant_job(
+    m: Mutant,
+    cfg: TestConfig,
+    pristine: Path,
+    scratch: Path,
+    kind: str,
+    settings: ExecSettings,
+    timeout: float,
+    deadline: float,
+    head: TestRun,
+) -> MutantResult:
+    remaining = deadline - time.monotonic()
+    if remaining < max(1.0, head.seconds):
+        return MutantResult(
+            m, "not_run", reason=f"the time budget of {settings.time_budget_s:.0f} s was used up"
+        )
+    limit = min(timeout, remaining)
+    try:
+        run = run_tests(
+            cfg,
+            pristine,
+            scratch / f"run-{m.id}",
+            label=m.id,
+            sandbox=kind,
+            limits=settings.limits,
+            timeout=limit,
+            mutant=m,
+        )
+    except OSError as exc:
+        return MutantResult(m, "not_run", reason=f"could not prepare the run: {exc}")
+    if run.timed_out:
+        if limit < timeout:
+            return MutantResult(
+                m, "not_run", seconds=run.seconds, reason="the time budget ran out during the run"
+            )
+        why = f"the tests did not finish within {limit:.0f} s with this mutant and were killed"
+        return MutantResult(m, "timeout", seconds=run.seconds, reason=why, run=run)
+    killed = _killed(head, run)
+    return MutantResult(m, "killed" if killed else "survived", tuple(killed), run.seconds, run=run)
+
+
+def _run_mutants(
+    mutants: list[Mutant],
+    cfg: TestConfig,
+    pristine: Path,
+    scratch: Path,
+    kind: str,
+    settings: ExecSettings,
+    timeout: float,
+    deadline: float,
+    head: TestRun,
+) -> list[MutantResult]:
+    runnable = [m for m in mutants if not m.problem]
+    workers = max(1, min(settings.max_workers or os.cpu_count() or 1, len(runnable) or 1))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mutant") as pool:
+        futures = {
+            m.id: pool.submit(_mutant_job, m, cfg, pristine, scratch, kind, settings, timeout, deadline, head)
+            for m in runnable
+        }
+        done = {mid: f.result() for mid, f in futures.items()}
+    return [
+        done[m.id] if m.id in done else MutantResult(m, "not_run", reason=f"not built: {m.problem}")
+        for m in mutants
+    ]
+
+
+def _judgeable(head: TestRun) -> str:
+    """Why mutants cannot be judged against this head run ('' when they can)."""
+    if head.timed_out:
+        return "the tests did not finish on the unmodified head"
+    if head.cases and not head.passed:
+        return "no test passes on the unmodified head"
+    if not head.cases and head.exit_code != 0:
+        return (
+            f"the test command fails on the unmodified head (exit {head.exit_code}) and writes no JUnit "
+            "XML, so a failure with a mutant would prove nothing"
+        )
+    return ""
+
+
+def _finish(
+    change: ChangeSet,
+    cfg: TestConfig,
+    kind: str,
+    head: TestRun,
+    results: list[MutantResult],
+    started: float,
+    settings: ExecSettings,
+) -> Execution:
+    notes: list[Note] = []
+    if head.timed_out:
+        notes.append(
+            Note(
+                SkipReason.UNAVAILABLE,
+                f"The test command `{cfg.command}` did not finish within "
+                f"{head.seconds:.0f} s and was killed; the round went on without test results.",
+            )
+        )
+    for r in results:
+        if not r.has_verdict:
+            notes.append(
+                Note(
+                    SkipReason.UNAVAILABLE,
+                    f"Mutant {r.mutant.id} ({r.mutant.description}) has no verdict: {r.reason}.",
+                    r.mutant.path,
+                )
+            )
+    if kind == "subprocess":
+        notes.append(
+            Note(
+                SkipReason.UNAVAILABLE,
+                "Tests ran without a sandbox (neither bubblewrap nor a user "
+                "namespace works here): the network was not denied and writes outside the workspace "
+                "were not prevented; the environment was scrubbed and limits applied.",
+            )
+        )
+    notes.extend(Note(SkipReason.UNAVAILABLE, f"Test run `{head.label}`: {n}") for n in head.notes)
+    new_tests = _new_tests(change, head) if head.cases else []
+    findings = untested_branch.findings(results, head, cfg.command, kind)
+    findings += ineffective_test.findings(new_tests, results, head)
+    per_test = bool(head.cases)
+    summary = _summary()
+    summary.update(
+        ran=len(head.cases) if per_test else (0 if head.timed_out else 1),
+        passed=len(head.passed) if per_test else int(head.exit_code == 0),
+        failed=len(head.failed) if per_test else int(head.exit_code not in (0, None)),
+        seconds=round(time.monotonic() - started, 1),
+        head_seconds=head.seconds,
+        mutants=len(results),
+        killed=sum(r.status == "killed" for r in results),
+        survived=sum(r.status == "survived" for r in results),
+        not_run=sum(not r.has_verdict for r in results),
+        sandbox=kind,
+        isolation=ISOLATION[kind],
+        command=cfg.command,
+        per_test=per_test,
+        exit_code=head.exit_code,
+        timed_out=head.timed_out,
+        time_budget_s=settings.time_budget_s,
+        reason_if_not_run="the test command timed out" if head.timed_out else "",
+    )
+    return Execution(summary, head, results, findings, notes, new_tests)
+
+
+def execute(
+    change: ChangeSet, repo_path: Path, derivations: list[ChangedDerivation], settings: ExecSettings
+) -> Execution:
+    """Run the tests and the mutants of `derivations`; never raises for problems of the tests themselves."""
+    started = time.monotonic()
+    deadline = started + settings.time_budget_s
+    mutants = build_mutants(change, derivations)
+    if not settings.run_tests:
+        return _not_run("test execution is turned off (--no-tests)", mutants)
+    if not settings.trusted:
+        return _not_run(settings.not_trusted_reason, mutants)
+    try:
+        cfg = settings.test_config or load_base_test_config(change, repo_path)
+    except ReviewbotError as exc:
+        return _not_run(str(exc), mutants)
+    if cfg is None:
+        return _not_run("the base revision's .reviewbot.toml has no [tests] command", mutants)
+    scratch = Path(tempfile.mkdtemp(prefix="reviewbot-tests-", dir=settings.scratch_dir))
+    try:
+        pristine = scratch / "head"
+        try:
+            checkout(repo_path, change.head_sha, pristine)
+        except ReviewbotError as exc:
+            return _not_run(f"could not export the head {change.head_sha[:12]}: {exc}", mutants)
+        kind = settings.sandbox or detect_sandbox(scratch / "probe", settings.allowed_sandboxes)
+        if kind not in settings.allowed_sandboxes:
+            allowed = ", ".join(settings.allowed_sandboxes)
+            return _not_run(f"none of the allowed sandboxes ({allowed}) works on this machine", mutants)
+        timeout = min(cfg.timeout, settings.max_timeout_s or cfg.timeout)
+        head = run_tests(
+            cfg,
+            pristine,
+            scratch / "run-head",
+            label="head",
+            sandbox=kind,
+            limits=settings.limits,
+            timeout=min(timeout, settings.time_budget_s),
+        )
+        why = _judgeable(head)
+        if why:
+            results = [MutantResult(m, "not_run", reason=why) for m in mutants]
+        else:
+            results = _run_mutants(mutants, cfg, pristine, scratch, kind, settings, timeout, deadline, head)
+        log.info("tests: head %s in %.1fs, %d mutant(s)", head.exit_code, head.seconds, len(results))
+        return _finish(change, cfg, kind, head, results, started, settings)
+    finally:
+        if not settings.keep_runs:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def executor(
+    repo_path: Path, settings: ExecSettings
+) -> Callable[[ChangeSet, list[ChangedDerivation]], Execution]:
+    """The `ReviewSettings.execute` hook of the pipeline for one repository."""
+
+    def run(change: ChangeSet, derivations: list[ChangedDerivation]) -> Execution:
+        return execute(change, repo_path, derivations, settings)
+
+    return run
