@@ -132,7 +132,7 @@ def resolve(repo: Path, rev: str) -> str:
     proc = run_git(
         repo,
         ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
-        ok_codes=(0, 1, 128),
+        ok_codes=(0, 1),
     )
     sha = proc.stdout.decode("ascii", "replace").strip()
     if proc.returncode != 0 or not sha:
@@ -376,7 +376,8 @@ class GitTree:
         out: dict[str, str | None] = {}
         for path, data in self.read_bytes_many(paths).items():
             text = None if data is None else decode_text(data)
-            out[path] = text if isinstance(text, str) else None
+            # SkipReason is a str enum: test for it, not for str.
+            out[path] = None if text is None or isinstance(text, SkipReason) else text
         return out
 
     def read_bytes_many(self, paths: Iterable[str]) -> dict[str, bytes | None]:

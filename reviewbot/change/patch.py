@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, replace
 
 from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchedFile
 
 from reviewbot.change.model import ChangedFile, FileStatus, Hunk, Note, SkipReason
@@ -143,7 +144,7 @@ def _stray_line(text: str, patched: PatchedFile) -> str | None:
             break  # the signature that ends `git format-patch` mail
         if i + 1 in in_hunks or not line or line.startswith(("@@ ", "\\")):
             continue
-        return f"line {i + 1}: {line[:60]!r}"
+        return repr(line[:60])
     return None
 
 
@@ -152,6 +153,8 @@ def _unidiff(text: str) -> PatchSet | str:
     # ValueError and friends); every one of them means "this text is not a diff we can read".
     try:
         return PatchSet(text)
+    except UnidiffParseError as exc:
+        return str(exc) or "malformed diff"
     except Exception as exc:  # noqa: BLE001 - see above
         return f"{type(exc).__name__}: {exc}".strip().rstrip(":")
 
@@ -207,7 +210,7 @@ def parse_section(text: str, *, hunks: bool = True) -> ParsedSection:
         return replace(found, error=f"expected one file, found {len(parsed)}")
     stray = _stray_line(text, parsed[0])
     if stray is not None:
-        return replace(found, error=f"unexpected text at {stray}")
+        return replace(found, error=f"unexpected text after the hunks: {stray}")
     headers = [ln for ln in text.split("\n") if ln.startswith("@@ ")]
     return replace(found, hunks=_hunks(parsed[0], headers))
 
@@ -289,7 +292,7 @@ def _github_section(text: str, path: str, old_path: str | None, status: FileStat
     assert not isinstance(parsed, str)  # _plain_sections parsed the same text
     stray = _stray_line(framed, parsed[0])
     if stray is not None:
-        return replace(empty, error=f"unexpected text at {stray}")
+        return replace(empty, error=f"unexpected text after the hunks: {stray}")
     return replace(empty, hunks=sections[0].hunks, non_utf8=sections[0].non_utf8)
 
 

@@ -1,0 +1,205 @@
+"""The git wrapper against real repositories: revisions, errors, GitTree reads, checkout."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from reviewbot.change.git import (
+    GitTree,
+    changed_paths,
+    checkout,
+    decode_text,
+    diff_raw,
+    is_ancestor,
+    merge_base,
+    resolve,
+)
+from reviewbot.change.model import SkipReason
+from reviewbot.errors import EnvironmentProblem, GitError, UsageError
+from tests.gitrepo import Repo
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return Repo(tmp_path / "repo")
+
+
+def test_resolve_gives_full_sha_of_branch_tag_and_short_sha(repo: Repo) -> None:
+    sha = repo.commit({"a.txt": "one\n"})
+    repo.git("tag", "-a", "v1", "-m", "annotated tag")
+    assert resolve(repo.path, "main") == sha
+    assert resolve(repo.path, sha[:8]) == sha
+    # An annotated tag is its own object; resolve peels it to the commit.
+    assert resolve(repo.path, "v1") == sha
+    assert len(sha) == 40
+
+
+@pytest.mark.parametrize("rev", ["no-such-branch", "deadbeef" * 5, "--output=/tmp/x", ""])
+def test_unknown_revision_is_an_environment_problem(repo: Repo, rev: str) -> None:
+    repo.commit({"a.txt": "one\n"})
+    with pytest.raises(EnvironmentProblem, match="unknown revision") as info:
+        resolve(repo.path, rev)
+    assert info.value.exit_code == 2
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(EnvironmentProblem, match=f"not a git repository: {plain}"):
+        resolve(plain, "HEAD")
+    missing = tmp_path / "missing"
+    with pytest.raises(EnvironmentProblem, match=f"not a git repository: {missing}"):
+        merge_base(missing, "a", "b")
+
+
+def test_git_not_installed(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo.commit({"a.txt": "one\n"})
+    monkeypatch.setenv("PATH", str(repo.path / "no-bin-here"))
+    with pytest.raises(EnvironmentProblem, match="git is not installed"):
+        resolve(repo.path, "HEAD")
+
+
+def test_other_failures_are_git_errors_with_git_message(repo: Repo) -> None:
+    sha = repo.commit({"a.txt": "one\n"})
+    tree = GitTree(repo.path, "0" * 40)
+    with pytest.raises(GitError, match="ls-tree") as info:
+        tree.paths()
+    assert "not a tree object" in str(info.value) or "Not a valid object" in str(info.value)
+    assert resolve(repo.path, sha) == sha
+
+
+def test_merge_base_and_ancestry(repo: Repo) -> None:
+    root = repo.commit({"a.txt": "one\n"})
+    repo.checkout("feature", create=True)
+    feature = repo.commit({"b.txt": "two\n"})
+    repo.checkout("main")
+    main = repo.commit({"c.txt": "three\n"})
+    assert merge_base(repo.path, "main", "feature") == root
+    assert is_ancestor(repo.path, root, feature)
+    assert is_ancestor(repo.path, feature, feature)
+    assert not is_ancestor(repo.path, main, feature)
+    assert not is_ancestor(repo.path, feature, root)
+
+
+def test_unrelated_histories_have_no_merge_base(repo: Repo) -> None:
+    repo.commit({"a.txt": "one\n"})
+    repo.git("checkout", "-q", "--orphan", "other")
+    repo.git("rm", "-q", "-rf", ".")
+    repo.commit({"z.txt": "other history\n"})
+    with pytest.raises(EnvironmentProblem, match="no common ancestor"):
+        merge_base(repo.path, "main", "other")
+
+
+def test_changed_paths_lists_both_sides_of_a_rename(repo: Repo) -> None:
+    a = repo.commit({"keep.txt": "same\n", "old name.txt": "x\n" * 20, "gone.txt": "bye\n"})
+    b = repo.commit({"old name.txt": None, "new name.txt": "x\n" * 20, "gone.txt": None, "é.txt": "new\n"})
+    assert changed_paths(repo.path, a, b) == ["gone.txt", "new name.txt", "old name.txt", "é.txt"]
+    assert changed_paths(repo.path, b, b) == []
+
+
+def test_diff_raw_statuses_and_unquoted_paths(repo: Repo) -> None:
+    a = repo.commit({"m.txt": "1\n", "d.txt": "gone\n", "r.txt": "moved\n" * 10, "tab\tname.txt": "t\n"})
+    b = repo.commit(
+        {"m.txt": "2\n", "d.txt": None, "r.txt": None, "dir/r2.txt": "moved\n" * 10, "a é.txt": "new\n"}
+    )
+    entries = {e.path: e for e in diff_raw(repo.path, a, b)}
+    assert {p: e.status for p, e in entries.items()} == {
+        "a é.txt": "A",
+        "d.txt": "D",
+        "dir/r2.txt": "R",
+        "m.txt": "M",
+    }
+    assert entries["dir/r2.txt"].old_path == "r.txt"
+    assert entries["dir/r2.txt"].score == 100
+    assert entries["a é.txt"].old_path is None
+    assert entries["d.txt"].old_path == "d.txt"
+    assert len(entries["m.txt"].new_blob) == 40
+
+
+def test_decode_text() -> None:
+    assert decode_text("héllo\n".encode()) == "héllo\n"
+    assert decode_text(b"caf\xe9\n") is SkipReason.NON_UTF8
+    assert decode_text(b"text\0more") is SkipReason.BINARY
+    # git looks at the first 8000 bytes only; so do we, so both agree about every file.
+    assert decode_text(b"a" * 8000 + b"\0") == "a" * 8000 + "\0"
+
+
+def test_gittree_paths_sizes_and_reads(repo: Repo) -> None:
+    repo.write(
+        {
+            "src/a.py": "print('a')\n",
+            "blob.bin": b"\x89PNG\0\0\x01",
+            "latin.txt": "café\n".encode("latin-1"),
+            "big.txt": "x" * 5000,
+            "exe.sh": "#!/bin/sh\n",
+        }
+    )
+    os.chmod(repo.path / "exe.sh", 0o755)
+    os.symlink("src/a.py", repo.path / "link.py")
+    sha = repo.commit({})
+    with GitTree(repo.path, sha, max_bytes=4096) as tree:
+        assert tree.paths() == ["big.txt", "blob.bin", "exe.sh", "latin.txt", "src/a.py"]  # no symlink
+        assert tree.sizes()["big.txt"] == 5000
+        assert tree.read("src/a.py") == "print('a')\n"
+        assert tree.read("exe.sh") == "#!/bin/sh\n"
+        assert tree.read("blob.bin") is None
+        assert tree.read("latin.txt") is None
+        assert tree.read("big.txt") is None  # over max_bytes: never read
+        assert tree.read("link.py") is None
+        assert tree.read("missing.py") is None
+        assert tree.read_bytes_many(["latin.txt", "big.txt"]) == {
+            "latin.txt": "café\n".encode("latin-1"),
+            "big.txt": None,
+        }
+
+
+def test_gittree_read_many_in_one_batch_and_reopen_after_close(repo: Repo) -> None:
+    files: dict[str, str | bytes | None] = {
+        f"pkg/m{i:03d}.py": f"VALUE = {i}\n" * (i % 7 + 1) for i in range(300)
+    }
+    sha = repo.commit(files)
+    tree = GitTree(repo.path, sha)
+    texts = tree.read_many(sorted(files) + ["nope.py"])
+    assert texts == {**files, "nope.py": None}
+    first = tree._proc
+    assert first is not None and first.poll() is None
+    # The same process serves later reads: one process for the whole tree, not one per file.
+    assert tree.read("pkg/m005.py") == "VALUE = 5\n" * 6
+    assert tree._proc is first
+    tree.close()
+    assert first.poll() is not None
+    assert tree.read("pkg/m001.py") == "VALUE = 1\n" * 2
+    tree.close()
+
+
+def test_gittree_large_objects_through_the_pipe(repo: Repo) -> None:
+    # Objects bigger than a pipe buffer, many of them: reads must not deadlock.
+    files: dict[str, str | bytes | None] = {f"f{i}.txt": f"{i:04d}" * 50_000 for i in range(20)}
+    sha = repo.commit(files)
+    with GitTree(repo.path, sha, max_bytes=1 << 20) as tree:
+        assert tree.read_many(sorted(files)) == files
+
+
+def test_checkout_exports_a_revision_without_touching_the_repository(repo: Repo, tmp_path: Path) -> None:
+    repo.write({"src/a.py": "A = 1\n", "run.sh": "#!/bin/sh\necho hi\n"})
+    os.chmod(repo.path / "run.sh", 0o755)
+    os.symlink("src/a.py", repo.path / "link.py")
+    first = repo.commit({})
+    repo.commit({"src/a.py": "A = 2\n", "later.txt": "later\n"})
+    index_before = (repo.path / ".git" / "index").read_bytes()
+    dest = tmp_path / "export"
+    checkout(repo.path, first, dest)
+    assert (dest / "src" / "a.py").read_text() == "A = 1\n"
+    assert os.access(dest / "run.sh", os.X_OK)
+    assert os.readlink(dest / "link.py") == "src/a.py"
+    assert not (dest / "later.txt").exists()
+    assert not (dest / ".git").exists()
+    # The repository's own index, work tree and worktree list are unchanged.
+    assert (repo.path / ".git" / "index").read_bytes() == index_before
+    assert (repo.path / "src" / "a.py").read_text() == "A = 2\n"
+    assert repo.git("worktree", "list").count("\n") == 0
+    with pytest.raises(UsageError, match="not an empty directory"):
+        checkout(repo.path, first, dest)
