@@ -51,6 +51,8 @@ class RoundInfo:
     force_pushed: bool = False
     previous_head: str | None = None
     fixed: list[Finding] = field(default_factory=list)  # earlier findings fixed in this round
+    # earlier findings whose file is gone with no recognisable successor (see review.rounds)
+    cannot_substantiate: list[Finding] = field(default_factory=list)
     recheck: dict[str, int] = field(
         default_factory=lambda: {"fixed": 0, "still_open": 0, "cannot_substantiate": 0, "fail": 0}
     )
