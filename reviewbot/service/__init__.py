@@ -1,0 +1,1 @@
+"""Long-lived state and services around the review: the rounds store (and, later, jobs and deliveries)."""
