@@ -52,6 +52,7 @@ class RepoIndex:
     _preds: dict[str, list[PredicateUse]] = field(default_factory=lambda: defaultdict(list))
     _defaults: dict[str, list[FieldDefault]] = field(default_factory=lambda: defaultdict(list))
     _enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    reused_files: int = 0  # changed files whose facts were reused instead of parsed again
 
     def add(self, facts: FileFacts) -> None:
         self.files[facts.path] = facts
@@ -60,8 +61,9 @@ class RepoIndex:
         for r in facts.reads:
             self._reads[r.field].append(r)
         for p in facts.predicates:
-            # Index every compound sub-predicate too: `a && b` inside `q || (a && b)` is a use of it.
-            for key in {loose_key(sub) for sub in compound_parts(p.pred)}:
+            # Index the predicate itself (also a single atom such as `if (flag)`) and every compound
+            # sub-predicate: `a && b` inside `q || (a && b)` is a use of it.
+            for key in {loose_key(p.pred)} | {loose_key(sub) for sub in compound_parts(p.pred)}:
                 self._preds[key].append(p)
         for d in facts.defaults:
             self._defaults[d.field].append(d)

@@ -1,0 +1,133 @@
+"""Text helpers shared by the C++ and Python front ends: canonical expressions, comments, log calls.
+
+Everything here works on plain strings and line lists so both front ends spell things the same
+way; the tree-sitter specific parts live in `walker.py` and the language modules.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "canonical_expr",
+    "last_component",
+    "callee_parts",
+    "is_log_callee",
+    "comment_above",
+    "mentions_field",
+    "is_path",
+]
+
+_NON_WORD_SPACE = re.compile(r"(?<!\w) | (?!\w)")
+_RECEIVER = re.compile(r"(?<![\w.])(?:self|this)\.")
+_LITERAL_WORD = re.compile(r"\b(?:true|false|nullptr|NULL)\b")
+_LITERALS = {"true": "True", "false": "False", "nullptr": "None", "NULL": "None"}
+_TEMPLATE_ARGS = re.compile(r"<[^<>()]*>")
+_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def canonical_expr(text: str) -> str:
+    """Language-neutral spelling of an expression.
+
+    A space survives only between two word characters (`not x`, `a if c else b`), `::`/`->`
+    become `.`, `self.`/`this.` receivers go, and C++ literals take Python spelling. For a plain
+    operand the result equals `predicate.canonical_operand`, so targets, values and atoms agree.
+    """
+    t = " ".join(text.split())
+    t = t.replace("(*this).", "").replace("::", ".").replace("->", ".")
+    t = _NON_WORD_SPACE.sub("", t)
+    t = _RECEIVER.sub("", t)
+    t = _LITERAL_WORD.sub(lambda m: _LITERALS[m.group(0)], t)
+    return t
+
+
+def last_component(path: str) -> str:
+    """`config.rope_config.style` -> `style` (canonical paths only)."""
+    return path.rsplit(".", 1)[-1]
+
+
+def is_path(text: str) -> bool:
+    """True for a dotted name such as `cfg.attn.flag` (canonical spelling)."""
+    return _PATH.fullmatch(text) is not None
+
+
+def callee_parts(callee: str) -> tuple[str, ...]:
+    """Name components of a callee: `self.kv_cache_write_op.forward` -> (`kv_cache_write_op`, `forward`)."""
+    t = _TEMPLATE_ARGS.sub("", canonical_expr(callee))
+    parts = [p for p in t.split(".") if p and p not in ("self", "this")]
+    return tuple(p for p in parts if p.replace("_", "a").isalnum())
+
+
+_LOG_NAMES = frozenset({"log", "LOG", "printf", "fprintf", "print", "puts", "warn", "warning"})
+_LOG_RECEIVERS = frozenset({"logger", "logging", "log", "_logger", "LOGGER", "_LOGGER", "warnings"})
+_LOG_MACRO = re.compile(r"(?:RTP_LLM_LOG|FT_LOG|LOG_|VLOG|DLOG)\w*|\w+_LOG(?:_\w+)?")
+
+
+def is_log_callee(callee: str) -> bool:
+    """Calls that leave a trace in the logs: LOG(...), RTP_LLM_LOG_INFO, printf, print, logger.x."""
+    parts = callee_parts(callee)
+    if not parts:
+        return False
+    if parts[-1] in _LOG_NAMES or _LOG_MACRO.fullmatch(parts[-1]):
+        return True
+    return len(parts) > 1 and any(p in _LOG_RECEIVERS for p in parts[:-1])
+
+
+def mentions_field(text: str, field: str) -> bool:
+    """`field` starts an identifier in `text` (`x.f` or `x.f_set` for `f`, not `use_f`)."""
+    if not field:
+        return False
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(field)}(?![A-Za-z0-9])", text) is not None
+
+
+def _strip_block_line(line: str) -> str:
+    s = line.strip()
+    if s.startswith("/*"):
+        s = s[2:].lstrip("*")
+    if s.endswith("*/"):
+        s = s[:-2]
+    s = s.strip()
+    if s.startswith("*"):
+        s = s[1:]
+    return s.strip()
+
+
+def comment_above(lines: list[str], line: int, python: bool) -> tuple[str, int | None]:
+    """Comment lines directly above 1-based `line` (no blank line between), markers removed.
+
+    Returns the joined text and the line number of the comment's first line (None if none).
+    """
+    collected: list[str] = []
+    first: int | None = None
+    i = line - 2
+    while i >= 0:
+        s = lines[i].strip()
+        if python:
+            if not s.startswith("#") or s.startswith("#!"):
+                break
+            collected.append(s[1:].strip())
+            first = i + 1
+            i -= 1
+            continue
+        if s.startswith("//"):
+            collected.append(s[2:].lstrip("/!").strip())
+            first = i + 1
+            i -= 1
+            continue
+        if s.endswith("*/"):
+            j = i
+            while j >= 0 and "/*" not in lines[j]:
+                j -= 1
+            if j < 0 or not lines[j].strip().startswith("/*"):
+                break
+            collected.extend(_strip_block_line(lines[k]) for k in range(i, j - 1, -1))
+            first = j + 1
+            i = j - 1
+            continue
+        break
+    collected.reverse()
+    while collected and not collected[0]:
+        collected.pop(0)
+    while collected and not collected[-1]:
+        collected.pop()
+    return "\n".join(collected), first

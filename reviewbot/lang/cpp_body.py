@@ -1,0 +1,394 @@
+"""C++ function bodies: statements, expressions and predicates (the half of the C++ front end
+that knows tree-sitter-cpp's statement and expression nodes; `cpp.py` handles declarations).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from tree_sitter import Node
+
+from reviewbot.lang.common import canonical_expr, is_path
+from reviewbot.lang.facts import AssignKind
+from reviewbot.lang.predicate import Atom, Pred, conj, disj, negate
+from reviewbot.lang.treesitter import named as _named
+from reviewbot.lang.walker import Cond, Ctx, Walker
+
+__all__ = ["CppBody", "CLASSES"]
+
+CLASSES = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
+_LOOPS = frozenset({"while_statement", "do_statement", "for_statement", "for_range_loop", "switch_statement"})
+_AND = frozenset({"&&", "and"})
+_OR = frozenset({"||", "or"})
+_NOT = frozenset({"!", "not"})
+_CMP = frozenset({"==", "!=", "<", ">", "<=", ">="})
+_BINDERS = frozenset({"def_readwrite", "def_readonly", "def_readwrite_static", "def_readonly_static"})
+_SKIP = frozenset(
+    {
+        "string_literal",
+        "raw_string_literal",
+        "char_literal",
+        "number_literal",
+        "comment",
+        "qualified_identifier",
+        "template_argument_list",
+        "type_descriptor",
+        "lambda_capture_specifier",
+        "field_identifier",
+        "true",
+        "false",
+        "null",
+        "this",
+    }
+)
+# Bare names read as members inside methods: snake/camel case, not kConstants or MACROS.
+_MEMBER_NAME = re.compile(r"(?!k[A-Z])[a-z_][A-Za-z0-9_]*")
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+_STREAM_LOG = re.compile(r"\b(?:std::)?c(?:out|err|log)\s*<<")
+
+
+class CppBody(Walker):
+    """Statements and expressions of C++ functions; subclassed by the declaration walker."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.locals: set[str] = set()  # parameters and declared names of the current function
+
+    # --- grammar hooks ---------------------------------------------------------------------------
+
+    def split_statement(self, node: Node) -> tuple[Node | None, list[Node]] | None:
+        t = node.type
+        if t in ("compound_statement", "else_clause", "try_statement", "ERROR"):
+            return None, _named(node)
+        if t == "if_statement":
+            inner = [
+                n
+                for n in (node.child_by_field_name("consequence"), node.child_by_field_name("alternative"))
+                if n
+            ]
+            return node.child_by_field_name("condition"), inner
+        if t in _LOOPS or t == "catch_clause":
+            body = node.child_by_field_name("body")
+            return node.child_by_field_name("condition"), [body] if body is not None else []
+        if t == "case_statement":
+            value = node.child_by_field_name("value")
+            return None, [c for c in _named(node) if value is None or c.id != value.id]
+        return None
+
+    def call_parts(self, node: Node) -> tuple[Node, Node | None] | None:
+        if node.type != "call_expression":
+            return None
+        fn = node.child_by_field_name("function")
+        return None if fn is None else (fn, node.child_by_field_name("arguments"))
+
+    def attr_parts(self, node: Node) -> tuple[Node | None, str] | None:
+        if node.type != "field_expression":
+            return None
+        fld = node.child_by_field_name("field")
+        return None if fld is None else (node.child_by_field_name("argument"), self.txt(fld))
+
+    def ternary_parts(self, node: Node) -> tuple[Node, Node, Node] | None:
+        if node.type != "conditional_expression":
+            return None
+        c, a, b = (node.child_by_field_name(f) for f in ("condition", "consequence", "alternative"))
+        return (c, a, b) if c is not None and a is not None and b is not None else None
+
+    def extra_log(self, text: str) -> bool:
+        return _STREAM_LOG.search(text) is not None
+
+    def unparen(self, node: Node) -> Node:
+        while node.type in ("parenthesized_expression", "condition_clause"):
+            inner = node.child_by_field_name("value") if node.type == "condition_clause" else None
+            inner = inner or next(iter(_named(node)), None)
+            if inner is None:
+                break
+            node = inner
+        return node
+
+    def _op(self, node: Node) -> str:
+        op = node.child_by_field_name("operator")
+        return self.txt(op) if op is not None else ""
+
+    def is_bool(self, node: Node) -> bool:
+        node = self.unparen(node)
+        if node.type == "unary_expression":
+            return self._op(node) in _NOT
+        return node.type == "binary_expression" and self._op(node) in _AND | _OR
+
+    # --- predicates ------------------------------------------------------------------------------
+
+    def _chain(self, node: Node, ops: frozenset[str]) -> list[Node]:
+        """Operands of `a && b && c` (left-nested, not crossing parentheses), in source order."""
+        out: list[Node] = []
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type == "binary_expression" and self._op(n) in ops:
+                left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+                stack.extend(x for x in (right, left) if x is not None)
+            else:
+                out.append(n)
+        return out
+
+    def pred(self, node: Node) -> Pred:
+        node = self.unparen(node)
+        t = node.type
+        if t == "unary_expression" and self._op(node) in _NOT:
+            arg = node.child_by_field_name("argument")
+            if arg is not None:
+                return negate(self.pred(arg))
+        elif t == "binary_expression":
+            op = self._op(node)
+            if op in _AND or op in _OR:
+                parts = [self.pred(x) for x in self._chain(node, _AND if op in _AND else _OR)]
+                if op in _OR:
+                    return disj(*parts)
+                joined = conj(*parts)
+                assert joined is not None
+                return joined
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if op in _CMP and left is not None and right is not None:
+                return self.compare(left, op, right)
+        return Atom(canonical_expr(self.txt(node)))
+
+    def declarator_name(self, node: Node | None) -> str | None:
+        for _ in range(12):
+            if node is None:
+                return None
+            if node.type in ("identifier", "field_identifier", "qualified_identifier", "operator_name"):
+                return "".join(self.txt(node).split())
+            if node.type == "destructor_name":
+                return self.txt(node)
+            node = node.child_by_field_name("declarator") or next(iter(_named(node)[-1:]), None)
+        return None
+
+    # --- statements ------------------------------------------------------------------------------
+
+    def stmt(self, node: Node, ctx: Ctx) -> None:
+        t = node.type
+        if t in ("compound_statement", "ERROR", "labeled_statement"):
+            for child in node.named_children:
+                self.stmt(child, ctx)
+        elif t == "if_statement":
+            self._if(node, ctx)
+        elif t == "expression_statement":
+            for child in _named(node):
+                self.stmt(child, ctx)
+        elif t == "assignment_expression":
+            self._assignment(node, ctx)
+        elif t == "update_expression":
+            arg = node.child_by_field_name("argument")
+            target = self._target(arg) if arg is not None else None
+            if target is not None:
+                op = "++" if "++" in self.txt(node) else "--"
+                self.emit_assign(ctx, target, op, node, node, AssignKind.AUGMENTED)
+        elif t == "declaration":
+            self._declaration(node, ctx)
+        elif t == "return_statement":
+            for value in _named(node):
+                if self.is_bool(value):
+                    self.emit_use(self.pred(value), self.unparen(value), ctx)
+                self.scan(value, ctx)
+        elif t in _LOOPS or t in ("try_statement", "catch_clause", "case_statement"):
+            self._compound(node, ctx)
+        elif t not in ("comment", "function_definition") and t not in CLASSES:
+            self.scan(node, ctx)
+
+    def _compound(self, node: Node, ctx: Ctx) -> None:
+        """Loops, switch, try: the while condition gates the body; other parts are read and walked."""
+        body = node.child_by_field_name("body")
+        for i, child in enumerate(node.children):
+            role = node.field_name_for_child(i)
+            if not child.is_named or child.type == "comment" or (body is not None and child.id == body.id):
+                continue
+            if role == "condition" and node.type in ("while_statement", "do_statement"):
+                value = self.unparen(child)
+                self.emit_use(self.pred(value), value, ctx)
+                self.scan(value, ctx, Cond([body] if body is not None else [], []))
+            elif role == "declarator":
+                name = self.declarator_name(child)
+                if name:
+                    self.locals.add(name)
+            elif role == "parameters":
+                for param in _named(child):
+                    pname = self.declarator_name(param.child_by_field_name("declarator"))
+                    if pname:
+                        self.locals.add(pname)
+            elif child.type == "declaration":
+                self.stmt(child, ctx)
+            elif role in ("initializer", "condition", "update", "right", "value"):
+                self.scan(child, ctx)
+            else:
+                self.stmt(child, ctx)
+        if body is not None:
+            self.stmt(body, ctx)
+
+    def _if(self, node: Node, ctx: Ctx) -> None:
+        clause = node.child_by_field_name("condition")
+        then = node.child_by_field_name("consequence")
+        if clause is None or then is None:
+            self.scan(node, ctx)
+            return
+        init = clause.child_by_field_name("initializer")
+        if init is not None:
+            self.stmt(init, ctx)
+        cond = self.unparen(clause)
+        p = self.pred(cond)
+        self.emit_use(p, cond, ctx)
+        else_clause = node.child_by_field_name("alternative")
+        other = _named(else_clause)
+        self.scan(cond, ctx, Cond([then], other))
+        line = self.line(node)
+        then_branch = self.branch(cond, line, then, line, self.end_line(then))
+        self.stmt(then, replace(ctx, guard=conj(ctx.guard, p), branch=then_branch))
+        if else_clause is not None and other:
+            start, end = self.line(else_clause), self.end_line(else_clause)
+            else_branch = self.branch(cond, line, else_clause, start, end)
+            else_ctx = replace(ctx, guard=conj(ctx.guard, negate(p)), branch=else_branch)
+            for child in other:
+                self.stmt(child, else_ctx)
+
+    def _target(self, node: Node) -> str | None:
+        if node.type in ("identifier", "field_expression", "qualified_identifier"):
+            return canonical_expr(self.txt(node))
+        return None
+
+    def _assignment(self, node: Node, ctx: Ctx) -> None:
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None:
+            self.scan(node, ctx)
+            return
+        op = self._op(node) or "="
+        target = self._target(left)
+        if target is None:
+            self.scan(left, ctx)
+        elif op == "=":
+            self.emit_value(ctx, target, right, node, node)
+            self._bind(left, right, ctx, node)
+        else:
+            self.emit_assign(ctx, target, canonical_expr(self.txt(right)), node, node, AssignKind.AUGMENTED)
+        self.scan(right, ctx)
+
+    def _bind(self, left: Node, right: Node, ctx: Ctx, at: Node) -> None:
+        """One level of aliasing: `this->flag_ = cfg.flag;` / `flag = cfg.flag;`."""
+        source = canonical_expr(self.txt(self.unparen(right)))
+        if ctx.function is None or "." not in source or not is_path(source):
+            return
+        alias = "".join(self.txt(left).split())
+        if left.type == "field_expression":
+            arg, fld = left.child_by_field_name("argument"), left.child_by_field_name("field")
+            if arg is not None and arg.type == "this" and fld is not None:
+                self.bind_member(ctx.cls, self.txt(fld), source, alias, at)
+        elif left.type == "identifier":
+            if alias in self.locals:
+                self.bind_local(ctx.function, alias, source, at)
+            elif ctx.method:
+                self.bind_member(ctx.cls, alias, source, alias, at)
+
+    def _declaration(self, node: Node, ctx: Ctx) -> None:
+        for i, child in enumerate(node.children):
+            if node.field_name_for_child(i) != "declarator":
+                continue
+            if child.type != "init_declarator":
+                name = self.declarator_name(child)
+                if name:
+                    self.locals.add(name)
+                continue
+            name = self.declarator_name(child.child_by_field_name("declarator"))
+            value = child.child_by_field_name("value")
+            if name:
+                self.locals.add(name)
+            if value is None:
+                continue
+            if value.type in ("argument_list", "initializer_list"):
+                inner = _named(value)
+                value = inner[0] if len(inner) == 1 else value
+            if name and value.type != "lambda_expression":
+                self.emit_value(ctx, name, value, child, node)
+                source = canonical_expr(self.txt(self.unparen(value)))
+                if "." in source and is_path(source):
+                    self.bind_local(ctx.function, name, source, child)
+            self.scan(value, ctx)
+
+    # --- expressions: reads, ternaries, bindings -------------------------------------------------
+
+    def scan(self, root: Node, ctx: Ctx, cond: Cond | None = None) -> None:
+        """Reads, ternary conditions and pybind bindings in an expression (iterative: deep trees are fine)."""
+        callees: set[int] = set()
+        stack: list[tuple[Node, bool, Cond | None, bool]] = [(root, False, cond, False)]
+        while stack:
+            node, chain, cnd, neg = stack.pop()
+            t = node.type
+            if t in _SKIP:
+                continue
+            if t == "field_expression":
+                arg = node.child_by_field_name("argument")
+                is_callee = node.id in callees
+                if not chain and not is_callee:
+                    member = self.txt(node.child_by_field_name("field") or node)
+                    this = arg is not None and arg.type == "this"
+                    self.read(
+                        ctx, canonical_expr(self.txt(node)), node, cnd, neg, member=member if this else None
+                    )
+                if arg is not None:
+                    stack.append((arg, not is_callee, cnd, neg))
+            elif t == "call_expression":
+                fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+                if args is not None:
+                    stack.append((args, False, cnd, neg))
+                if fn is not None and fn.type == "field_expression":
+                    self._binding(fn, args, ctx)
+                    callees.add(fn.id)
+                    stack.append((fn, False, cnd, neg))
+                elif fn is not None and fn.type not in ("identifier", "template_function"):
+                    stack.append((fn, False, cnd, neg))
+            elif t == "conditional_expression":
+                c, yes, no = (
+                    node.child_by_field_name(f) for f in ("condition", "consequence", "alternative")
+                )
+                stack.extend((x, False, cnd, neg) for x in (no, yes) if x is not None)
+                if c is not None:
+                    self.emit_use(self.pred(c), self.unparen(c), ctx)
+                    stack.append((c, False, Cond([yes] if yes else [], [no] if no else []), False))
+            elif t == "unary_expression" and self._op(node) in _NOT:
+                arg = node.child_by_field_name("argument")
+                if arg is not None:
+                    stack.append((arg, False, cnd, not neg))
+            elif t == "identifier":
+                if not chain:
+                    self._bare(node, ctx, cnd, neg)
+            elif t == "lambda_expression":
+                for param in _named(node.child_by_field_name("declarator")):
+                    for p in _named(param):
+                        pname = self.declarator_name(p.child_by_field_name("declarator"))
+                        if pname:
+                            self.locals.add(pname)
+                body = node.child_by_field_name("body")
+                if body is not None:
+                    self.stmt(body, ctx)
+            elif t == "subscript_expression":
+                arg, idx = node.child_by_field_name("argument"), node.child_by_field_name("indices")
+                stack.extend((x, chain if x is arg else False, cnd, neg) for x in (idx, arg) if x is not None)
+            else:
+                stack.extend((c, False, cnd, neg) for c in reversed(node.named_children))
+
+    def _bare(self, node: Node, ctx: Ctx, cond: Cond | None, neg: bool) -> None:
+        name = self.txt(node)
+        if name in self.locals:
+            if self.reads.has_local(ctx.function, name):
+                self.read(ctx, name, node, cond, neg, local=name)
+        elif ctx.method and _MEMBER_NAME.fullmatch(name):
+            self.read(ctx, name, node, cond, neg, member=name)
+
+    def _binding(self, fn: Node, args: Node | None, ctx: Ctx) -> None:
+        """pybind `.def_readwrite("f", &T::f)`: Python code can write `T::f` (an external writer)."""
+        method = fn.child_by_field_name("field")
+        if method is None or self.txt(method) not in _BINDERS:
+            return
+        pointer = next((a for a in _named(args) if a.type == "pointer_expression"), None)
+        member = pointer.child_by_field_name("argument") if pointer is not None else None
+        if member is None:
+            return
+        parts = canonical_expr(self.txt(member)).split(".")
+        self.emit_assign(ctx, ".".join(parts[-2:]), self.txt(method), method, method, AssignKind.BINDING)

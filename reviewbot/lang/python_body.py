@@ -1,0 +1,386 @@
+"""Python function bodies: statements, expressions and predicates (the half of the Python front end
+that knows tree-sitter-python's statement and expression nodes; `python.py` handles definitions).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from tree_sitter import Node
+
+from reviewbot.lang.common import canonical_expr, is_path, last_component
+from reviewbot.lang.facts import AssignKind
+from reviewbot.lang.predicate import Atom, Pred, conj, disj, negate
+from reviewbot.lang.treesitter import named as _named
+from reviewbot.lang.walker import Cond, Ctx, Walker
+
+__all__ = ["PyBody", "FIELD_FUNCS"]
+
+_REPLACERS = frozenset({"replace", "_replace", "evolve"})
+FIELD_FUNCS = frozenset({"field", "Field"})
+_SKIP = frozenset({"string", "integer", "float", "comment", "true", "false", "none", "ellipsis"})
+_SIMPLE = frozenset({"expression_statement", "return_statement"})
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+_STRING = re.compile(r"\"[^\"]*\"|'[^']*'")
+_BUILTINS = frozenset({"dict", "list", "set", "tuple", "frozenset", "int", "float", "str", "bool", "bytes"})
+
+
+class PyBody(Walker):
+    """Statements and expressions of Python code; subclassed by the definition walker."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # value node id -> target of the assignment it is the right-hand side of (for keyword writes)
+        self._kw_target: dict[int, str] = {}
+
+    def definition(self, node: Node, ctx: Ctx) -> None:
+        """A function, class or decorated definition met among statements."""
+        raise NotImplementedError
+
+    # --- grammar hooks ---------------------------------------------------------------------------
+
+    def split_statement(self, node: Node) -> tuple[Node | None, list[Node]] | None:
+        t = node.type
+        if t in ("block", "module", "try_statement"):
+            return None, _named(node)
+        if t in ("else_clause", "finally_clause", "except_clause", "case_clause"):
+            return None, [c for c in _named(node) if c.type == "block"]
+        if t == "if_statement":
+            rest = node.children_by_field_name("alternative")
+            then = node.child_by_field_name("consequence")
+            return node.child_by_field_name("condition"), ([then] if then else []) + list(rest)
+        if t == "elif_clause":
+            then = node.child_by_field_name("consequence")
+            return node.child_by_field_name("condition"), [then] if then else []
+        if t in ("while_statement", "for_statement", "with_statement"):
+            header = node.child_by_field_name("condition") or node.child_by_field_name("right")
+            inner = [node.child_by_field_name("body"), node.child_by_field_name("alternative")]
+            return header, [n for n in inner if n is not None]
+        return None
+
+    def call_parts(self, node: Node) -> tuple[Node, Node | None] | None:
+        if node.type != "call":
+            return None
+        fn = node.child_by_field_name("function")
+        return None if fn is None else (fn, node.child_by_field_name("arguments"))
+
+    def attr_parts(self, node: Node) -> tuple[Node | None, str] | None:
+        if node.type != "attribute":
+            return None
+        attr = node.child_by_field_name("attribute")
+        return None if attr is None else (node.child_by_field_name("object"), self.txt(attr))
+
+    def ternary_parts(self, node: Node) -> tuple[Node, Node, Node] | None:
+        parts = _named(node) if node.type == "conditional_expression" else []
+        return (parts[1], parts[0], parts[2]) if len(parts) == 3 else None
+
+    def unparen(self, node: Node) -> Node:
+        while node.type == "parenthesized_expression":
+            inner = next(iter(_named(node)), None)
+            if inner is None:
+                break
+            node = inner
+        return node
+
+    def is_bool(self, node: Node) -> bool:
+        return self.unparen(node).type in ("not_operator", "boolean_operator")
+
+    # --- predicates ------------------------------------------------------------------------------
+
+    def _bool_op(self, node: Node) -> str:
+        op = node.child_by_field_name("operator")
+        return op.type if op is not None else ""
+
+    def pred(self, node: Node) -> Pred:
+        node = self.unparen(node)
+        t = node.type
+        if t == "not_operator":
+            arg = node.child_by_field_name("argument")
+            if arg is not None:
+                return negate(self.pred(arg))
+        elif t == "boolean_operator":
+            op = self._bool_op(node)
+            operands: list[Node] = []
+            stack = [node]
+            while stack:
+                n = stack.pop()
+                if n.type == "boolean_operator" and self._bool_op(n) == op:
+                    stack.extend(
+                        x for x in (n.child_by_field_name("right"), n.child_by_field_name("left")) if x
+                    )
+                else:
+                    operands.append(n)
+            parts = [self.pred(x) for x in operands]
+            if op == "or":
+                return disj(*parts)
+            joined = conj(*parts)
+            assert joined is not None
+            return joined
+        elif t == "comparison_operator":
+            found = self._comparison(node)
+            if found is not None:
+                return found
+        return Atom(canonical_expr(self.txt(node)))
+
+    def _comparison(self, node: Node) -> Pred | None:
+        """`a < b < c` -> `a < b && b < c`; `is` / `is not` compare like `==` / `!=`."""
+        operands: list[Node] = []
+        ops: list[str] = []
+        for child in node.children:
+            if child.type == "comment":
+                continue
+            if child.is_named:
+                operands.append(child)
+            else:
+                ops.append(" ".join(self.txt(child).split()))
+        if not ops or len(operands) != len(ops) + 1:
+            return None
+        parts: list[Pred] = []
+        for left, op, right in zip(operands, ops, operands[1:], strict=False):
+            op = {"is": "==", "is not": "!=", "<>": "!="}.get(op, op)
+            if op in ("in", "not in"):
+                atom = Atom(f"{canonical_expr(self.txt(left))} in {canonical_expr(self.txt(right))}")
+                parts.append(atom if op == "in" else negate(atom))
+            else:
+                parts.append(self.compare(left, op, right))
+        return conj(*parts)
+
+    # --- statements ------------------------------------------------------------------------------
+
+    def stmt(self, node: Node, ctx: Ctx) -> None:
+        t = node.type
+        if t in _SIMPLE:
+            self.stmt_node = node
+        if t in ("module", "block"):
+            for child in node.named_children:
+                self.stmt(child, ctx)
+        elif t == "expression_statement":
+            for child in _named(node):
+                self._expression(child, node, ctx)
+        elif t == "if_statement":
+            self._if(node, ctx)
+        elif t == "return_statement":
+            for value in _named(node):
+                if ctx.prop is not None:
+                    self.emit_value(ctx, ctx.prop, value, node, node)
+                elif self.is_bool(value):
+                    self.emit_use(self.pred(value), self.unparen(value), ctx)
+                self.scan(value, ctx)
+        elif t in ("function_definition", "class_definition", "decorated_definition"):
+            self.definition(node, ctx)
+        elif t == "while_statement":
+            cond, body = node.child_by_field_name("condition"), node.child_by_field_name("body")
+            if cond is not None:
+                self.emit_use(self.pred(cond), self.unparen(cond), ctx)
+                self.scan(cond, ctx, Cond([body] if body is not None else [], []))
+            for part in (body, node.child_by_field_name("alternative")):
+                if part is not None:
+                    self.stmt(part, ctx)
+        elif t.endswith(("_statement", "_clause")) and t not in ("pass_statement", "import_statement"):
+            self._compound(node, ctx)
+        elif t != "comment":
+            self.scan(node, ctx)
+
+    def _compound(self, node: Node, ctx: Ctx) -> None:
+        """for / with / try / match and simple statements: blocks are walked, the rest is read."""
+        for child in _named(node):
+            if child.type == "block" or child.type.endswith("_clause"):
+                self.stmt(child, ctx)
+            else:
+                self.scan(child, ctx)
+
+    def _if(self, node: Node, ctx: Ctx) -> None:
+        cond, then = node.child_by_field_name("condition"), node.child_by_field_name("consequence")
+        if cond is None or then is None:
+            self._compound(node, ctx)
+            return
+        alternatives = [a for a in node.children_by_field_name("alternative") if a.type != "comment"]
+        negations: list[Pred] = []
+        chain: list[tuple[Node, Node, Node]] = [(cond, then, node)]
+        for alt in alternatives:
+            c, body = alt.child_by_field_name("condition"), alt.child_by_field_name("consequence")
+            if alt.type == "elif_clause" and c is not None and body is not None:
+                chain.append((c, body, alt))
+        for i, (c, body, owner) in enumerate(chain):
+            p = self.pred(c)
+            self.emit_use(p, self.unparen(c), ctx)
+            later = [n for _, _, n in chain[i + 1 :]] + [a for a in alternatives if a.type == "else_clause"]
+            self.scan(c, ctx, Cond([body], later))
+            here = self.line(owner)
+            branch = self.branch(c, here, body, here, self.end_line(body))
+            self.stmt(body, replace(ctx, guard=conj(ctx.guard, *negations, p), branch=branch))
+            negations.append(negate(p))
+        last_cond, _, last_owner = chain[-1]
+        for alt in alternatives:
+            body = alt.child_by_field_name("body")
+            if alt.type == "else_clause" and body is not None:
+                branch = self.branch(
+                    last_cond, self.line(last_owner), body, self.line(alt), self.end_line(alt)
+                )
+                self.stmt(body, replace(ctx, guard=conj(ctx.guard, *negations), branch=branch))
+
+    def _expression(self, expr: Node, stmt: Node, ctx: Ctx) -> None:
+        if expr.type == "assignment":
+            self._assignment(expr, stmt, ctx)
+        elif expr.type == "augmented_assignment":
+            left, right = expr.child_by_field_name("left"), expr.child_by_field_name("right")
+            target = self._target(left, ctx) if left is not None else None
+            if target is not None and right is not None:
+                self.emit_assign(
+                    ctx, target, canonical_expr(self.txt(right)), expr, stmt, AssignKind.AUGMENTED
+                )
+            if right is not None:
+                self.scan(right, ctx)
+        else:
+            self.scan(expr, ctx)
+
+    def _target(self, node: Node, ctx: Ctx) -> str | None:
+        if node.type == "identifier":
+            return self.txt(node) if ctx.function is not None else None
+        if node.type == "attribute":
+            return canonical_expr(self.txt(node))
+        return None
+
+    def _assignment(self, node: Node, stmt: Node, ctx: Ctx) -> None:
+        targets: list[Node] = []
+        value: Node | None = node
+        while value is not None and value.type == "assignment":
+            left = value.child_by_field_name("left")
+            if left is not None:
+                targets.append(left)
+            value = value.child_by_field_name("right")
+        if value is None:
+            return
+        pairs: list[tuple[Node, Node]] = []
+        for left in targets:
+            lefts, values = _named(left), _named(value)
+            if left.type in ("pattern_list", "tuple_pattern") and value.type in ("expression_list", "tuple"):
+                if len(lefts) == len(values):
+                    pairs.extend(zip(lefts, values, strict=True))
+                continue
+            pairs.append((left, value))
+        for left, val in pairs:
+            target = self._target(left, ctx)
+            if target is None:
+                if left.type == "subscript":
+                    self.scan(left, ctx)
+                continue
+            self.emit_value(ctx, target, val, node, stmt)
+            self._kw_target[val.id] = target
+            self._bind(left, val, ctx, node)
+        self.scan(value, ctx)
+
+    def _bind(self, left: Node, value: Node, ctx: Ctx, at: Node) -> None:
+        """`self.x = cfg.x` / `x = cfg.x`: an alias for later reads; `self.x = v` in `__init__`: a default."""
+        parts = self.attr_parts(left)
+        on_self = parts is not None and parts[0] is not None and self.txt(parts[0]) == "self"
+        source = canonical_expr(self.txt(self.unparen(value)))
+        if parts is not None and on_self and ctx.init and ctx.guard is None and ctx.cls is not None:
+            # `self.x = x` takes the parameter's default; only constant values (literals, `Cls()`,
+            # `Enum.X`) are defaults, not values computed from parameters or locals (`self.x = cfg.x`).
+            if value.type == "identifier":
+                default = dict(ctx.params).get(source)
+            else:
+                names = _NAME.findall(_STRING.sub('""', source))
+                constant = all(n[:1].isupper() or n in _BUILTINS for n in names)
+                default = source if constant else None
+            if default is not None:
+                self.emit_default(ctx.cls, parts[1], default, left)
+        if "." not in source or not is_path(source):
+            return
+        if parts is not None and on_self:
+            self.bind_member(ctx.cls, parts[1], source, " ".join(self.txt(left).split()), at)
+        elif left.type == "identifier":
+            self.bind_local(ctx.function, self.txt(left), source, at)
+
+    # --- expressions: reads, ternaries, keyword writes -------------------------------------------
+
+    def scan(self, root: Node, ctx: Ctx, cond: Cond | None = None) -> None:
+        """Reads, conditional expressions and keyword writes in an expression (iterative)."""
+        callees: set[int] = set()
+        stack: list[tuple[Node, bool, Cond | None, bool]] = [(root, False, cond, False)]
+        while stack:
+            node, chain, cnd, neg = stack.pop()
+            t = node.type
+            if t in _SKIP:
+                continue
+            if t == "attribute":
+                obj, attr = node.child_by_field_name("object"), node.child_by_field_name("attribute")
+                is_callee = node.id in callees
+                if not chain and not is_callee and not self._constant(node):
+                    on_self = obj is not None and obj.type == "identifier" and self.txt(obj) == "self"
+                    member = self.txt(attr) if on_self and attr is not None else None
+                    self.read(ctx, canonical_expr(self.txt(node)), node, cnd, neg, member=member)
+                if obj is not None:
+                    stack.append((obj, not is_callee, cnd, neg))
+            elif t == "call":
+                fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+                if args is not None:
+                    self._keywords(node, fn, args, ctx)
+                    for arg in reversed(_named(args)):
+                        inner = arg.child_by_field_name("value") if arg.type == "keyword_argument" else arg
+                        if inner is not None:
+                            stack.append((inner, False, cnd, neg))
+                if fn is not None and fn.type != "identifier":
+                    if fn.type == "attribute":
+                        callees.add(fn.id)
+                    stack.append((fn, False, cnd, neg))
+            elif t == "conditional_expression" and (parts := self.ternary_parts(node)) is not None:
+                c, yes, no = parts
+                stack.extend([(no, False, cnd, neg), (yes, False, cnd, neg)])
+                self.emit_use(self.pred(c), self.unparen(c), ctx)
+                stack.append((c, False, Cond([yes], [no]), False))
+            elif t == "not_operator":
+                operand = node.child_by_field_name("argument")
+                if operand is not None:
+                    stack.append((operand, False, cnd, not neg))
+            elif t == "identifier":
+                name = self.txt(node)
+                if not chain and self.reads.has_local(ctx.function, name):
+                    self.read(ctx, name, node, cnd, neg, local=name)
+            elif t == "subscript":
+                value = node.child_by_field_name("value")
+                for sub in reversed(node.children_by_field_name("subscript")):
+                    stack.append((sub, False, cnd, neg))
+                if value is not None:
+                    stack.append((value, chain, cnd, neg))
+            elif t == "keyword_argument":
+                value = node.child_by_field_name("value")
+                if value is not None:
+                    stack.append((value, False, cnd, neg))
+            else:
+                stack.extend((c, False, cnd, neg) for c in reversed(node.named_children))
+
+    def _constant(self, node: Node) -> bool:
+        """`RopeStyle.No`, `TaskType.LANGUAGE_MODEL`: class constants, not field reads (like C++ `A::B`)."""
+        while node.type == "attribute":
+            obj = node.child_by_field_name("object")
+            if obj is None:
+                return False
+            node = obj
+        return node.type == "identifier" and self.txt(node)[:1].isupper()
+
+    def _keywords(self, call: Node, fn: Node | None, args: Node, ctx: Ctx) -> None:
+        """`Config(f=v)`, `replace(c, f=v)`, `c._replace(f=v)`: KEYWORD writes of `f`."""
+        kwargs = [a for a in _named(args) if a.type == "keyword_argument"]
+        if fn is None or not kwargs:
+            return
+        callee = canonical_expr(self.txt(fn))
+        last = last_component(callee)
+        if last in FIELD_FUNCS or (last not in _REPLACERS and not last[:1].isupper()):
+            return
+        prefix = self._kw_target.get(call.id)
+        if prefix is None and last in _REPLACERS:
+            positional = [a for a in _named(args) if a.type != "keyword_argument"]
+            receiver = callee.rsplit(".", 1)[0] if last == "_replace" and "." in callee else None
+            first = receiver or (canonical_expr(self.txt(positional[0])) if positional else None)
+            prefix = first if first and is_path(first) else None
+        if prefix is None:
+            prefix = callee
+        stmt = self.stmt_node or call
+        for kw in kwargs:
+            key, value = kw.child_by_field_name("name"), kw.child_by_field_name("value")
+            if key is not None and value is not None:
+                text = canonical_expr(self.txt(value))
+                self.emit_assign(ctx, f"{prefix}.{self.txt(key)}", text, kw, stmt, AssignKind.KEYWORD)

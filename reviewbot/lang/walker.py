@@ -1,0 +1,332 @@
+"""The language-independent half of a front end: walking context, fact emission, alias resolution.
+
+`cpp.py` and `python.py` subclass `Walker`; they know their grammar's node types and call the
+`emit_*`/`read`/`bind_*` methods here, which fill the records of `facts.py` the same way for
+both languages (guards, branch lines, comments, log detection, one level of aliasing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from reviewbot.lang import treesitter as ts
+from reviewbot.lang.common import (
+    callee_parts,
+    canonical_expr,
+    comment_above,
+    is_log_callee,
+    last_component,
+    mentions_field,
+)
+from reviewbot.lang.facts import (
+    AssignKind,
+    Assignment,
+    FieldDefault,
+    FileFacts,
+    Function,
+    GatedStmt,
+    Lang,
+    PredicateUse,
+)
+from reviewbot.lang.predicate import Atom, Pred, conj, negate
+from reviewbot.lang.reads import Cond, ReadLog
+
+__all__ = ["Branch", "Cond", "Ctx", "Walker", "MAX_GATED"]
+
+_BOOLS = frozenset({"True", "False"})
+MAX_GATED = 40  # statements kept per gated branch; enough to see what a flag controls
+
+
+@dataclass
+class Branch:
+    """The innermost if / elif / else block around a statement."""
+
+    text: str  # the condition as written
+    line: int  # line of the `if` / `elif` (or of the `if` for an `else`)
+    start: int
+    end: int
+    comment: str
+    comment_line: int | None
+    block: Node | None
+    logs: bool | None = None  # filled on first use
+
+
+@dataclass(frozen=True)
+class Ctx:
+    function: str | None = None  # qualified name of the enclosing function
+    cls: str | None = None  # class whose members `self.x` / `this->x` / a bare member name refer to
+    scope: str | None = None  # qualified container name for nested definitions
+    guard: Pred | None = None
+    branch: Branch | None = None
+    prop: str | None = None  # Python @property whose returns are derivations
+    init: bool = False  # Python __init__ / C++ constructor
+    method: bool = False
+    params: tuple[tuple[str, str | None], ...] = ()  # (name, canonical default or None)
+
+
+@dataclass
+class Walker:
+    """Collects the facts of one file; subclasses walk the tree and call the emitters."""
+
+    path: str
+    text: str
+    lang: Lang = Lang.CPP
+    lines: list[str] = field(init=False)
+    functions: list[Function] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
+    predicates: list[PredicateUse] = field(default_factory=list)
+    defaults: list[FieldDefault] = field(default_factory=list)
+    enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    degraded: int = 0  # parts given up on (recursion too deep); counted as parse errors
+    stmt_node: Node | None = None  # the simple statement being walked (for writes inside expressions)
+    reads: ReadLog = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lines = [line.rstrip("\r") for line in self.text.split("\n")]
+        self.reads = ReadLog(self.path, self.lang)
+
+    # --- grammar hooks ------------------------------------------------------------------------
+
+    def split_statement(self, node: Node) -> tuple[Node | None, list[Node]] | None:
+        """None for a simple statement; else (header expression or None, nested statements/blocks)."""
+        raise NotImplementedError
+
+    def call_parts(self, node: Node) -> tuple[Node, Node | None] | None:
+        """(callee, arguments) of a call node, else None."""
+        raise NotImplementedError
+
+    def attr_parts(self, node: Node) -> tuple[Node | None, str] | None:
+        """(object, attribute name) of a member access node, else None."""
+        raise NotImplementedError
+
+    def ternary_parts(self, node: Node) -> tuple[Node, Node, Node] | None:
+        """(condition, value if true, value if false) of a conditional expression, else None."""
+        raise NotImplementedError
+
+    def unparen(self, node: Node) -> Node:
+        raise NotImplementedError
+
+    def pred(self, node: Node) -> Pred:
+        """The normalised predicate of a condition expression."""
+        raise NotImplementedError
+
+    def is_bool(self, node: Node) -> bool:
+        """A boolean expression built with &&/||/!/and/or/not (worth recording as a predicate use)."""
+        raise NotImplementedError
+
+    def extra_log(self, text: str) -> bool:
+        """Language-specific logging that is not a call (C++ streams)."""
+        return False
+
+    # --- small helpers -----------------------------------------------------------------------
+
+    txt = staticmethod(ts.text)
+    line = staticmethod(ts.first_line)
+    end_line = staticmethod(ts.last_line)
+
+    def source_line(self, line: int) -> str:
+        return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+
+    def comment(self, line: int) -> tuple[str, int | None]:
+        return comment_above(self.lines, line, self.lang is Lang.PYTHON)
+
+    def branch(self, cond: Node, line: int, block: Node | None, start: int, end: int) -> Branch:
+        text, cline = self.comment(line)
+        return Branch(" ".join(self.txt(cond).split()), line, start, end, text, cline, block)
+
+    # --- statements a branch controls ------------------------------------------------------------
+
+    def gated(self, nodes: list[Node]) -> tuple[GatedStmt, ...]:
+        out: list[GatedStmt] = []
+        stack = list(reversed(nodes))
+        while stack and len(out) < MAX_GATED:
+            node = stack.pop()
+            if node.type == "comment":
+                continue
+            parts = self.split_statement(node)
+            if parts is None:
+                out.append(self.gated_stmt(node))
+                continue
+            header, inner = parts
+            if header is not None:
+                out.append(self.gated_stmt(header))
+            stack.extend(reversed(inner))
+        return tuple(out)
+
+    def gated_stmt(self, node: Node) -> GatedStmt:
+        calls, fields = self.names(node)
+        line = self.line(node)
+        return GatedStmt(line, self.source_line(line), calls, fields)
+
+    def _calls_and_attrs(self, node: Node) -> Iterator[tuple[str, Node]]:
+        """('call', callee) and ('attr', node) for every call / non-callee member access under node."""
+        callees: set[int] = set()
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            call = self.call_parts(n)
+            if call is not None:
+                callees.add(call[0].id)
+                yield "call", call[0]
+            elif n.id not in callees and self.attr_parts(n) is not None:
+                yield "attr", n
+            stack.extend(n.named_children)
+
+    def names(self, node: Node) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        calls: dict[str, None] = {}
+        fields: dict[str, None] = {}
+        for kind, n in self._calls_and_attrs(node):
+            if kind == "call":
+                calls.update(dict.fromkeys(callee_parts(self.txt(n))))
+            else:
+                parts = self.attr_parts(n)
+                if parts is not None:
+                    fields[parts[1]] = None
+        return tuple(calls), tuple(fields)
+
+    def block_logs(self, b: Branch) -> bool:
+        if b.logs is None:
+            b.logs = b.block is not None and (
+                any(
+                    kind == "call" and is_log_callee(self.txt(n))
+                    for kind, n in self._calls_and_attrs(b.block)
+                )
+                or self.extra_log(self.txt(b.block))
+            )
+        return b.logs
+
+    # --- emitters --------------------------------------------------------------------------------
+
+    def emit_function(self, name: str, node: Node) -> None:
+        self.functions.append(Function(name, self.path, self.line(node), self.end_line(node), self.lang))
+
+    def emit_use(self, pred: Pred, node: Node, ctx: Ctx) -> None:
+        text = " ".join(self.txt(node).split())
+        self.predicates.append(PredicateUse(pred, text, self.path, self.line(node), ctx.function, self.lang))
+
+    def emit_default(self, owner: str, name: str, value: str, node: Node) -> None:
+        short = owner.replace("::", ".").rsplit(".", 1)[-1]
+        self.defaults.append(FieldDefault(short, name, value, self.path, self.line(node), self.lang))
+
+    def emit_assign(
+        self,
+        ctx: Ctx,
+        target: str,
+        value: str,
+        at: Node,
+        stmt: Node,
+        kind: AssignKind = AssignKind.PLAIN,
+        ternary: tuple[Pred | None, Node] | None = None,
+    ) -> None:
+        """One write of `target`; `ternary` is (arm guard, innermost ternary condition) for an arm."""
+        fld = last_component(target)
+        guard = ctx.guard
+        b = ctx.branch
+        if ternary is not None:
+            guard = conj(ctx.guard, ternary[0])
+            guard_text = " ".join(self.txt(ternary[1]).split())
+            guard_line: int | None = self.line(ternary[1])
+            start, end = self.line(stmt), self.end_line(stmt)
+            comment, cline = self.comment(start)
+        elif b is not None:
+            guard_text, guard_line, start, end = b.text, b.line, b.start, b.end
+            comment, cline = b.comment, b.comment_line
+        else:
+            guard_text, guard_line = "", None
+            start, end = self.line(stmt), self.end_line(stmt)
+            comment, cline = self.comment(start)
+        line = self.line(at)
+        first = guard is not None and any(mentions_field(a.text, fld) for a in guard.atoms())
+        self.assignments.append(
+            Assignment(
+                target=target,
+                field=fld,
+                value=value,
+                guard=guard,
+                path=self.path,
+                line=line,
+                function=ctx.function,
+                lang=self.lang,
+                kind=kind,
+                text=self.source_line(line),
+                guard_text=guard_text,
+                guard_line=guard_line,
+                branch_start=start,
+                branch_end=end,
+                comment_above=comment,
+                comment_line=cline,
+                logs_in_branch=self.block_logs(b) if b is not None else False,
+                checks_target_first=first,
+            )
+        )
+
+    def compare(self, left: Node, op: str, right: Node) -> Pred:
+        """`a == b` as an atom; `x == true` / `x is False` fold into `x` / `!x` so spellings agree."""
+        lhs, rhs = canonical_expr(self.txt(left)), canonical_expr(self.txt(right))
+        if op in ("==", "!=") and (lhs in _BOOLS) != (rhs in _BOOLS):
+            literal, other = (rhs, left) if rhs in _BOOLS else (lhs, right)
+            p = self.pred(other)
+            return p if (literal == "True") == (op == "==") else negate(p)
+        return Atom.comparison(lhs, op, rhs)
+
+    def arms(
+        self, node: Node, guard: Pred | None = None, cond: Node | None = None
+    ) -> list[tuple[Pred | None, Node, Node | None]]:
+        """Values of a (nested) ternary with the condition each needs: `c ? a : b` -> [(c, a), (!c, b)]."""
+        parts = self.ternary_parts(self.unparen(node))
+        if parts is None:
+            return [(guard, node, cond)]
+        c, yes, no = parts
+        p = self.pred(c)
+        return self.arms(yes, conj(guard, p), c) + self.arms(no, conj(guard, negate(p)), c)
+
+    def emit_value(self, ctx: Ctx, target: str, value: Node, at: Node, stmt: Node) -> None:
+        """`target = value`: a PLAIN write or a TERNARY write per arm; a boolean value is a predicate use."""
+        arms = self.arms(value)
+        if len(arms) > 1:
+            for guard, node, cond in arms:
+                assert cond is not None
+                text = canonical_expr(self.txt(node))
+                self.emit_assign(ctx, target, text, at, stmt, AssignKind.TERNARY, (guard, cond))
+        else:
+            self.emit_assign(ctx, target, canonical_expr(self.txt(value)), at, stmt)
+        if self.is_bool(value):
+            self.emit_use(self.pred(value), self.unparen(value), ctx)
+
+    def read(
+        self,
+        ctx: Ctx,
+        expr: str,
+        node: Node,
+        cond: Cond | None,
+        negated: bool,
+        member: str | None = None,
+        local: str | None = None,
+    ) -> None:
+        """A read of `expr` (canonical); `local` reads are only kept when they alias a field."""
+        self.reads.add(expr, self.line(node), ctx.function, ctx.cls, cond, negated, member, local)
+
+    def bind_member(self, cls: str | None, member: str, source: str, alias: str, node: Node) -> None:
+        """`self.member = source` / `member_(source)`: later `self.member` reads are reads of source."""
+        self.reads.bind_member(cls, member, source, alias, self.line(node))
+
+    def bind_local(self, function: str | None, name: str, source: str, node: Node) -> None:
+        self.reads.bind_local(function, name, source, self.line(node))
+
+    # --- result ----------------------------------------------------------------------------------
+
+    def facts(self, parse_errors: int) -> FileFacts:
+        return FileFacts(
+            path=self.path,
+            lang=self.lang,
+            functions=tuple(sorted(self.functions, key=lambda f: (f.start_line, f.end_line))),
+            assignments=tuple(sorted(self.assignments, key=lambda a: a.line)),
+            predicates=tuple(sorted(self.predicates, key=lambda p: p.line)),
+            reads=tuple(self.reads.resolve(self.gated)),
+            defaults=tuple(self.defaults),
+            enums=dict(self.enums),
+            parse_errors=parse_errors + self.degraded,
+        )
