@@ -14,12 +14,22 @@ __all__ = ["text", "code", "fence", "cell", "ZWJ"]
 ZWJ = "\u2060"  # word joiner: invisible, but GitHub no longer sees a mention or a reference
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
-_ISSUE_REF = re.compile(r"(?<![\w&])#(?=\d)")
+# `#12`, and `owner/repo#12` too (a word character before `#`); `&#12;` is an HTML entity, not a ref.
+_ISSUE_REF = re.compile(r"(?<!&)#(?=\d)")
 _GH_REF = re.compile(r"\b(GH)-(?=\d)", re.IGNORECASE)
+# A link to an issue or pull request adds a "mentioned this" event to it; breaking the scheme stops
+# GitHub from turning the text into a link.
+_GH_URL = re.compile(
+    r"\b(https?)(?=://(?:www\.)?github\.com/[^/\s]+/[^/\s]+/(?:issues|pull|discussions)/\d)", re.I
+)
 
 
 def _comment_markers(s: str) -> str:
-    return s.replace("<!--", "<!" + ZWJ + "--").replace("--!>", "--" + ZWJ + "!>").replace("-->", "--" + ZWJ + ">")
+    return (
+        s.replace("<!--", "<!" + ZWJ + "--")
+        .replace("--!>", "--" + ZWJ + "!>")
+        .replace("-->", "--" + ZWJ + ">")
+    )
 
 
 def text(value: object) -> str:
@@ -27,6 +37,7 @@ def text(value: object) -> str:
     s = _comment_markers(str(value))
     s = _MENTION.sub("@" + ZWJ, s)
     s = _ISSUE_REF.sub("#" + ZWJ, s)
+    s = _GH_URL.sub(lambda m: m.group(1) + ZWJ, s)
     return _GH_REF.sub(lambda m: m.group(1) + "-" + ZWJ, s)
 
 

@@ -1,0 +1,203 @@
+"""The hidden state block at the end of a report: `<!-- reviewbot:state v1 PAYLOAD.CHECKSUM -->`.
+
+It carries what the next round needs (round, head and base sha, every finding's fingerprint and
+state, with rule, severity, path, line, anchor and title for open ones, and the history rows), so a
+stateless worker can continue from the comment alone. The store keeps the full record.
+
+PAYLOAD is base64url (no padding) of zlib-compressed JSON; CHECKSUM is the first 16 hex digits of
+its SHA-256. The alphabet has no `<`, `>` or space, so nothing inside can end the comment early;
+PR-controlled text never goes inside it. `decode_state` takes the LAST marker that starts a line
+and validates: PR text elsewhere in the body is sanitised (report.sanitize turns `<!--` into
+`<!⁠--`), and even a forged block that survived would have to come after the real one, at the end
+of the body. The checksum catches truncation and editing; it is not a signature — that a comment
+is ours is decided by its author (GitHub stage).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reviewbot.review.finding import Finding, Severity
+from reviewbot.review.result import Review
+from reviewbot.review.rounds import OPEN_STATES, PreviousRound
+
+__all__ = ["MarkedFinding", "State", "encode_state", "decode_state", "VERSION"]
+
+VERSION = 1
+_STATES = OPEN_STATES | {"fixed", "cannot_substantiate"}
+_MARKER = re.compile(
+    r"^<!-- reviewbot:state v(?P<v>\d+) (?P<payload>[A-Za-z0-9_-]+)\.(?P<sum>[0-9a-f]{16}) -->[ \t]*\r?$",
+    re.MULTILINE,
+)
+_SHA = re.compile(r"^[0-9a-f]{7,64}$")
+_MAX_JSON = 1 << 20  # refuse to inflate more than this: the payload comes from a comment body
+# Open findings keep their anchor (for the recheck) and title (for the report); long ones are cut.
+_MAX_ANCHOR = 400
+_MAX_TITLE = 200
+
+
+@dataclass(frozen=True)
+class MarkedFinding:
+    fingerprint: str
+    state: str
+    rule: str
+    severity: str
+    path: str
+    line: int
+    anchor: str = ""  # open findings only
+    title: str = ""  # open findings only
+
+    def to_finding(self) -> Finding:
+        return Finding(
+            rule=self.rule,
+            severity=Severity(self.severity),
+            path=self.path,
+            line=self.line,
+            title=self.title,
+            anchor=self.anchor,
+            fingerprint_override=self.fingerprint,
+            state=self.state,
+        )
+
+
+@dataclass(frozen=True)
+class State:
+    """The compact state of one round, as carried by the marker."""
+
+    round_index: int
+    head_sha: str
+    base_sha: str
+    findings: tuple[MarkedFinding, ...]
+    history: tuple[Mapping[str, Any], ...] = ()
+    repository: str = ""
+    pr: int | None = None
+
+    @classmethod
+    def from_review(cls, review: Review) -> State:
+        """The state of a review whose `round` was filled by review.rounds."""
+        marked = [
+            MarkedFinding(
+                f.fingerprint,
+                f.state,
+                f.rule,
+                f.severity.value,
+                f.path,
+                f.line,
+                f.anchor[:_MAX_ANCHOR],
+                f.title[:_MAX_TITLE],
+            )
+            for f in review.findings
+        ]
+        marked += [
+            MarkedFinding(f.fingerprint, f.state, f.rule, f.severity.value, f.path, f.line)
+            for f in [*review.round.fixed, *review.round.cannot_substantiate]
+        ]
+        return cls(
+            round_index=review.round.round_index,
+            head_sha=review.head_sha,
+            base_sha=review.base_sha,
+            findings=tuple(marked),
+            history=tuple(review.round.history),
+            repository=review.round.repository,
+            pr=review.round.pr,
+        )
+
+    def previous_round(self) -> PreviousRound:
+        """This state as the `previous` argument of review.rounds.apply_round."""
+        return PreviousRound(
+            round_index=self.round_index,
+            head_sha=self.head_sha,
+            open_findings=tuple(f.to_finding() for f in self.findings if f.state in OPEN_STATES),
+            history=self.history,
+        )
+
+
+def encode_state(state: State) -> str:
+    """The marker line for `state` (no trailing newline)."""
+    doc = {
+        "round": state.round_index,
+        "head": state.head_sha,
+        "base": state.base_sha,
+        "repo": state.repository,
+        "pr": state.pr,
+        "findings": [
+            [f.fingerprint, f.state, f.rule, f.severity, f.path, f.line, f.anchor, f.title]
+            for f in state.findings
+        ],
+        "history": [dict(r) for r in state.history],
+    }
+    raw = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
+    payload = base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode("ascii").rstrip("=")
+    return f"<!-- reviewbot:state v{VERSION} {payload}.{_checksum(payload)} -->"
+
+
+def decode_state(body: str) -> State | None:
+    """The state of the last valid v1 marker that starts a line of `body`, or None."""
+    for m in reversed(list(_MARKER.finditer(body))):
+        if int(m["v"]) != VERSION or _checksum(m["payload"]) != m["sum"]:
+            continue
+        state = _parse(m["payload"])
+        if state is not None:
+            return state
+    return None
+
+
+def _checksum(payload: str) -> str:
+    return hashlib.sha256(payload.encode("ascii")).hexdigest()[:16]
+
+
+def _parse(payload: str) -> State | None:
+    try:
+        packed = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(packed, _MAX_JSON)
+        if inflater.unconsumed_tail or not inflater.eof:
+            return None
+        doc = json.loads(raw.decode("utf-8"))
+    except (binascii.Error, zlib.error, UnicodeDecodeError, ValueError):
+        return None
+    return _validated(doc)
+
+
+def _validated(doc: Any) -> State | None:
+    """A State when `doc` has exactly the expected shape and types; anything else is None."""
+    if not isinstance(doc, dict):
+        return None
+    values: list[Any] = [doc.get(k) for k in ("round", "head", "base", "repo", "pr")]
+    rnd, head, base, repo, pr = values
+    findings, history = doc.get("findings"), doc.get("history")
+    if not (_is_int(rnd) and rnd >= 1 and _is_sha(head) and _is_sha(base) and isinstance(repo, str)):
+        return None
+    if not (pr is None or _is_int(pr)) or not isinstance(findings, list) or not isinstance(history, list):
+        return None
+    marked: list[MarkedFinding] = []
+    for item in findings:
+        if not (isinstance(item, list) and len(item) == 8):
+            return None
+        fp, state, rule, sev, path, line, anchor, title = item
+        if not (
+            all(isinstance(v, str) for v in (fp, state, rule, sev, path, anchor, title)) and _is_int(line)
+        ):
+            return None
+        if state not in _STATES or sev not in Severity.__members__ or not fp:
+            return None
+        marked.append(MarkedFinding(fp, state, rule, sev, path, line, anchor, title))
+    if not all(isinstance(r, dict) and _is_int(r.get("round")) for r in history):
+        return None
+    return State(int(rnd), str(head), str(base), tuple(marked), tuple(history), str(repo), pr)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_sha(v: Any) -> bool:
+    return isinstance(v, str) and bool(_SHA.match(v))
