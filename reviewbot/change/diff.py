@@ -87,9 +87,9 @@ def _pre_skip(entry: DiffEntry, base: GitTree, head: GitTree, limit: int) -> Not
         return skip_note(entry.path, SkipReason.UNAVAILABLE, detail=special)
     size = 0
     if entry.old_path is not None:
-        size = base.sizes().get(entry.old_path, 0)
+        size = base.size(entry.old_path) or 0
     if entry.status != "D":
-        size = max(size, head.sizes().get(entry.path, 0))
+        size = max(size, head.size(entry.path) or 0)
     if size > limit:
         return skip_note(entry.path, SkipReason.TOO_LARGE, size=size, limit=limit)
     return None

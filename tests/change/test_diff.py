@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from reviewbot.change import diff
 from reviewbot.change.diff import Limits, load_change
 from reviewbot.change.model import ChangeSet, FileStatus, SkipReason
 from reviewbot.errors import EnvironmentProblem, UsageError
@@ -234,3 +235,50 @@ def test_no_change_and_errors(repo: Repo, opened: list[ChangeSet], tmp_path: Pat
         load_change(tmp_path, "main", "main")
     with pytest.raises(UsageError, match="max_files"):
         Limits(max_files=0)
+
+
+def test_skipped_files_are_filtered_when_pathspecs_would_be_too_long(
+    repo: Repo, opened: list[ChangeSet], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With very many skipped files load_change does not narrow `git diff` by pathspecs but drops
+    # their sections from the stream; both ways must give the same ChangeSet.
+    base = repo.commit({"keep.txt": "k\n"})
+    head = repo.commit(
+        {
+            "a.py": "A = 1\n",
+            "big.txt": "x\n" * 3000,
+            "m.py": "M = 1\n",
+            "z1.py": "Z = 1\n",
+            "z2.py": "Z = 2\n",
+        }
+    )
+    limits = Limits(max_file_bytes=1000, max_files=4)
+    narrowed = _load(opened, repo, base, head, limits)
+    monkeypatch.setattr(diff, "_MAX_PATHSPEC_CHARS", 0)
+    filtered = _load(opened, repo, base, head, limits)
+    for cs in (narrowed, filtered):
+        assert [(f.path, f.skipped) for f in cs.files] == [
+            ("a.py", None),
+            ("big.txt", SkipReason.TOO_LARGE),
+            ("m.py", None),
+            ("z1.py", None),
+        ]
+        assert cs.files_left_out == 1 and cs.diff_truncated
+        assert [n.reason for n in cs.notes] == [SkipReason.TOO_LARGE, SkipReason.TRUNCATED]
+    assert narrowed.files == filtered.files
+    assert narrowed.patch_bytes == filtered.patch_bytes
+
+
+def test_a_long_diff_streams_intact_across_read_blocks(repo: Repo, opened: list[ChangeSet]) -> None:
+    # ~300 KB of diff: file sections straddle the 64 KiB blocks git's output is read in.
+    old = {f"pkg/m{i:03d}.py": "".join(f"a{j} = {j}\n" for j in range(40)) for i in range(250)}
+    new = {f"pkg/m{i:03d}.py": "".join(f"a{j} = {j} + {i}\n" for j in range(40)) for i in range(250)}
+    base = repo.commit(dict(old))
+    head = repo.commit(dict(new))
+    cs = _load(opened, repo, base, head)
+    assert cs.patch_bytes > 256 * 1024 and not cs.diff_truncated
+    assert [f.path for f in cs.files] == sorted(new)
+    for f in cs.files:
+        i = int(f.path[5:8])
+        assert f.added_lines == {j + 1: f"a{j} = {j} + {i}" for j in range(40)}
+        assert f.removed_lines == {j + 1: f"a{j} = {j}" for j in range(40)}

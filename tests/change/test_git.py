@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from reviewbot.change.git import (
     GitTree,
+    _split_sections,
     changed_paths,
     checkout,
     decode_text,
@@ -203,3 +205,38 @@ def test_checkout_exports_a_revision_without_touching_the_repository(repo: Repo,
     assert repo.git("worktree", "list").count("\n") == 0
     with pytest.raises(UsageError, match="not an empty directory"):
         checkout(repo.path, first, dest)
+
+
+def test_gittree_missing_object_is_a_git_error_and_the_tree_recovers(repo: Repo) -> None:
+    sha = repo.commit({f"f{i}.txt": f"content {i}\n" * 1000 for i in range(50)})
+    blob = repo.git("rev-parse", f"{sha}:f7.txt")
+    listed = GitTree(repo.path, sha)
+    assert len(listed.paths()) == 50
+    (repo.path / ".git" / "objects" / blob[:2] / blob[2:]).unlink()  # damaged after the listing
+    with pytest.raises(GitError, match=f"cannot read object {blob}"):
+        listed.read_many([f"f{i}.txt" for i in range(50)])
+    assert listed.read("f8.txt") == "content 8\n" * 1000  # a new cat-file process serves the rest
+    listed.close()
+    with pytest.raises(GitError, match="f7.txt .* is missing from .* run `git fsck`"):
+        GitTree(repo.path, sha).paths()
+
+
+class _Trickle(io.BytesIO):
+    """A stream that hands out a few bytes per read, like a slow pipe."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        super().__init__(data)
+        self.step = step
+
+    def read(self, size: int | None = -1) -> bytes:
+        return super().read(self.step)
+
+
+@pytest.mark.parametrize("step", [1, 5, 11, 64, 1 << 16])
+def test_patch_sections_are_split_whatever_the_read_size(step: int) -> None:
+    sections = [
+        b"diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1 @@\n-diff --git x\n+diff --git y\n",
+        b"diff --git a/b b/b\nnew file mode 100644\n",
+        b"diff --git a/c b/c\n--- a/c\n+++ b/c\n@@ -1 +1 @@\n-c\n+d\n",
+    ]
+    assert list(_split_sections(_Trickle(b"".join(sections), step))) == sections
