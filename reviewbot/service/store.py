@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -20,8 +21,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
 from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
@@ -330,8 +329,35 @@ def _create_engine(url: URL) -> Engine:
     return engine
 
 
+def known_revisions() -> list[str]:
+    """The migration ids this reviewbot ships, oldest first (file `NNNN_name.py` has revision "NNNN")."""
+    names = (p.name for p in (MIGRATIONS_DIR / "versions").glob("*.py"))
+    return sorted(m.group(1) for n in names if (m := re.match(r"(\d{4})_", n)))
+
+
+def schema_revision(engine: Engine) -> str | None:
+    """The migration the database is at; None for a database reviewbot never opened."""
+    with engine.begin() as conn:
+        if not sa.inspect(conn).has_table(VERSION_TABLE):
+            return None
+        value = conn.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
+        return None if value is None else str(value)
+
+
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest migration, in one transaction, one process at a time."""
+    known = known_revisions()
+    current = schema_revision(engine)
+    if current == known[-1]:
+        return  # the usual case: no need to load Alembic (a third of a second) at all
+    if current is not None and current not in known:
+        raise StoreError(
+            f"the database is at schema revision {current}, newer than this reviewbot knows "
+            f"({known[-1]}); upgrade reviewbot or use another --db"
+        )
+    from alembic import command
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     with engine.begin() as conn:
@@ -367,6 +393,9 @@ class Store:
             ) from exc
         try:
             migrate(engine)
+        except StoreError:
+            engine.dispose()
+            raise
         except (SQLAlchemyError, OSError) as exc:
             engine.dispose()
             reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
