@@ -240,3 +240,17 @@ def test_patch_sections_are_split_whatever_the_read_size(step: int) -> None:
         b"diff --git a/c b/c\n--- a/c\n+++ b/c\n@@ -1 +1 @@\n-c\n+d\n",
     ]
     assert list(_split_sections(_Trickle(b"".join(sections), step))) == sections
+
+
+def test_bare_clone_serves_reads_and_checkout(repo: Repo, tmp_path: Path) -> None:
+    # The GitHub worker keeps bare clones: nothing here may need a work tree.
+    repo.write({"src/a.py": "A = 1\n"})
+    sha = repo.commit({})
+    bare = tmp_path / "bare.git"
+    repo.git("clone", "-q", "--bare", str(repo.path), str(bare))
+    assert resolve(bare, "main") == sha
+    with GitTree(bare, sha) as tree:
+        assert tree.read_many(["src/a.py"]) == {"src/a.py": "A = 1\n"}
+    checkout(bare, sha, tmp_path / "out")
+    assert (tmp_path / "out" / "src" / "a.py").read_text() == "A = 1\n"
+    assert not (bare / "index").exists()  # the throw-away index stayed outside the repository
