@@ -62,8 +62,9 @@ class GitTree:
 
     Paths and sizes come from one `git ls-tree`; contents from one long-lived
     `git cat-file --batch` process started on the first read, so reading thousands of files costs
-    one process, not thousands. Files over `max_bytes` are never read. Not thread-safe; close it
-    (or use it as a context manager) when done; a forgotten tree is closed when collected.
+    one process, not thousands. Files over `max_bytes` are never read. Reads from several threads
+    take turns on the one process. Close it (or use it as a context manager) when done; a
+    forgotten tree is closed when collected.
     """
 
     def __init__(self, repo: Path, sha: str, max_bytes: int = 1 << 20) -> None:
@@ -73,6 +74,7 @@ class GitTree:
         self._blobs: dict[str, _Blob] | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._finalizer: weakref.finalize | None = None
+        self._lock = threading.RLock()  # one conversation with cat-file at a time
 
     def __repr__(self) -> str:
         return f"GitTree({str(self.repo)!r}, {self.sha[:12]!r})"
@@ -87,6 +89,10 @@ class GitTree:
 
     def close(self) -> None:
         """Stop the cat-file process, if one was started. Reading again starts a new one."""
+        with self._lock:
+            self._stop()
+
+    def _stop(self) -> None:
         if self._finalizer is not None:
             self._finalizer()
         self._finalizer = None
@@ -150,7 +156,9 @@ class GitTree:
             if blob is not None and blob.size <= self.max_bytes:
                 wanted.append((path, blob))
         if wanted:
-            for (path, _), data in zip(wanted, self._cat([b.sha for _, b in wanted]), strict=True):
+            with self._lock:
+                contents = self._cat([b.sha for _, b in wanted])
+            for (path, _), data in zip(wanted, contents, strict=True):
                 out[path] = data
         return out
 

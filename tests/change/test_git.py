@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,20 @@ def test_bare_clone_serves_reads_and_checkout(repo: Repo, tmp_path: Path) -> Non
     checkout(bare, sha, tmp_path / "out")
     assert (tmp_path / "out" / "src" / "a.py").read_text() == "A = 1\n"
     assert not (bare / "index").exists()  # the throw-away index stayed outside the repository
+
+
+def test_gittree_reads_from_several_threads(repo: Repo) -> None:
+    files: dict[str, str | bytes | None] = {f"m{i:03d}.py": f"X = {i}\n" * (200 + i) for i in range(120)}
+    sha = repo.commit(files)
+    results: list[dict[str, str | None]] = []
+    with GitTree(repo.path, sha) as tree:
+        workers = [
+            threading.Thread(target=lambda k=k: results.append(tree.read_many(sorted(files)[k::4])))
+            for k in range(4)
+        ]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    merged = {p: t for r in results for p, t in r.items()}
+    assert merged == files
