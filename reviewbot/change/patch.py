@@ -312,7 +312,9 @@ def parse_patch(
     """
     files: list[ChangedFile] = []
     notes: list[Note] = []
-    if path is not None and not re.search(r"^(diff --git |--- )", text, re.MULTILINE):
+    if path is not None and (not text.strip() or text.startswith("@@ ")):
+        # GitHub's per-file patch starts with its first hunk (a removed "-- comment" line would
+        # look like a "--- " header further down, so only the start can tell).
         sections = [_github_section(text, path, old_path, status)]
     elif re.search(r"^diff --git ", text, re.MULTILINE):
         # Text before the first file (a commit message, a mail header) is not part of any file.

@@ -182,6 +182,13 @@ def test_github_per_file_patch() -> None:
     )
     [renamed], none = parse_patch("", path="r2.py", old_path="r1.py", status=FileStatus.RENAMED)
     assert (renamed.hunks, renamed.skipped, none) == ((), None, [])
+    sql = "@@ -1,2 +1,2 @@\n--- old comment\n+-- new comment\n select 1;\n"
+    [query], none = parse_patch(sql, path="q.sql")
+    assert (query.removed_lines, query.added_lines, none) == (
+        {1: "-- old comment"},
+        {1: "-- new comment"},
+        [],
+    )
     [broken], [note] = parse_patch("@@ -1,4 +1,4 @@\n-a\n", path="bad.py")
     assert (broken.skipped, note.path, note.reason) == (
         SkipReason.UNPARSABLE_DIFF,
