@@ -225,29 +225,36 @@ class CppBody(Walker):
             self.stmt(body, ctx)
 
     def _if(self, node: Node, ctx: Ctx) -> None:
-        clause = node.child_by_field_name("condition")
-        then = node.child_by_field_name("consequence")
-        if clause is None or then is None:
-            self.scan(node, ctx)
-            return
-        init = clause.child_by_field_name("initializer")
-        if init is not None:
-            self.stmt(init, ctx)
-        cond = self.unparen(clause)
-        p = self.pred(cond)
-        self.emit_use(p, cond, ctx)
-        else_clause = node.child_by_field_name("alternative")
-        other = _named(else_clause)
-        self.scan(cond, ctx, Cond([then], other))
-        line = self.line(node)
-        then_branch = self.branch(cond, line, then, line, self.end_line(then))
-        self.stmt(then, replace(ctx, guard=conj(ctx.guard, p), branch=then_branch))
-        if else_clause is not None and other:
-            start, end = self.line(else_clause), self.end_line(else_clause)
-            else_branch = self.branch(cond, line, else_clause, start, end)
-            else_ctx = replace(ctx, guard=conj(ctx.guard, negate(p)), branch=else_branch)
-            for child in other:
-                self.stmt(child, else_ctx)
+        # `else if` chains are walked in a loop, not by recursion: generated code has long ones.
+        current: Node | None = node
+        while current is not None:
+            clause = current.child_by_field_name("condition")
+            then = current.child_by_field_name("consequence")
+            if clause is None or then is None:
+                self.scan(current, ctx)
+                return
+            init = clause.child_by_field_name("initializer")
+            if init is not None:
+                self.stmt(init, ctx)
+            cond = self.unparen(clause)
+            p = self.pred(cond)
+            self.emit_use(p, cond, ctx)
+            else_clause = current.child_by_field_name("alternative")
+            other = _named(else_clause)
+            self.scan(cond, ctx, Cond([then], other))
+            line = self.line(current)
+            then_branch = self.branch(cond, line, then, line, self.end_line(then))
+            self.stmt(then, replace(ctx, guard=conj(ctx.guard, p), branch=then_branch))
+            current = None
+            if else_clause is not None and other:
+                start, end = self.line(else_clause), self.end_line(else_clause)
+                else_branch = self.branch(cond, line, else_clause, start, end)
+                ctx = replace(ctx, guard=conj(ctx.guard, negate(p)), branch=else_branch)
+                if len(other) == 1 and other[0].type == "if_statement":
+                    current = other[0]
+                    continue
+                for child in other:
+                    self.stmt(child, ctx)
 
     def _target(self, node: Node) -> str | None:
         if node.type in ("identifier", "field_expression", "qualified_identifier"):

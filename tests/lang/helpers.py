@@ -1,0 +1,59 @@
+"""Small helpers for front-end tests: parse a dedented snippet, pick facts by field or line."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from reviewbot.lang import cpp, python
+from reviewbot.lang.facts import Assignment, FieldRead, FileFacts, PredicateUse
+
+
+def parse_cpp(source: str, path: str = "src/config.cc") -> FileFacts:
+    return cpp.parse(path, textwrap.dedent(source).lstrip("\n"))
+
+
+def parse_py(source: str, path: str = "pkg/config.py") -> FileFacts:
+    return python.parse(path, textwrap.dedent(source).lstrip("\n"))
+
+
+def writes(facts: FileFacts, field: str) -> list[Assignment]:
+    return [a for a in facts.assignments if a.field == field]
+
+
+def reads(facts: FileFacts, field: str, in_condition: bool | None = None) -> list[FieldRead]:
+    return [
+        r
+        for r in facts.reads
+        if r.field == field and (in_condition is None or r.in_condition == in_condition)
+    ]
+
+
+def uses_at(facts: FileFacts, line: int) -> list[PredicateUse]:
+    return [p for p in facts.predicates if p.line == line]
+
+
+def guard_key(a: Assignment) -> str | None:
+    return a.guard.key if a.guard is not None else None
+
+
+class DirTree:
+    """A RepoTree over a directory on disk (a checked-out work tree); it has no `read_many`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.reads: list[str] = []
+
+    def paths(self) -> list[str]:
+        return sorted(
+            p.relative_to(self.root).as_posix()
+            for p in self.root.rglob("*")
+            if p.is_file() and ".git" not in p.relative_to(self.root).parts
+        )
+
+    def read(self, path: str) -> str | None:
+        self.reads.append(path)
+        try:
+            return (self.root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None

@@ -1,0 +1,82 @@
+"""build_index: prefiltering by names, test references, reuse of changed facts, counters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reviewbot.change.git import GitTree
+from reviewbot.lang.build import build_index, names_pattern
+from reviewbot.lang.parse import parse_file
+from tests.gitrepo import Repo
+from tests.lang.helpers import DirTree
+
+FILES: dict[str, str | bytes | None] = {
+    "src/derive.cc": "void D::run(Cfg& c) {\n    if (c.mode == Mode::Fast) { c.need_cache = false; }\n}\n",
+    "src/unrelated.cc": "int add(int a, int b) { return a + b; }\n",
+    "pkg/impl.py": "class Impl:\n    def f(self, cfg):\n        if cfg.need_cache:\n            self.put()\n",
+    "pkg/other.py": "def g():\n    return 1\n",
+    "README.md": "need_cache is documented here\n",
+    "tests/test_derive.py": "def test_it():\n    assert derive().need_cache is False  # need_cache_set too\n",
+    "tests/smoke.bzl": 'smoke(name = "need_cache_smoke", flag = "need_cache")\n',
+    "src/derive_test.cc": "TEST(D, run) { EXPECT_EQ(Mode::Fast, pick()); }\n",
+    "assets/blob.bin": b"\x00\xffneed_cache",
+}
+
+
+def _tree(tmp_path: Path) -> tuple[Repo, str]:
+    repo = Repo(tmp_path / "repo")
+    return repo, repo.commit(FILES)
+
+
+def test_only_files_mentioning_a_name_are_parsed(tmp_path: Path) -> None:
+    repo, sha = _tree(tmp_path)
+    with GitTree(repo.path, sha) as tree:
+        index = build_index(tree, {"need_cache"})
+    assert sorted(index.files) == ["pkg/impl.py", "src/derive.cc", "tests/test_derive.py"]
+    # C++/Python sources plus test-only files under test paths; README and the binary are not read.
+    assert index.scanned_files == 7 and index.parsed_files == 3 and index.test_files == 3
+    assert [w.path for w in index.writers("need_cache")] == ["src/derive.cc"]
+    assert [(r.path, r.in_condition) for r in index.reads("need_cache")] == [
+        ("pkg/impl.py", True),
+        ("tests/test_derive.py", False),
+    ]
+
+
+def test_test_refs_match_whole_words_and_scoped_names(tmp_path: Path) -> None:
+    repo, sha = _tree(tmp_path)
+    with GitTree(repo.path, sha) as tree:
+        index = build_index(tree, {"need_cache", "Mode.Fast"})
+    refs = index.tests_mentioning(["need_cache"])
+    assert [(r.path, r.line) for r in refs] == [("tests/smoke.bzl", 1), ("tests/test_derive.py", 2)]
+    assert refs[1].text == "assert derive().need_cache is False  # need_cache_set too"
+    [scoped] = index.tests_mentioning(["Mode.Fast"])
+    assert (scoped.path, scoped.name) == ("src/derive_test.cc", "Mode.Fast")
+
+
+def test_changed_facts_are_reused_not_parsed_again(tmp_path: Path) -> None:
+    repo, _ = _tree(tmp_path)
+    repo.write({"src/derive.cc": FILES["src/derive.cc"]})
+    text = str(FILES["src/derive.cc"]).replace("false", "true")
+    changed = {"src/derive.cc": parse_file("src/derive.cc", text)}
+    assert changed["src/derive.cc"] is not None
+    tree = DirTree(repo.path)
+    index = build_index(tree, {"need_cache"}, changed)  # type: ignore[arg-type]
+    assert index.files["src/derive.cc"] is changed["src/derive.cc"]
+    assert [w.value for w in index.writers("need_cache")] == ["True"]
+    assert "src/derive.cc" not in tree.reads
+    assert index.parsed_files == 2 and index.reused_files == 1
+
+
+def test_no_names_parse_nothing(tmp_path: Path) -> None:
+    repo, sha = _tree(tmp_path)
+    with GitTree(repo.path, sha) as tree:
+        index = build_index(tree, set())
+    assert index.files == {} and index.parsed_files == 0 and index.scanned_files == 7
+
+
+def test_names_pattern_is_word_bounded() -> None:
+    pattern = names_pattern({"flag", "A.b", ""})
+    assert pattern is not None
+    assert pattern.search("x.flag") and pattern.search("A::b") and pattern.search("A->b")
+    assert not pattern.search("flag_set") and not pattern.search("myflag") and not pattern.search("A.bc")
+    assert names_pattern({"", "  "}) is None
