@@ -54,7 +54,7 @@ Settings = ReviewSettings | Callable[[ChangeSet], ReviewSettings] | None
 @dataclass(frozen=True)
 class RoundOutcome:
     review: Review
-    markdown: str  # in the requested language, with the hidden state marker at the end
+    markdown: str  # in the requested language, with the hidden state marker at the end (as stored)
     json: dict[str, Any]
     created: bool  # a new round was recorded (False: no store/PR, or this head was reviewed before)
 
@@ -180,8 +180,9 @@ def run_local_round(
 
     With a store and a PR number the round is recorded under (repository, pr); `repository` defaults
     to origin's owner/name, else the clone's absolute path. A head the PR already has a round for
-    is reviewed and rendered again as that round (replaced in place, `created` False). `settings`
-    may be a function of the ChangeSet (to read the base revision's `.reviewbot.toml`).
+    is reviewed and rendered again as that round (replaced in place, `created` False). The stored
+    report is the one returned, in `lang`. `settings` may be a function of the ChangeSet (to read
+    the base revision's `.reviewbot.toml`); its `lang` is replaced by `lang`.
     """
     repo = Path(repo_path).resolve()
     clock = time.perf_counter()
@@ -189,11 +190,11 @@ def run_local_round(
     try:
         change_ms = (time.perf_counter() - clock) * 1000
         chosen = _settings_for(settings, change)
-        chosen = replace(chosen, timings_ms={**chosen.timings_ms, "change": change_ms})
+        # Strengths and checklist labels are written by the core: in the report's language.
+        chosen = replace(chosen, lang=lang, timings_ms={**chosen.timings_ms, "change": change_ms})
         review = review_change(change, chosen)
 
         clock = time.perf_counter()
-        recording = store is not None and pr is not None
         name = repository or repository_identity(repo)
         previous, existing = (None, None)
         if store is not None and pr is not None:
@@ -203,16 +204,14 @@ def run_local_round(
     finally:
         change.close()
 
-    markdown_en, doc = render_round(review, "en")
-    markdown = markdown_en if lang == "en" else render_round(review, lang)[0]
+    markdown, doc = render_round(review, lang)
     created = False
-    if recording:
-        assert store is not None and pr is not None
+    if store is not None and pr is not None:
         record = RoundRecord.from_review(
             review,
             repository=name,
             pr=pr,
-            report_markdown=markdown_en,
+            report_markdown=markdown,
             report_json=json.dumps(doc, indent=2, ensure_ascii=False),
         )
         created = store.save_round(record).created

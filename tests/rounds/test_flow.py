@@ -244,3 +244,15 @@ def test_rounds_command_errors_are_usage_errors(
     assert cli.main(["rounds", "--pr", "5", "--repo", REPO, "--db", url]) == 0
     assert "no rounds recorded for acme/rtp-llm PR #5" in capsys.readouterr().err
     assert cli.main(["rounds", "--pr", "5", "--repo", REPO, "--db", url, "--format", "markdown"]) == 2
+
+
+def test_a_chinese_round_is_stored_as_published(
+    example: ExampleRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = str(tmp_path / "db.sqlite3")
+    with Store.open(url) as store:
+        run_local_round(example.path, example.base, example.round1, PR, store, lang="zh")
+        second = run_local_round(example.path, example.base, example.round2, PR, store, lang="zh")
+    assert second.markdown.startswith(f"## PR #{PR} 第 2 轮评审 — LGTM")
+    assert "轮次历史" in second.markdown and "修复于" in second.markdown
+    assert rounds_cli(capsys, "--repo", REPO, "--db", url, "--round", "2") == second.markdown
