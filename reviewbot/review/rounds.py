@@ -23,6 +23,9 @@ How findings are matched (fingerprints do not depend on line numbers):
 - Fixed findings get `fixed_in` = the new head sha. Findings that were fixed or could not be
   substantiated are closed: they are not rechecked again (if one returns, it is new).
 
+The history row of a round counts its findings by state after the round (`still_open` includes
+findings carried over unverified); `recheck.still_open` counts only those seen again.
+
 A round is a full review on the first round and after a force-push (the previous head is not an
 ancestor of the new head); then `delta_files` = `full_files` and "lines this round touched" are
 the lines the whole PR adds. Otherwise they come from the diff previous head..new head.
@@ -179,13 +182,11 @@ def apply_round(
             fixed.append(old.with_(state="fixed", fixed_in=head_sha))
 
     findings = current + carried
-    incremental = previous is not None and previous_is_ancestor and since_previous is not None
-    touched = since_previous.lines if incremental and since_previous else full.lines
-    if incremental and since_previous:
-        relevant = full.files | {f.path for f in prior}
-        delta_files = len(since_previous.files & relevant)
-    else:
-        delta_files = len(change.files)
+    since = since_previous if previous is not None and previous_is_ancestor else None
+    incremental = since is not None
+    touched = since.lines if since is not None else full.lines
+    # A merge of the base branch into the PR changes files the PR does not touch: not its work.
+    delta_files = len(since.files & (full.files | {f.path for f in prior})) if since else len(change.files)
 
     recheck = {
         "fixed": len(fixed),

@@ -247,3 +247,18 @@ def test_a_returning_finding_after_a_fix_is_new_again(pr: PR) -> None:
     r3 = next_round(pr, r2, head3, [OVERRIDE])
     assert [f.state for f in r3.findings] == ["new"]
     assert r3.kpi["recheck"]["fixed"] == 0 and r3.kpi["new_findings"] == 1
+
+
+def test_merging_the_base_branch_in_is_not_counted_as_the_rounds_work(pr: PR) -> None:
+    _, r1 = first_round(pr, [OVERRIDE])
+    pr.repo.checkout("main")
+    new_base = pr.repo.commit({"README": "moved on\n"}, "main moves")
+    pr.repo.checkout("pr")
+    pr.repo.git("merge", "-q", "--no-edit", "main")
+    head2 = pr.repo.git("rev-parse", "HEAD")
+    change = pr.change(head2, base=new_base)
+    since = delta_of(pr.change(head2, base=r1.head_sha))
+    assert since.files == {"README"}
+    r2 = apply_round(review_of(change, [OVERRIDE]), change, PreviousRound.of(r1), previous_is_ancestor=True,
+                     since_previous=since)  # fmt: skip
+    assert r2.kpi["delta_files"] == 0 and r2.kpi["full_files"] == 2 and not r2.round.full_review
