@@ -28,26 +28,33 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _parser() -> tuple[argparse.ArgumentParser, dict[str, object]]:
+def _parser(only: str | None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
+    """The argument parser; when `only` names a command, only that command's module is imported."""
     parser = argparse.ArgumentParser(prog="reviewbot", description="Deterministic review of config-derivation code.")
     parser.add_argument("--version", action="version", version=f"reviewbot {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules: dict[str, object] = {}
     for name, (module_name, help_text) in COMMANDS.items():
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError:
-            continue  # a command whose module is not part of this build
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        if only is not None and name != only:
+            continue
+        module = importlib.import_module(module_name)
         modules[name] = module
-        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+        module.add_arguments(command)
     return parser, modules
 
 
+def _command_in(argv: Sequence[str]) -> str | None:
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser, modules = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser, modules = _parser(_command_in(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help exits 0, bad usage exits 2

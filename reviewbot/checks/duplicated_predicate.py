@@ -68,6 +68,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             reported.add((use.path, key))
             others.sort(key=lambda o: (o.path != use.path, o.path, o.line))
             scopes = sorted({_scope(use, o) for o in others})
+            shown = use.text if part is use.pred else part.key
             evidence = [f"added: {place(use.path, use.line)} `{use.text}`"]
             evidence += [f"{_scope(use, o)}: {place(o.path, o.line)} `{o.text}`" for o in others]
             yield Finding(
@@ -76,7 +77,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
                 path=use.path,
                 line=use.line,
                 title=(
-                    f"The predicate `{part.key}` is written {len(others) + 1} times "
+                    f"The predicate `{shown}` is written {len(others) + 1} times "
                     f"({', '.join(scopes)}); name it once and reuse it."
                 ),
                 anchor=key,

@@ -70,7 +70,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         if len(behaviours) < 2:
             continue
         distinct = list(behaviours.values())
-        calls = sorted({c for b in behaviours for c in b})
+        shared = frozenset.intersection(*behaviours)
+        calls = sorted({c for b in behaviours for c in b - shared})
         yield Finding(
             rule=id,
             severity=severity,

@@ -48,6 +48,11 @@ summary = "A derivation overwrites a field that other code sets explicitly, with
 _WRITER_KINDS = (AssignKind.PLAIN, AssignKind.KEYWORD, AssignKind.BINDING, AssignKind.AUGMENTED, AssignKind.TERNARY)
 
 
+def _is_copy(value: str, field: str) -> bool:
+    """`self.flag = cfg.flag` passes a value along; it is a read, not an explicit setting."""
+    return value == field or value.endswith("." + field)
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[str] = set()
     for d in ctx.derivations:
@@ -61,6 +66,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             if w.kind in _WRITER_KINDS
             and not is_test_path(w.path)
             and not (w.path == a.path and w.function == a.function)
+            and not _is_copy(w.value, a.field)
         ]
         if not others:
             continue
@@ -75,7 +81,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         if a.guard is None:
             scope = "unconditionally"
         else:
-            scope = f"whenever `{a.guard.key}` holds"
+            scope = f"whenever `{a.guard_text or a.guard.key}` holds"
         if reach is not None:
             for ar in reach.atoms:
                 for fact in (ar.default, ar.derived):

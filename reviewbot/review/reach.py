@@ -29,6 +29,7 @@ class AtomReach:
     default: str = ""  # e.g. "`RopeConfig.style` defaults to `RopeStyle.No` (RopeConfig.h:16)"
     derived: str = ""  # e.g. "`use_kvcache` is `task_type == TaskType.LANGUAGE_MODEL` (model_config.py:23)"
     population: str = ""  # e.g. "every task_type other than LANGUAGE_MODEL (DENSE_EMBEDDING, ...)"
+    display: str = ""  # the field with its owner, e.g. `rope_config.style`
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
         value, where = found
         equal = _leaf(value) == _leaf(enum_side)
         holds = equal if op == "==" else not equal
-        return AtomReach(atom.text, fld, holds == want, default=where)
+        display = ".".join(field_side.split(".")[-2:])
+        return AtomReach(atom.text, fld, holds == want, default=where, display=display)
     fld = _leaf(atom.text)
     found = _default_of(index, fld)
     true_at_default: bool | None = None
@@ -168,18 +170,25 @@ def describe_reach(guard: Pred | None, index: RepoIndex) -> Reach | None:
         if a.population:
             clauses.append(a.population)
         elif a.default and a.true_at_default:
-            clauses.append(f"whose {a.field} is left at its default")
+            clauses.append(f"whose {a.display or a.field} is left at its default")
         elif a.default:
-            clauses.append(f"that set {a.field} away from its default")
+            clauses.append(f"that set {a.display or a.field} away from its default")
     known = [a.true_at_default for a in atoms]
     fires_at_default = None if None in known else all(k for k in known)
     models = _models(index, atoms)
     wide = any(a.population.startswith("every") for a in atoms) or bool(fires_at_default)
     sentence = ""
     if clauses:
-        sentence = "The rule fires for " + " and ".join(
-            c if c.startswith(("every", "whose", "that")) else f"configurations with {c}" for c in clauses
-        )
+        # "every task_type other than LANGUAGE_MODEL (...) whose style is left at its default"
+        every = [c for c in clauses if c.startswith("every")]
+        relative = [c for c in clauses if c.startswith(("whose", "that"))]
+        other = [c for c in clauses if c not in every and c not in relative]
+        sentence = "The rule fires for " + (every[0] if every else "every configuration")
+        if relative:
+            sentence += " " + " and ".join(relative)
+        extras = every[1:] + [f"with {c}" for c in other]
+        if extras:
+            sentence += ", " + " and ".join(extras)
         sentence += "."
     if models:
         sentence += f" Model configs that reach it: {', '.join(models)}."
