@@ -232,6 +232,7 @@ def _finish(
     cfg: TestConfig,
     kind: str,
     head: TestRun,
+    head_limit: float,
     results: list[MutantResult],
     started: float,
     settings: ExecSettings,
@@ -242,7 +243,7 @@ def _finish(
             Note(
                 SkipReason.UNAVAILABLE,
                 f"The test command `{cfg.command}` did not finish within "
-                f"{head.seconds:.0f} s and was killed; the round went on without test results.",
+                f"{head_limit:g} s and was killed; the round went on without test results.",
             )
         )
     for r in results:
@@ -320,6 +321,7 @@ def execute(
             allowed = ", ".join(settings.allowed_sandboxes)
             return _not_run(f"none of the allowed sandboxes ({allowed}) works on this machine", mutants)
         timeout = min(cfg.timeout, settings.max_timeout_s or cfg.timeout)
+        head_limit = min(timeout, max(1.0, deadline - time.monotonic()))
         head = run_tests(
             cfg,
             pristine,
@@ -327,7 +329,7 @@ def execute(
             label="head",
             sandbox=kind,
             limits=settings.limits,
-            timeout=min(timeout, settings.time_budget_s),
+            timeout=head_limit,
         )
         why = _judgeable(head)
         if why:
@@ -335,7 +337,7 @@ def execute(
         else:
             results = _run_mutants(mutants, cfg, pristine, scratch, kind, settings, timeout, deadline, head)
         log.info("tests: head %s in %.1fs, %d mutant(s)", head.exit_code, head.seconds, len(results))
-        return _finish(change, cfg, kind, head, results, started, settings)
+        return _finish(change, cfg, kind, head, head_limit, results, started, settings)
     finally:
         if not settings.keep_runs:
             shutil.rmtree(scratch, ignore_errors=True)

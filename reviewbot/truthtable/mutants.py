@@ -197,7 +197,7 @@ def _one(mid: str, group: list[ChangedDerivation], change: ChangeSet) -> Mutant 
     else:
         mutated = _drop(lines, {d.head.line: d.head for d in group}.values())
         stmts = ", ".join(f"`{d.head.text or d.head.target + ' = ' + d.head.value}`" for d in group)
-        new_if = a.branch_start is not None and a.branch_start in f.added_lines
+        new_if = a.guard is not None and a.branch_start is not None and a.branch_start in f.added_lines
         desc = f"drop {stmts} at {where}" + (", the body of the new branch" if new_if else "")
         reverted = f"{stmts} removed"
         how = "drop-branch"
