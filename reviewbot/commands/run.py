@@ -8,12 +8,15 @@ import sys
 import time
 from pathlib import Path
 
-from reviewbot.change.diff import load_change
+from reviewbot.change.model import ChangeSet
 from reviewbot.config import load_repo_config
 from reviewbot.errors import UsageError
 from reviewbot.report.render import LANGS, render_json, render_markdown, render_sarif
-from reviewbot.review.pipeline import ReviewSettings, review_change
+from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.review.result import Review, Status
+from reviewbot.runner import RoundOutcome, run_local_round
+from reviewbot.service.store import Store
+from reviewbot.truthtable.execute import ExecSettings, executor
 
 __all__ = ["add_arguments", "main", "review_local", "emit"]
 
@@ -36,25 +39,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache-dir", help="where cached clones live")
 
 
-def settings_for(change_base_tree: object, args: argparse.Namespace) -> ReviewSettings:
-    cfg = load_repo_config(change_base_tree)  # type: ignore[arg-type]
+def settings_for(change: ChangeSet, args: argparse.Namespace, repo: Path) -> ReviewSettings:
+    """Review settings from the base revision's `.reviewbot.toml` plus the command line."""
+    cfg = load_repo_config(change.base_tree)
     names = list(dict.fromkeys([*cfg.checklists, *args.checklist]))
+    # A local run trusts its user: the repository's tests run unless --no-tests.
+    exec_settings = ExecSettings(run_tests=not args.no_tests, trusted=True)
     return ReviewSettings(
         lang=args.lang,
         checklists=names,
         checklist_texts=dict(cfg.repo_checklists),
         disabled_rules=cfg.disabled,
+        execute=executor(repo, exec_settings),
     )
 
 
-def review_local(args: argparse.Namespace) -> Review:
+def review_local(args: argparse.Namespace) -> RoundOutcome:
+    """One local review; with --pr it is recorded as the next round of that PR in the store."""
     repo = Path(args.path or ".").resolve()
-    clock = time.perf_counter()
-    change = load_change(repo, args.base, args.head)
-    change_ms = (time.perf_counter() - clock) * 1000
-    settings = settings_for(change.base_tree, args)
-    settings.timings_ms["change"] = change_ms
-    return review_change(change, settings)
+    store = Store.open(args.db) if args.pr is not None else None
+    try:
+        return run_local_round(
+            repo,
+            args.base,
+            args.head,
+            args.pr,
+            store,
+            lambda change: settings_for(change, args, repo),
+            args.lang,
+            repository=args.repo,
+        )
+    finally:
+        if store is not None:
+            store.close()
 
 
 def emit(review: Review, args: argparse.Namespace, markdown: str | None = None) -> int:
@@ -79,7 +96,8 @@ def main(args: argparse.Namespace) -> int:
     if args.base or args.head:
         if not (args.base and args.head):
             raise UsageError("give both --base and --head (or --pr N for a GitHub pull request)")
-        return emit(review_local(args), args)
+        outcome = review_local(args)
+        return emit(outcome.review, args, outcome.markdown)
     if args.pr is not None:
         from reviewbot.commands import github_run
 

@@ -54,4 +54,4 @@ def fence(value: object) -> str:
 
 def cell(value: object) -> str:
     """Text shown in a markdown table cell."""
-    return text(value).replace("|", "\\|").replace("\n", " ")
+    return text(value).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")

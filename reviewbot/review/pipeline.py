@@ -26,6 +26,7 @@ from reviewbot.review.derive import added_predicates, changed_derivations
 from reviewbot.review.finding import Finding
 from reviewbot.review.result import Review, Status
 from reviewbot.review.strengths import strengths
+from reviewbot.truthtable.table import tables_for_context
 
 __all__ = ["ReviewSettings", "Execution", "review_change", "interesting_names"]
 
@@ -154,8 +155,7 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
         if execution is not None:
             ctx.killed_by = execution.killed_by
             notes.extend(execution.notes)
-    if settings.truth_tables is not None:
-        ctx.truth_tables = settings.truth_tables(ctx)
+    ctx.truth_tables = (settings.truth_tables or tables_for_context)(ctx)
 
     clock = time.perf_counter()
     raw: list[Finding] = []
