@@ -256,3 +256,24 @@ def test_a_chinese_round_is_stored_as_published(
     assert second.markdown.startswith(f"## PR #{PR} 第 2 轮评审 — LGTM")
     assert "轮次历史" in second.markdown and "修复于" in second.markdown
     assert rounds_cli(capsys, "--repo", REPO, "--db", url, "--round", "2") == second.markdown
+
+
+def test_reviewbot_run_with_a_pr_records_rounds(
+    example: ExampleRepo, db_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def reviewbot_run(head: str) -> dict[str, object]:
+        capsys.readouterr()
+        argv = ["run", "--pr", str(PR), "--path", str(example.path), "--base", example.base, "--head", head]
+        assert cli.main([*argv, "--db", db_url, "--format", "json", "--no-tests"]) == 0
+        doc: dict[str, object] = json.loads(capsys.readouterr().out)
+        return doc
+
+    first = reviewbot_run(example.round1)
+    second = reviewbot_run(example.round2)
+    again = reviewbot_run(example.round2)
+    assert (first["round"], first["status"]) == (1, "BLOCKING")
+    assert (second["round"], second["status"]) == (2, "LGTM")
+    assert [f["rule"] for f in second["fixed"]] == ["missing-tests"]  # type: ignore[attr-defined]
+    assert (again["round"], again["findings"]) == (2, second["findings"])
+    lines = rounds_cli(capsys, "--repo", REPO, "--db", db_url).splitlines()
+    assert lines[0] == f"{REPO} PR #{PR}: 2 round(s)" and len(lines) == 4
