@@ -64,7 +64,7 @@ def _cpp_body(i: int, lines: int, head: bool) -> str:
     for k in range(lines):
         out.append(f"    config.value_{i}_{k} = model.value_{i}_{k} * {2 if head else 1};")
     if head:
-        out.append(f"    if (config.rope_style == RopeStyle::No && !use_kvcache) {{")
+        out.append("    if (config.rope_style == RopeStyle::No && !use_kvcache) {")
         out.append(f"        config.need_cache_{i} = false;")
         out.append("    }")
     return "\n".join(out)
@@ -96,20 +96,39 @@ def generate_large(dest: Path, files: int, changed: int, lines_per_change: int) 
     for j in range(changed):
         if j % 2 == 0:
             i = j // 2
-            head_tree[f"gen/cpp/derive_{i}.cc"] = CPP_TEMPLATE.format(i=i, body=_cpp_body(i, lines_per_change, True))
+            head_tree[f"gen/cpp/derive_{i}.cc"] = CPP_TEMPLATE.format(
+                i=i, body=_cpp_body(i, lines_per_change, True)
+            )
         else:
             i = j // 2
-            head_tree[f"gen/py/model_{i}.py"] = PY_TEMPLATE.format(i=i, body=_py_body(i, lines_per_change, True))
+            head_tree[f"gen/py/model_{i}.py"] = PY_TEMPLATE.format(
+                i=i, body=_py_body(i, lines_per_change, True)
+            )
     head = repo.commit(head_tree, "change")
     return dest, base, head
 
 
 def run_review(path: Path, base: str, head: str, label: str) -> dict:
-    cmd = [sys.executable, "-m", "reviewbot.cli", "run", "--path", str(path), "--base", base, "--head", head,
-           "--format", "json", "--no-tests"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "reviewbot.cli",
+        "run",
+        "--path",
+        str(path),
+        "--base",
+        base,
+        "--head",
+        head,
+        "--format",
+        "json",
+        "--no-tests",
+    ]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     wall = time.perf_counter() - start
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if proc.returncode != 0:
@@ -133,7 +152,9 @@ def main() -> int:
     parser.add_argument("--large", action="store_true")
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument("--changed", type=int, default=500)
-    parser.add_argument("--lines", type=int, default=17, help="changed lines per file (about 20 with the branch)")
+    parser.add_argument(
+        "--lines", type=int, default=17, help="changed lines per file (about 20 with the branch)"
+    )
     args = parser.parse_args()
     both = not (args.example or args.large)
     with tempfile.TemporaryDirectory(prefix="reviewbot-bench-") as tmp:
@@ -143,8 +164,15 @@ def main() -> int:
         if args.large or both:
             start = time.perf_counter()
             path, base, head = generate_large(Path(tmp) / "large", args.files, args.changed, args.lines)
-            print(f"(generated {args.files} files, {args.changed} changed, in {time.perf_counter() - start:.1f} s)")
-            run_review(path, base, head, f"large change ({args.changed} files of {args.files}; target < 20 s, < 1 GB)")
+            print(
+                f"(generated {args.files} files, {args.changed} changed, in {time.perf_counter() - start:.1f} s)"
+            )
+            run_review(
+                path,
+                base,
+                head,
+                f"large change ({args.changed} files of {args.files}; target < 20 s, < 1 GB)",
+            )
     return 0
 
 

@@ -30,7 +30,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def _parser(only: str | None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
     """The argument parser; when `only` names a command, only that command's module is imported."""
-    parser = argparse.ArgumentParser(prog="reviewbot", description="Deterministic review of config-derivation code.")
+    parser = argparse.ArgumentParser(
+        prog="reviewbot", description="Deterministic review of config-derivation code."
+    )
     parser.add_argument("--version", action="version", version=f"reviewbot {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv for debug)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -60,7 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: --help exits 0, bad usage exits 2
         return int(exc.code or 0)
     level = logging.WARNING - 10 * min(args.verbose, 2)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
     if not args.command:
         parser.print_help(sys.stderr)
         return 2

@@ -14,9 +14,10 @@ turning off a rule, or choosing the command that runs in the sandbox).
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any
+
+import tomllib
 
 from reviewbot.change.model import RepoTree
 from reviewbot.errors import UsageError
@@ -61,5 +62,7 @@ def load_repo_config(base_tree: RepoTree | None) -> RepoConfig:
     if text is None:
         return RepoConfig()
     cfg = parse_repo_config(text, f"{CONFIG_PATH} (base)")
-    repo_lists = {c: t for c in cfg.checklists if c.endswith((".yaml", ".yml")) and (t := base_tree.read(c)) is not None}
+    repo_lists = {
+        c: t for c in cfg.checklists if c.endswith((".yaml", ".yml")) and (t := base_tree.read(c)) is not None
+    }
     return RepoConfig(cfg.checklists, cfg.disabled, cfg.tests, repo_lists, cfg.source)

@@ -45,9 +45,7 @@ def _git(cwd: Path, *args: str, date: str | None = None) -> str:
     if date:
         env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
     try:
-        out = subprocess.run(
-            ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-        )
+        out = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True)
     except FileNotFoundError as exc:
         raise EnvironmentProblem("git is not installed; install git to build the example") from exc
     except subprocess.CalledProcessError as exc:
@@ -69,13 +67,25 @@ def build_example(dest: Path) -> ExampleRepo:
     base = _git(dest, "rev-parse", "HEAD")
     _git(dest, "checkout", "-q", "-b", "pr")
     _overlay(EXAMPLE_DIR / "round1", dest)
-    _git(dest, "commit", "-q", "-am", "feat: skip the fused rope/KV-cache kernel for embedding models",
-         date="2026-08-31T12:20:00+00:00")
+    _git(
+        dest,
+        "commit",
+        "-q",
+        "-am",
+        "feat: skip the fused rope/KV-cache kernel for embedding models",
+        date="2026-08-31T12:20:00+00:00",
+    )
     round1 = _git(dest, "rev-parse", "HEAD")
     _overlay(EXAMPLE_DIR / "round2", dest)
     _git(dest, "add", "-A")
-    _git(dest, "commit", "-q", "-m", "test: pin the need_rope_kv_cache truth table; bert smoke test",
-         date="2026-09-01T03:40:00+00:00")
+    _git(
+        dest,
+        "commit",
+        "-q",
+        "-m",
+        "test: pin the need_rope_kv_cache truth table; bert smoke test",
+        date="2026-09-01T03:40:00+00:00",
+    )
     round2 = _git(dest, "rev-parse", "HEAD")
     _git(dest, "checkout", "-q", "main")
     return ExampleRepo(dest, base, round1, round2)

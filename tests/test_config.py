@@ -7,8 +7,10 @@ from reviewbot.errors import UsageError
 
 
 def test_repo_config_sections() -> None:
-    cfg = parse_repo_config('[review]\nchecklists = ["general", "x.yaml"]\ndisabled = ["formatting-noise"]\n'
-                            '[tests]\ncommand = "make test"\n')
+    cfg = parse_repo_config(
+        '[review]\nchecklists = ["general", "x.yaml"]\ndisabled = ["formatting-noise"]\n'
+        '[tests]\ncommand = "make test"\n'
+    )
     assert cfg.checklists == ("general", "x.yaml")
     assert cfg.disabled == frozenset({"formatting-noise"})
     assert cfg.tests == {"command": "make test"}

@@ -59,9 +59,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             if (use.path, key) in reported:
                 continue
             others = [
-                o
-                for o in ctx.index.predicate_uses(key)
-                if not (o.path == use.path and o.line == use.line)
+                o for o in ctx.index.predicate_uses(key) if not (o.path == use.path and o.line == use.line)
             ]
             if not others:
                 continue

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reviewbot.checks.base import CheckContext, ChangedDerivation
+from reviewbot.checks.base import ChangedDerivation, CheckContext
 from reviewbot.checks.util import assignment_anchor, short_function
 from reviewbot.lang.facts import Lang
 from reviewbot.lang.index import RepoIndex
@@ -104,13 +104,11 @@ def _sketch(d: ChangedDerivation, index: RepoIndex, python_tests: bool) -> tuple
     fn = short_function(a.function) or "derive"
     names = [c.replace(" (input)", "_in").replace(".", "_") for c in cols]
     if python_tests or a.lang is Lang.PYTHON:
-        body = ",\n".join(
-            "        (" + ", ".join(inp) + f", {exp.split(' ')[0]})" for inp, exp in rows
-        )
+        body = ",\n".join("        (" + ", ".join(inp) + f", {exp.split(' ')[0]})" for inp, exp in rows)
         code = (
             "import pytest\n\n\n"
             "@pytest.mark.parametrize(\n"
-            f"    \"{', '.join(names)}, expected\",\n"
+            f'    "{", ".join(names)}, expected",\n'
             "    [\n" + body + ",\n    ],\n)\n"
             f"def test_{fn}_{a.field}({', '.join(names)}, expected):\n"
             f"    config = make_config({', '.join(f'{n}={n}' for n in names)})  # the project's config builder\n"
@@ -118,13 +116,17 @@ def _sketch(d: ChangedDerivation, index: RepoIndex, python_tests: bool) -> tuple
         )
         return code, "python"
     lines = "\n".join(
-        "        {" + ", ".join(inp).replace(".", "::").replace("True", "true").replace("False", "false")
-        + f", {exp.split(' ')[0].lower()}" + "},"
+        "        {"
+        + ", ".join(inp).replace(".", "::").replace("True", "true").replace("False", "false")
+        + f", {exp.split(' ')[0].lower()}"
+        + "},"
         for inp, exp in rows
     )
     code = (
         f"// Pins the truth table of {a.function} for {a.field}.\n"
-        "struct Row { " + " ".join(f"/* {n} */ auto" for n in names) + " expected; };  // use concrete types\n"
+        "struct Row { "
+        + " ".join(f"/* {n} */ auto" for n in names)
+        + " expected; };  // use concrete types\n"
         "const Row rows[] = {\n" + lines + "\n};\n"
         "for (const auto& row : rows) {\n"
         f"    // build the config from the row, call {fn}(...), compare .{a.field} with row.expected\n"
@@ -153,10 +155,13 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             evidence = [f"{searched}: no test mentions them."]
         else:
             evidence = [f"{searched}: mentioned at " + ", ".join(f"{r.path}:{r.line}" for r in refs[:5])]
-            evidence.append("executed with the branch reverted: every test still passes (the mutant survives).")
+            evidence.append(
+                "executed with the branch reverted: every test still passes (the mutant survives)."
+            )
         cols, rows = rows_to_pin(d, ctx.index)
         table = "; ".join(
-            "(" + ", ".join(f"{c}={v}" for c, v in zip(cols, inp, strict=True)) + f") -> {exp}" for inp, exp in rows
+            "(" + ", ".join(f"{c}={v}" for c, v in zip(cols, inp, strict=True)) + f") -> {exp}"
+            for inp, exp in rows
         )
         code, code_lang = _sketch(d, ctx.index, python_tests)
         what = "new" if d.new_branch else "changed"

@@ -45,7 +45,13 @@ id = "unconditional-override"
 severity = Severity.P2
 summary = "A derivation overwrites a field that other code sets explicitly, without checking or logging."
 
-_WRITER_KINDS = (AssignKind.PLAIN, AssignKind.KEYWORD, AssignKind.BINDING, AssignKind.AUGMENTED, AssignKind.TERNARY)
+_WRITER_KINDS = (
+    AssignKind.PLAIN,
+    AssignKind.KEYWORD,
+    AssignKind.BINDING,
+    AssignKind.AUGMENTED,
+    AssignKind.TERNARY,
+)
 
 
 def _is_copy(value: str, field: str) -> bool:
@@ -75,7 +81,9 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             continue
         seen.add(anchor)
         others.sort(key=lambda w: (w.path, w.line))
-        evidence = [f"writer: {place(w.path, w.line)} `{w.text or w.target + ' = ' + w.value}`" for w in others]
+        evidence = [
+            f"writer: {place(w.path, w.line)} `{w.text or w.target + ' = ' + w.value}`" for w in others
+        ]
         reach = describe_reach(a.guard, ctx.index)
         extra: list[tuple[str, str]] = [("field", a.field), ("writers", str(len(others)))]
         if a.guard is None:

@@ -23,6 +23,8 @@ def main(args: argparse.Namespace) -> int:
     args.path = str(example.path)
     args.base = example.base
     args.head = example.round1 if args.round == 1 else example.round2
-    print(f"reviewbot: example repository at {example.path} (base {example.base[:12]}, head {args.head[:12]})",
-          file=sys.stderr)
+    print(
+        f"reviewbot: example repository at {example.path} (base {example.base[:12]}, head {args.head[:12]})",
+        file=sys.stderr,
+    )
     return run.main(args)

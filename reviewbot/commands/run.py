@@ -32,7 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", "-o", help="write the report to this file instead of stdout")
     parser.add_argument("--fail-on-blocking", action="store_true", help="exit 1 when the status is BLOCKING")
     parser.add_argument("--no-tests", action="store_true", help="do not execute the repository's tests")
-    parser.add_argument("--checklist", action="append", default=[], help="extra checklist (bundled name or YAML path)")
+    parser.add_argument(
+        "--checklist", action="append", default=[], help="extra checklist (bundled name or YAML path)"
+    )
     parser.add_argument("--db", help="rounds database URL (default: SQLite in the state directory)")
     parser.add_argument("--post", action="store_true", help="publish to GitHub (default: dry run)")
     parser.add_argument("--api-url", help="GitHub API URL (GitHub Enterprise Server)")

@@ -12,9 +12,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Union
 
-__all__ = ["Atom", "Not", "And", "Or", "Pred", "conj", "disj", "negate", "canonical_operand", "loose_key", "compound_parts"]
+__all__ = [
+    "Atom",
+    "Not",
+    "And",
+    "Or",
+    "Pred",
+    "conj",
+    "disj",
+    "negate",
+    "canonical_operand",
+    "loose_key",
+    "compound_parts",
+]
 
 _LITERALS = {"true": "True", "false": "False", "nullptr": "None", "NULL": "None"}
 
@@ -99,7 +110,7 @@ class Or:
         return sum(a.size() for a in self.args)
 
 
-Pred = Union[Atom, Not, And, Or]
+Pred = Atom | Not | And | Or
 
 
 def _wrap(p: Pred, kind: type) -> str:
@@ -172,7 +183,9 @@ def loose_key(p: Pred) -> str:
         return f"!{inner}" if isinstance(p.arg, Atom) else f"!({inner})"
     sep = " && " if isinstance(p, And) else " || "
     inner_kind = Or if isinstance(p, And) else And
-    return sep.join(sorted(f"({loose_key(a)})" if isinstance(a, inner_kind) else loose_key(a) for a in p.args))
+    return sep.join(
+        sorted(f"({loose_key(a)})" if isinstance(a, inner_kind) else loose_key(a) for a in p.args)
+    )
 
 
 def compound_parts(p: Pred) -> list[Pred]:

@@ -68,12 +68,16 @@ def _squeeze(text: str) -> str:
 def render_markdown(review: Review, lang: str = "en", marker: str = "") -> str:
     """The summary comment / report body. `marker` is the hidden state block (see report.marker)."""
     titles = {f.fingerprint: f.title for f in review.findings}
-    body = _env().get_template("report.md.j2").render(
-        review=review,
-        t=_t(lang),
-        titles=titles,
-        kpi_json=json.dumps(review.kpi, indent=2, ensure_ascii=False, sort_keys=True),
-        marker=marker,
+    body = (
+        _env()
+        .get_template("report.md.j2")
+        .render(
+            review=review,
+            t=_t(lang),
+            titles=titles,
+            kpi_json=json.dumps(review.kpi, indent=2, ensure_ascii=False, sort_keys=True),
+            marker=marker,
+        )
     )
     return _squeeze(body)
 
@@ -138,7 +142,12 @@ def render_sarif(review: Review) -> dict[str, Any]:
             "level": _SARIF_LEVEL[f.severity.value],
             "message": {"text": f.title},
             "locations": [
-                {"physicalLocation": {"artifactLocation": {"uri": f.path}, "region": {"startLine": max(f.line, 1)}}}
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": f.path},
+                        "region": {"startLine": max(f.line, 1)},
+                    }
+                }
             ],
             "partialFingerprints": {"reviewbot/v1": f.fingerprint},
         }
@@ -147,5 +156,10 @@ def render_sarif(review: Review) -> dict[str, Any]:
     return {
         "version": "2.1.0",
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "runs": [{"tool": {"driver": {"name": "reviewbot", "version": __version__, "rules": rules}}, "results": results}],
+        "runs": [
+            {
+                "tool": {"driver": {"name": "reviewbot", "version": __version__, "rules": rules}},
+                "results": results,
+            }
+        ],
     }

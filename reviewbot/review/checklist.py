@@ -53,7 +53,9 @@ def parse_checklist(text: str, origin: str, known_rules: Iterable[str] | None = 
             unknown = [r for r in rules if r not in known]
             if unknown:
                 raise UsageError(f"{origin}: item {raw['id']} names unknown rule(s) {', '.join(unknown)}")
-        items.append(ChecklistItem(str(raw["id"]), str(raw["label"]), str(raw.get("label_zh") or raw["label"]), rules))
+        items.append(
+            ChecklistItem(str(raw["id"]), str(raw["label"]), str(raw.get("label_zh") or raw["label"]), rules)
+        )
     cid = str(data.get("id") or Path(origin).stem)
     name = str(data.get("name") or cid)
     return Checklist(cid, name, str(data.get("name_zh") or name), tuple(items))
@@ -73,7 +75,9 @@ def bundled_names() -> list[str]:
     return sorted(p.stem for p in BUNDLED_DIR.glob("*.yaml"))
 
 
-def evaluate(checklists: Sequence[Checklist], findings: Sequence[Finding], lang: str = "en") -> ChecklistResult:
+def evaluate(
+    checklists: Sequence[Checklist], findings: Sequence[Finding], lang: str = "en"
+) -> ChecklistResult:
     by_rule: dict[str, list[str]] = {}
     for f in findings:
         by_rule.setdefault(f.rule, []).append(f.fingerprint)
@@ -84,7 +88,9 @@ def evaluate(checklists: Sequence[Checklist], findings: Sequence[Finding], lang:
             prints = tuple(fp for r in item.rules for fp in by_rule.get(r, ()))
             label = item.label_zh if lang == "zh" else item.label
             result.items.append(
-                ChecklistItemResult(f"{cl.id}/{item.id}", section, label, bool(prints), tuple(dict.fromkeys(prints)))
+                ChecklistItemResult(
+                    f"{cl.id}/{item.id}", section, label, bool(prints), tuple(dict.fromkeys(prints))
+                )
             )
     return result
 

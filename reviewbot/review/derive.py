@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reviewbot.change.model import ChangeSet
 from reviewbot.checks.base import ChangedDerivation
-from reviewbot.lang.facts import Assignment, AssignKind, FileFacts, PredicateUse
+from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, PredicateUse
 from reviewbot.lang.index import is_test_path
 
 __all__ = ["changed_derivations", "added_predicates"]

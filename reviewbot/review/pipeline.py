@@ -21,7 +21,13 @@ from reviewbot.lang.build import build_index
 from reviewbot.lang.facts import Assignment, FileFacts, lang_for_path
 from reviewbot.lang.index import is_test_path
 from reviewbot.lang.parse import parse_file
-from reviewbot.review.checklist import Checklist, evaluate, load_checklist, parse_checklist, with_checklist_refs
+from reviewbot.review.checklist import (
+    Checklist,
+    evaluate,
+    load_checklist,
+    parse_checklist,
+    with_checklist_refs,
+)
 from reviewbot.review.derive import added_predicates, changed_derivations
 from reviewbot.review.finding import Finding
 from reviewbot.review.result import Review, Status
@@ -133,8 +139,15 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
         index = RepoIndex()
         for facts in head_facts.values():
             index.add(facts)
-        notes.append(Note(SkipReason.UNAVAILABLE, "The repository tree was not available; only changed files were searched."))
-    test_files = [p for p in (change.head_tree.paths() if change.head_tree is not None else []) if is_test_path(p)]
+        notes.append(
+            Note(
+                SkipReason.UNAVAILABLE,
+                "The repository tree was not available; only changed files were searched.",
+            )
+        )
+    test_files = [
+        p for p in (change.head_tree.paths() if change.head_tree is not None else []) if is_test_path(p)
+    ]
     timings["index"] = (time.perf_counter() - clock) * 1000
 
     ctx = CheckContext(
@@ -160,14 +173,18 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
     clock = time.perf_counter()
     raw: list[Finding] = []
     crashed: list[str] = []
-    checks = [m for rid, m in CHECKS.items() if rid not in settings.disabled_rules] + list(settings.extra_checks)
+    checks = [m for rid, m in CHECKS.items() if rid not in settings.disabled_rules] + list(
+        settings.extra_checks
+    )
     for check in checks:
         try:
             raw.extend(check.run(ctx))
         except Exception as exc:  # a crashing check must not sink the round; it is reported instead
             log.exception("check %s crashed", check.id)
             crashed.append(check.id)
-            notes.append(Note(SkipReason.CHECK_CRASHED, f"check `{check.id}` crashed: {type(exc).__name__}: {exc}"))
+            notes.append(
+                Note(SkipReason.CHECK_CRASHED, f"check `{check.id}` crashed: {type(exc).__name__}: {exc}")
+            )
     if execution is not None:
         raw.extend(f for f in execution.findings if f.rule not in settings.disabled_rules)
     findings, merged = _dedupe(raw)
@@ -186,10 +203,16 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
     coverage = change.coverage
     if crashed:
         coverage = min(coverage, round(1 - len(crashed) / max(len(checks), 1), 4))
-    incomplete = bool(crashed) or change.diff_truncated or any(
-        n.reason in (SkipReason.UNPARSABLE_DIFF, SkipReason.UNPARSABLE_CODE, SkipReason.TOO_LARGE)
-        or (n.reason in (SkipReason.NON_UTF8, SkipReason.UNAVAILABLE) and n.path and lang_for_path(n.path))
-        for n in notes
+    incomplete = (
+        bool(crashed)
+        or change.diff_truncated
+        or any(
+            n.reason in (SkipReason.UNPARSABLE_DIFF, SkipReason.UNPARSABLE_CODE, SkipReason.TOO_LARGE)
+            or (
+                n.reason in (SkipReason.NON_UTF8, SkipReason.UNAVAILABLE) and n.path and lang_for_path(n.path)
+            )
+            for n in notes
+        )
     )
     if any(f.blocking for f in findings):
         status = Status.BLOCKING
@@ -239,4 +262,3 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
     )
     kpi["timings_ms"] = {k: round(v, 1) for k, v in timings.items()}
     return review
-

@@ -75,5 +75,7 @@ def strengths(ctx: CheckContext, findings: list[Finding], lang: str = "en") -> l
                 else "Every changed branch's mutant is killed by a test: the tests pin this change."
             )
     if change.files and change.coverage >= 1.0 and not change.diff_truncated:
-        out.append("所有变更文件均被完整分析（coverage 1.0）。" if zh else "Every changed file was analysed in full.")
+        out.append(
+            "所有变更文件均被完整分析（coverage 1.0）。" if zh else "Every changed file was analysed in full."
+        )
     return list(dict.fromkeys(out))

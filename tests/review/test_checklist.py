@@ -4,7 +4,13 @@ import pytest
 
 from reviewbot.checks.registry import KNOWN_RULES as ALL_RULES
 from reviewbot.errors import UsageError
-from reviewbot.review.checklist import bundled_names, evaluate, load_checklist, parse_checklist, with_checklist_refs
+from reviewbot.review.checklist import (
+    bundled_names,
+    evaluate,
+    load_checklist,
+    parse_checklist,
+    with_checklist_refs,
+)
 from reviewbot.review.finding import Finding, Severity
 
 
