@@ -35,6 +35,25 @@ def names_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(_name_regex(n) for n in parts)) if parts else None
 
 
+class _Mentions:
+    """`text mentions one of the names`: a cheap substring test first, then the word-bounded pattern.
+
+    Python's regex engine tries the alternation at every position; `str.__contains__` is far
+    faster, and most files contain none of the names at all.
+    """
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.pattern = names_pattern(names)
+        self.needles = tuple(
+            sorted({n.strip().replace("::", ".").rsplit(".", 1)[-1] for n in names if n.strip()})
+        )
+
+    def __call__(self, text: str) -> bool:
+        if self.pattern is None or not any(n in text for n in self.needles):
+            return False
+        return self.pattern.search(text) is not None
+
+
 def _candidate(path: str) -> bool:
     return lang_for_path(path) is not None or (is_test_path(path) and path.endswith(_TEST_ONLY_SUFFIXES))
 
@@ -66,13 +85,15 @@ def build_index(tree: RepoTree, names: set[str], changed: dict[str, FileFacts] |
     """The index of one revision: facts of every file that mentions one of `names`, plus test refs.
 
     `changed` holds facts already parsed for the changed files; they are reused, not parsed again.
+    Facts of other files cover the functions that mention a name (or read an alias of such a field),
+    their classes' defaults and enums, and every function's span.
     """
     index = RepoIndex()
     changed = changed or {}
     for known in changed.values():
         index.add(known)
     index.reused_files = len(changed)
-    pattern = names_pattern(names)
+    mentions = _Mentions(names)
     per_name = [
         (n, re.compile(_name_regex(n))) for n in sorted({n.strip() for n in names if n and n.strip()})
     ]
@@ -83,13 +104,14 @@ def build_index(tree: RepoTree, names: set[str], changed: dict[str, FileFacts] |
         index.scanned_files += 1
         test = is_test_path(path)
         index.test_files += test
-        if pattern is None or pattern.search(text) is None:
+        if not mentions(text):
             continue
-        if test:
-            index.add_test_refs(_test_refs(path, text, per_name, pattern))
+        if test and mentions.pattern is not None:
+            index.add_test_refs(_test_refs(path, text, per_name, mentions.pattern))
         if path in changed:
             continue
-        facts = parse_file(path, text)
+        # Only functions that mention a name (or read an alias of one) are walked: see Walker.walk_body.
+        facts = parse_file(path, text, focus=mentions)
         if facts is not None:
             index.parsed_files += 1
             index.add(facts)

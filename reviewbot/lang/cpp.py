@@ -8,6 +8,7 @@ field reads (`x.f`, `this->f`, and bare member names inside methods) with what t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import tree_sitter_cpp
 from tree_sitter import Node
@@ -43,10 +44,13 @@ _TYPED_DECLS = frozenset({"declaration", "type_definition", "field_declaration",
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 
 
-def parse(path: str, text: str) -> FileFacts:
-    """Facts of one C++ file; never raises on bad input (see `FileFacts.parse_errors`)."""
+def parse(path: str, text: str, focus: Callable[[str], bool] | None = None) -> FileFacts:
+    """Facts of one C++ file; never raises on bad input (see `FileFacts.parse_errors`).
+
+    With `focus`, only function bodies whose text it accepts are walked (see `Walker.walk_body`).
+    """
     tree = _PARSER.get().parse(text.encode("utf-8", "replace"))
-    walker = _CppWalker(path, text, Lang.CPP)
+    walker = _CppWalker(path, text, Lang.CPP, focus=focus)
     try:
         walker.declarations(tree.root_node, None)
     except RecursionError:
@@ -125,22 +129,24 @@ class _CppWalker(CppBody):
             name = f"{cls}::{name}"
         owner = name.rsplit("::", 1)[0] if "::" in name else None
         self.emit_function(name, fn)
-        self.locals = set()
-        for param in _named(decl.child_by_field_name("parameters")):
-            pname = self.declarator_name(param.child_by_field_name("declarator"))
-            if pname:
-                self.locals.add(pname)
         is_ctor = owner is not None and last_component(owner.replace("::", ".")) == name.rsplit("::", 1)[-1]
         ctx = Ctx(function=name, cls=owner, scope=name, method=owner is not None, init=is_ctor)
-        try:
-            for child in fn.named_children:
-                if child.type == "field_initializer_list":
-                    self._member_inits(child, ctx)
-            body = fn.child_by_field_name("body")
-            if body is not None:
-                self.stmt(body, ctx)
-        except RecursionError:
-            self.degraded += 1
+        params = decl.child_by_field_name("parameters")
+
+        def walk() -> None:
+            names = (self.declarator_name(p.child_by_field_name("declarator")) for p in _named(params))
+            self.locals = {n for n in names if n}
+            try:
+                for child in fn.named_children:
+                    if child.type == "field_initializer_list":
+                        self._member_inits(child, ctx)
+                body = fn.child_by_field_name("body")
+                if body is not None:
+                    self.stmt(body, ctx)
+            except RecursionError:
+                self.degraded += 1
+
+        self.walk_body(fn, owner, walk)
 
     def _member_inits(self, inits: Node, ctx: Ctx) -> None:
         """`Impl(const Cfg& c) : flag_(c.flag)`: a write of `flag_` and an alias of `c.flag`."""

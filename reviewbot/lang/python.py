@@ -8,6 +8,8 @@ attribute reads with what they gate (one level of aliasing through `self.x` or a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import tree_sitter_python
 from tree_sitter import Node
 
@@ -26,10 +28,13 @@ _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 _PROPERTIES = frozenset({"property", "cached_property", "functools.cached_property"})
 
 
-def parse(path: str, text: str) -> FileFacts:
-    """Facts of one Python file; never raises on bad input (see `FileFacts.parse_errors`)."""
+def parse(path: str, text: str, focus: Callable[[str], bool] | None = None) -> FileFacts:
+    """Facts of one Python file; never raises on bad input (see `FileFacts.parse_errors`).
+
+    With `focus`, only function bodies whose text it accepts are walked (see `Walker.walk_body`).
+    """
     tree = _PARSER.get().parse(text.encode("utf-8", "replace"))
-    walker = _PyWalker(path, text, Lang.PYTHON)
+    walker = _PyWalker(path, text, Lang.PYTHON, focus=focus)
     try:
         walker.stmt(tree.root_node, Ctx())
     except RecursionError:
@@ -83,21 +88,25 @@ class _PyWalker(PyBody):
         qual = f"{ctx.scope}.{name}" if ctx.scope else name
         self.emit_function(qual, outer)
         in_class = ctx.cls is not None and ctx.function is None
-        fctx = Ctx(
-            function=qual,
-            cls=ctx.cls,
-            scope=qual,
-            prop=name if in_class and any(d in _PROPERTIES for d in decorators) else None,
-            init=in_class and name == "__init__",
-            method=in_class,
-            params=self._params(node.child_by_field_name("parameters")),
-        )
-        body = node.child_by_field_name("body")
-        if body is not None:
+
+        def walk() -> None:
+            fctx = Ctx(
+                function=qual,
+                cls=ctx.cls,
+                scope=qual,
+                prop=name if in_class and any(d in _PROPERTIES for d in decorators) else None,
+                init=in_class and name == "__init__",
+                method=in_class,
+                params=self._params(node.child_by_field_name("parameters")),
+            )
+            body = node.child_by_field_name("body")
             try:
-                self.stmt(body, fctx)
+                if body is not None:
+                    self.stmt(body, fctx)
             except RecursionError:
                 self.degraded += 1
+
+        self.walk_body(node, ctx.cls, walk)
 
     def _class(self, node: Node, ctx: Ctx, outer: Node) -> None:
         name_node, body = node.child_by_field_name("name"), node.child_by_field_name("body")

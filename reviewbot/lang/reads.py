@@ -75,6 +75,10 @@ class ReadLog:
         if function is not None and source != name:
             self._local.setdefault((function, name), []).append((line, last_component(source), name))
 
+    def aliased_members(self) -> list[tuple[str, str]]:
+        """(class, member) of every member alias bound so far."""
+        return list(self._member)
+
     def has_local(self, function: str | None, name: str) -> bool:
         return function is not None and (function, name) in self._local
 

@@ -7,7 +7,8 @@ both languages (guards, branch lines, comments, log detection, one level of alia
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -82,7 +83,10 @@ class Walker:
     enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
     degraded: int = 0  # parts given up on (recursion too deep); counted as parse errors
     stmt_node: Node | None = None  # the simple statement being walked (for writes inside expressions)
+    # With a focus (the index of unchanged files), only function bodies whose text it accepts are walked.
+    focus: Callable[[str], bool] | None = None
     reads: ReadLog = field(init=False)
+    _deferred: list[tuple[Node, str | None, Callable[[], None]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.lines = [line.rstrip("\r") for line in self.text.split("\n")]
@@ -316,9 +320,30 @@ class Walker:
     def bind_local(self, function: str | None, name: str, source: str, node: Node) -> None:
         self.reads.bind_local(function, name, source, self.line(node))
 
+    # --- focus ----------------------------------------------------------------------------------
+
+    def walk_body(self, node: Node, cls: str | None, walk: Callable[[], None]) -> None:
+        """Walk a function body now, or (outside the focus) only if an alias makes it relevant later."""
+        if self.focus is None or self.focus(self.txt(node)):
+            walk()
+        else:
+            self._deferred.append((node, cls, walk))
+
+    def walk_deferred(self) -> None:
+        """Second pass: bodies of classes whose members alias a focused field (`if self.flag:`)."""
+        by_class: dict[str, set[str]] = {}
+        for cls, member in self.reads.aliased_members():
+            by_class.setdefault(cls, set()).add(member)
+        for node, owner, walk in self._deferred:
+            members = by_class.get(owner or "")
+            if members and re.search(rf"\b(?:{'|'.join(map(re.escape, sorted(members)))})\b", self.txt(node)):
+                walk()
+        self._deferred.clear()
+
     # --- result ----------------------------------------------------------------------------------
 
     def facts(self, parse_errors: int) -> FileFacts:
+        self.walk_deferred()
         return FileFacts(
             path=self.path,
             lang=self.lang,

@@ -80,3 +80,39 @@ def test_names_pattern_is_word_bounded() -> None:
     assert pattern.search("x.flag") and pattern.search("A::b") and pattern.search("A->b")
     assert not pattern.search("flag_set") and not pattern.search("myflag") and not pattern.search("A.bc")
     assert names_pattern({"", "  "}) is None
+
+
+IMPL = """class Impl:
+    def forward(self, x):
+        if self.rope_on:
+            x = self.rope_op.forward(x)
+        return x
+
+    def unrelated(self, cfg):
+        if cfg.other:
+            cfg.mode = 1
+
+    def __init__(self, cfg):
+        self.rope_on = cfg.need_rope
+"""
+
+
+def test_unchanged_files_walk_only_functions_in_focus_and_alias_readers(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    sha = repo.commit({"pkg/impl.py": IMPL})
+    with GitTree(repo.path, sha) as tree:
+        index = build_index(tree, {"need_rope"})
+    facts = index.files["pkg/impl.py"]
+    assert [f.name for f in facts.functions] == ["Impl.forward", "Impl.unrelated", "Impl.__init__"]
+    # forward never names need_rope, but reads its alias bound in __init__: walked in the second pass.
+    [read] = [r for r in index.reads("need_rope") if r.in_condition]
+    assert (read.function, read.alias, read.alias_line, read.in_condition) == (
+        "Impl.forward",
+        "self.rope_on",
+        12,
+        True,
+    )
+    assert [g.calls for g in read.gated] == [("rope_op", "forward")]
+    assert index.writers("mode") == []  # `unrelated` is outside the focus
+    full = parse_file("pkg/impl.py", IMPL)
+    assert full is not None and [w.target for w in full.assignments if w.field == "mode"] == ["cfg.mode"]
