@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import secrets
 import subprocess
 import time
@@ -169,22 +170,22 @@ class FakeGitHub:
     def faults(self) -> Any:
         return self.server.faults
 
-    # --- inspection ----------------------------------------------------------------------------
+    # --- inspection (snapshots: later requests do not change what a test already holds) ------
     def comments(self, repo: str, number: int) -> list[IssueComment]:
         with self.world.lock:
-            return list(self.world.issue_comments(repo, number))
+            return copy.deepcopy(self.world.issue_comments(repo, number))
 
     def reviews(self, repo: str, number: int) -> list[Review]:
         with self.world.lock:
-            return list(self.world.pull_reviews(repo, number))
+            return copy.deepcopy(self.world.pull_reviews(repo, number))
 
     def review_comments(self, repo: str, number: int) -> list[ReviewComment]:
         with self.world.lock:
-            return list(self.world.pull_review_comments(repo, number))
+            return copy.deepcopy(self.world.pull_review_comments(repo, number))
 
     def check_runs(self, repo: str, head_sha: str | None = None) -> list[CheckRun]:
         with self.world.lock:
-            return list(self.world.repo_check_runs(repo, head_sha))
+            return copy.deepcopy(self.world.repo_check_runs(repo, head_sha))
 
     @property
     def log(self) -> list[RequestRecord]:
@@ -197,8 +198,9 @@ class FakeGitHub:
             if (operation is None or r.operation == operation) and (method is None or r.method == method)
         ]
 
-    def writes(self) -> list[RequestRecord]:
-        return [r for r in self.server.log if r.write]
+    def writes(self, *, auth: bool = True) -> list[RequestRecord]:
+        """Non-GET requests; `auth=False` leaves out the App token exchange (it changes nothing on a repo)."""
+        return [r for r in self.server.log if r.write and (auth or not r.operation.startswith("apps/"))]
 
     def reads(self) -> list[RequestRecord]:
         return [r for r in self.server.log if not r.write]

@@ -22,8 +22,9 @@ class Fault:
 
     kind:
       status               answer `status` with a GitHub-style error body, do nothing else
-      delay                sleep `delay` seconds, then handle the request normally (a client
-                           that timed out does not know whether its write happened)
+      delay                sleep `delay` seconds and handle the request normally: before handling it
+                           (`when="before"`) or after, before answering (`when="after"`: the write
+                           happened, but a client that timed out does not know it)
       primary_rate_limit   403 (or `status` 429) with x-ratelimit-remaining 0 and a reset `reset_in` s away
       secondary_rate_limit 403/429 with the secondary-limit message and `retry-after` (None = no header)
       disconnect           close the connection without an answer
@@ -36,6 +37,7 @@ class Fault:
     times: int = 1
     per_endpoint: bool = True
     delay: float = 0.0
+    when: str = "before"  # delay: "before" or "after" handling the request
     retry_after: int | None = 1
     reset_in: int = 3600
     fired: dict[str, int] = field(default_factory=dict)

@@ -8,6 +8,7 @@ custom `--api-url` prefix exactly as they would on GHES.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -296,7 +297,7 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
                     )
                     self.close_connection = True
                     return
-                if fault is not None and fault.kind == "delay":
+                if fault is not None and fault.kind == "delay" and fault.when == "before":
                     time.sleep(fault.delay)  # outside the lock: other requests go on meanwhile
                 fault_name = fault.kind if fault is not None else None
                 with server.world.lock:
@@ -318,7 +319,7 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
                     extra = server.rate_headers(window)
             except Problem as problem:
                 reply = Reply(problem.status, problem.body)
-            self._send(reply, extra)
+            # Logged when handled: a late answer (below) does not hide that the request took effect.
             server.record(
                 RequestRecord(
                     self.command,
@@ -332,6 +333,11 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
                     auth_kind,
                 )
             )
+            if fault is not None and fault.kind == "delay" and fault.when == "after":
+                time.sleep(fault.delay)  # handled already: only the answer is late
+            # A client that gave up waiting closed the socket; the request was handled all the same.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._send(reply, extra)
 
         def _send(self, reply: Reply, extra: dict[str, str]) -> None:
             if reply.body is None:

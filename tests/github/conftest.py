@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from reviewbot.github.auth import forget_app_cache
+from reviewbot.github.settings import GitHubSettings
 from tests.fakegithub import ExampleRemote, FakeGitHub, example_remote
 from tests.fakegithub.keys import app_keypair
 
@@ -53,3 +57,40 @@ def seeded(fake: FakeGitHub, tmp_path: Path) -> Seeded:
         title="feat: skip the fused rope/KV-cache kernel for embedding models",
     )
     return Seeded(fake, remote, token, private, inst, author_token)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_app_cache() -> Iterator[None]:
+    """Ports are reused between tests: an App token cached for one fake must not reach the next."""
+    forget_app_cache()
+    yield
+    forget_app_cache()
+
+
+FIXED_NOW = datetime(2026, 9, 1, 4, 0, tzinfo=timezone.utc)
+
+
+def settings(seeded: Seeded, tmp_path: Path, *, app: bool = False, **overrides: Any) -> GitHubSettings:
+    """Settings against the fake: fast retries, no throttle, a private cache and store, a fixed clock."""
+    values: dict[str, Any] = dict(
+        api_url=seeded.fake.api_url,
+        cache_dir=tmp_path / "cache",
+        db_url=f"sqlite:///{tmp_path / 'rounds.sqlite3'}",
+        seconds_between_requests=0.0,
+        seconds_between_writes=0.0,
+        backoff_base=0.01,
+        backoff_max=0.05,
+        timeout=5.0,
+        run_tests=False,
+        now=lambda: FIXED_NOW,
+    )
+    if app:
+        values.update(app_id=APP_ID, private_key=seeded.private_key)
+    else:
+        values.update(token=seeded.token)
+    values.update(overrides)
+    return GitHubSettings(**values)
+
+
+def bot_comments(seeded: Seeded, login: str) -> list[Any]:
+    return [c for c in seeded.fake.comments(REPO, PR) if c.user == login]

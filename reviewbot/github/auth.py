@@ -1,0 +1,152 @@
+"""Connect to GitHub through PyGithub, as a token's user or as a GitHub App installation.
+
+With a token the bot's login is `GET /user` (an Actions token cannot ask: it is
+`github-actions[bot]`, or REVIEWBOT_BOT_LOGIN). With App credentials reviewbot signs a JWT
+(`Auth.AppAuth`), finds the installation for the repository (`GithubIntegration`), exchanges it
+for an installation token, and its login is the App's slug + `[bot]`. The slug, installation ids
+and tokens (until five minutes before they expire) are cached per process, so a long-running
+worker does not repeat the handshake every round.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from github import Auth, Github, GithubIntegration
+
+from reviewbot.errors import UsageError
+from reviewbot.github.client import ApiCounter, ApiError, GitHubClient
+from reviewbot.github.settings import GitHubSettings
+
+__all__ = ["Connection", "connect", "forget_app_cache"]
+
+_TOKEN_MARGIN = 300.0  # renew an installation token this long before it expires
+_lock = threading.Lock()
+_slugs: dict[tuple[str, int], str] = {}
+_installations: dict[tuple[str, int, str], int] = {}
+_tokens: dict[tuple[str, int, int], tuple[str, float]] = {}
+
+
+def forget_app_cache() -> None:
+    """Drop cached App slugs, installations and tokens (after a 401, or between tests)."""
+    with _lock:
+        _slugs.clear()
+        _installations.clear()
+        _tokens.clear()
+
+
+@dataclass
+class Connection:
+    client: GitHubClient
+    github: Github
+    bot_login: str
+    auth_kind: str  # "token" | "app"
+
+    def close(self) -> None:
+        self.github.close()
+
+
+def _github(settings: GitHubSettings, auth: Auth.Auth) -> Github:
+    return Github(
+        base_url=settings.api_url,
+        auth=auth,
+        timeout=max(1, int(round(settings.timeout))),
+        per_page=100,
+        retry=None,  # reviewbot.github.client retries, so that every attempt is counted
+        seconds_between_requests=settings.seconds_between_requests or None,
+        seconds_between_writes=settings.seconds_between_writes or None,
+    )
+
+
+def _token_login(client: GitHubClient, env: Mapping[str, str]) -> str:
+    try:
+        _, data = client.request("GET", "/user", label="GET /user")
+    except ApiError as exc:
+        if exc.status == 403 and env.get("GITHUB_ACTIONS") == "true":
+            return "github-actions[bot]"  # the Actions token is an installation token of that App
+        if exc.status == 403:
+            raise UsageError(
+                "the token cannot read its own user (an installation token?); set REVIEWBOT_BOT_LOGIN to the "
+                "login it posts as, or use App credentials (REVIEWBOT_APP_ID, REVIEWBOT_PRIVATE_KEY_PATH)"
+            ) from exc
+        raise
+    return str(data["login"])
+
+
+def _app_token(
+    settings: GitHubSettings, repo: str, counter: ApiCounter, sleep: Callable[[float], None]
+) -> tuple[str, str]:
+    """(installation token, bot login) for `repo`, from the cache or GitHub."""
+    assert settings.app_id is not None
+    api, app_id = settings.api_url, settings.app_id
+    with _lock:
+        slug = _slugs.get((api, app_id))
+        inst = _installations.get((api, app_id, repo))
+        cached = _tokens.get((api, app_id, inst)) if inst is not None else None
+    if slug is not None and cached is not None and cached[1] - _TOKEN_MARGIN > time.time():
+        return cached[0], f"{slug}[bot]"
+    integration = GithubIntegration(
+        base_url=api,
+        auth=Auth.AppAuth(app_id, settings.app_private_key()),
+        timeout=max(1, int(round(settings.timeout))),
+        retry=None,
+        seconds_between_requests=settings.seconds_between_requests or None,
+        seconds_between_writes=settings.seconds_between_writes or None,
+    )
+    client = GitHubClient(integration.requester, settings, counter, auth=True, sleep=sleep)
+    try:
+        if slug is None:
+            slug = client.call("GET", "GET /app", lambda: integration.get_app()).slug
+        if inst is None:
+            owner, name = repo.split("/", 1)
+            try:
+                inst = client.call(
+                    "GET",
+                    "GET /repos/{owner}/{repo}/installation",
+                    lambda: integration.get_repo_installation(owner, name),
+                ).id
+            except ApiError as exc:
+                if exc.status == 404:
+                    raise UsageError(
+                        f"the GitHub App {app_id} is not installed on {repo}; "
+                        "install it there, or use GITHUB_TOKEN"
+                    ) from exc
+                raise
+        auth = client.call(
+            "POST", "POST /app/installations/{id}/access_tokens", lambda: integration.get_access_token(inst)
+        )
+    finally:
+        integration.close()
+    token, expires = auth.token, auth.expires_at.timestamp()
+    with _lock:
+        _slugs[(api, app_id)] = slug
+        _installations[(api, app_id, repo)] = inst
+        _tokens[(api, app_id, inst)] = (token, expires)
+    return token, f"{slug}[bot]"
+
+
+def connect(
+    settings: GitHubSettings,
+    repo: str,
+    counter: ApiCounter,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    env: Mapping[str, str] | None = None,
+) -> Connection:
+    """An authenticated, counted client for `repo` (OWNER/NAME) and the login the bot posts as."""
+    settings.require_credentials()
+    env = os.environ if env is None else env
+    if settings.uses_app:
+        token, login = _app_token(settings, repo, counter, sleep)
+        gh = _github(settings, Auth.Token(token))
+        client = GitHubClient(gh.requester, settings, counter, sleep=sleep)
+        return Connection(client, gh, settings.bot_login or login, "app")
+    assert settings.token is not None
+    gh = _github(settings, Auth.Token(settings.token))
+    client = GitHubClient(gh.requester, settings, counter, sleep=sleep)
+    login = settings.bot_login or _token_login(client, env)
+    return Connection(client, gh, login, "token")

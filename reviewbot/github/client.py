@@ -1,0 +1,209 @@
+"""Every GitHub request of a round goes through here: counted, retried, rate-limit aware.
+
+PyGithub builds the connection and the authentication (`Github(base_url=..., auth=...)`); this
+module sends the requests through its Requester with PyGithub's own retries turned off, so that
+each HTTP attempt is counted (reads and writes, for the KPI `api_calls`) and the retry policy of
+reviewbot.github.resilience applies to all of them in one place.
+
+A write that failed without a clear answer (timeout, 5xx) may still have happened on GitHub's
+side. Before sending it again the caller's `reconcile` function looks for it (for example the
+comment just created); a write is never repeated blindly.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import requests
+from github import GithubException
+from github.Requester import Requester
+
+from reviewbot.errors import GitHubError, RateLimited
+from reviewbot.github.resilience import Decision, Failure, decide, describe
+from reviewbot.github.settings import GitHubSettings
+
+__all__ = ["ApiCounter", "ApiError", "GitHubClient"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
+
+
+class ApiError(GitHubError):
+    """GitHub refused a request (not retryable): `status` and GitHub's message are kept."""
+
+    def __init__(self, message: str, status: int | None, data: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.data = data
+
+
+@dataclass
+class ApiCounter:
+    """HTTP attempts of one round. `auth_calls` (App JWT and token exchange) are kept apart."""
+
+    reads: int = 0
+    writes: int = 0
+    retries: int = 0
+    auth_calls: int = 0
+    waited_s: float = 0.0
+    by_operation: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def count(self, method: str, label: str, *, auth: bool = False) -> None:
+        with self._lock:
+            if auth:
+                self.auth_calls += 1
+            elif method == "GET":
+                self.reads += 1
+            else:
+                self.writes += 1
+            self.by_operation[label] = self.by_operation.get(label, 0) + 1
+
+    @property
+    def calls(self) -> int:
+        return self.reads + self.writes
+
+    def kpi(self) -> dict[str, Any]:
+        return {
+            "api_calls": self.calls,
+            "api_reads": self.reads,
+            "api_writes": self.writes,
+            "api_retries": self.retries,
+            "api_auth_calls": self.auth_calls,
+        }
+
+
+def _failure_of(exc: Exception) -> Failure | None:
+    if isinstance(exc, GithubException):
+        return Failure.of_answer(exc.status, exc.headers, exc.data)
+    if isinstance(exc, requests.exceptions.RequestException):
+        return Failure(None, {}, type(exc).__name__)
+    return None
+
+
+class GitHubClient:
+    """Counted, retried requests through one PyGithub Requester."""
+
+    def __init__(
+        self,
+        requester: Requester,
+        settings: GitHubSettings,
+        counter: ApiCounter,
+        *,
+        auth: bool = False,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.requester = requester
+        self.settings = settings
+        self.counter = counter
+        self.auth = auth  # this client only does App authentication calls
+        self._sleep = sleep
+        self._clock = clock
+
+    def _decide(self, failure: Failure, attempt: int) -> Decision:
+        s = self.settings
+        return decide(
+            failure,
+            attempt,
+            now=self._clock(),
+            max_attempts=s.max_attempts,
+            backoff_base=s.backoff_base,
+            backoff_max=s.backoff_max,
+            rate_limit_wait=s.rate_limit_wait,
+            secondary_wait_max=s.secondary_wait_max,
+        )
+
+    def call(
+        self,
+        method: str,
+        label: str,
+        send: Callable[[], T],
+        *,
+        reconcile: Callable[[], T | None] | None = None,
+    ) -> T:
+        """Run `send` (one HTTP request) under the retry policy; `label` names it in logs and counts."""
+        attempt = 0
+        while True:
+            attempt += 1
+            self.counter.count(method, label, auth=self.auth)
+            try:
+                return send()
+            except (GithubException, requests.exceptions.RequestException) as exc:
+                failure = _failure_of(exc)
+                assert failure is not None
+                decision = self._decide(failure, attempt)
+                status, data = failure.status, getattr(exc, "data", None)
+            if decision.kind == "rate_limited":
+                raise RateLimited(
+                    f"GitHub's {decision.reason} stops {label}; try again after the reset "
+                    f"(in about {max(decision.wait, 0):.0f}s)",
+                    decision.reset_at,
+                )
+            if decision.kind == "fail":
+                raise ApiError(f"GitHub refused {label}: {describe(failure)}", status, data)
+            ambiguous = method != "GET" and (status is None or status >= 500)
+            log.warning(
+                "%s %s: %s; retrying in %.1fs (attempt %d)",
+                method,
+                label,
+                decision.reason,
+                decision.wait,
+                attempt,
+            )
+            self.counter.retries += 1
+            self.counter.waited_s += decision.wait
+            self._sleep(decision.wait)
+            if ambiguous and reconcile is not None:
+                found = reconcile()
+                if found is not None:
+                    log.info(
+                        "%s %s had reached GitHub before the failure; not sending it again", method, label
+                    )
+                    return found
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        label: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        reconcile: Callable[[], tuple[dict[str, Any], Any] | None] | None = None,
+    ) -> tuple[dict[str, Any], Any]:
+        """One REST request (path relative to the API URL, or an absolute URL on the same host)."""
+
+        def send() -> tuple[dict[str, Any], Any]:
+            out: tuple[dict[str, Any], Any] = self.requester.requestJsonAndCheck(
+                method,
+                path,
+                parameters=dict(params) if params else None,
+                headers=dict(headers) if headers else None,
+                input=body,
+            )
+            return out
+
+        return self.call(method, label or f"{method} {path}", send, reconcile=reconcile)
+
+    def paginate(self, path: str, *, label: str, params: Mapping[str, Any] | None = None) -> list[Any]:
+        """All items of a list endpoint: 100 per page, following the `link` header's rel="next"."""
+        items: list[Any] = []
+        url: str | None = path
+        query: dict[str, Any] | None = {"per_page": 100, **(params or {})}
+        while url is not None:
+            headers, data = self.request("GET", url, label=label, params=query)
+            if not isinstance(data, list):
+                raise ApiError(f"GitHub answered {label} with something that is not a list", None, data)
+            items.extend(data)
+            match = _NEXT.search(str(headers.get("link", "")))
+            url, query = (match.group(1), None) if match else (None, None)
+        return items

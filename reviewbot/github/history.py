@@ -1,0 +1,48 @@
+"""The round a GitHub round continues from: the state in the bot's own comment, else the store.
+
+The comment is what the PR shows, whoever published it (a developer's `--post` or the App), so its
+hidden state wins. When the comment already covers the head being reviewed (a re-run), the round
+before it is rebuilt from the same state: the findings open then are this round's still-open,
+fixed and unsubstantiated ones.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from reviewbot.errors import StoreError
+from reviewbot.report.marker import State
+from reviewbot.review.rounds import PreviousRound
+from reviewbot.runner import previous_from_store
+from reviewbot.service.store import Store
+
+__all__ = ["previous_round"]
+
+log = logging.getLogger(__name__)
+
+
+def _before(state: State) -> PreviousRound | None:
+    """The round before `state`'s, as far as the state tells it (None: `state` is round 1)."""
+    if state.round_index <= 1:
+        return None
+    rows = [r for r in state.history if int(r.get("round", 0)) < state.round_index]
+    head = next((str(r.get("head_sha") or "") for r in rows if int(r["round"]) == state.round_index - 1), "")
+    open_then = tuple(f.to_finding().with_(state="still_open") for f in state.findings if f.state != "new")
+    return PreviousRound(state.round_index - 1, head, open_then, tuple(rows))
+
+
+def previous_round(
+    state: State | None, *, repo: str, pr: int, head_sha: str, db_url: str | None, use_store: bool
+) -> PreviousRound | None:
+    """What `apply_round` continues from for `head_sha` of PR `pr` in `repo`."""
+    if state is not None and state.repository in ("", repo) and state.pr in (None, pr):
+        return _before(state) if state.head_sha == head_sha else state.previous_round()
+    if not use_store:
+        return None
+    try:
+        with Store.open(db_url) as store:
+            previous, _ = previous_from_store(store, repo, pr, head_sha)
+            return previous
+    except StoreError as exc:
+        log.warning("%s #%d: the rounds store is not usable (%s); starting from round 1", repo, pr, exc)
+        return None

@@ -1,0 +1,324 @@
+"""The publication plan of a round: every body and payload reviewbot would send, built without I/O.
+
+The same plan is printed by a dry run and executed by reviewbot.github.publish, so a dry run
+shows exactly what `--post` sends. It holds:
+
+- the summary comment (the round report with its hidden state marker), shortened with a note when
+  over GitHub's 65,536-character limit — the marker is always kept;
+- a review with inline comments at file:line for findings new this round whose line is part of the
+  diff (at most `max_inline`); the others are named in the summary; a mechanical fix
+  (`Finding.replacement`) becomes a GitHub suggestion block;
+- the check run: failure when blocking, neutral when incomplete, success otherwise, with one
+  annotation per open finding sent in batches of 50.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewbot.change.model import ChangeSet, FileStatus
+from reviewbot.report import sanitize
+from reviewbot.report.render import render_finding
+from reviewbot.review.finding import Finding
+from reviewbot.review.result import Review, Status
+
+__all__ = [
+    "COMMENT_LIMIT",
+    "InlineComment",
+    "ReviewPlan",
+    "CheckRunPlan",
+    "PublicationPlan",
+    "build_plan",
+    "commentable_lines",
+    "fit_body",
+    "suggestion_block",
+    "review_marker",
+]
+
+COMMENT_LIMIT = 65536  # GitHub refuses longer comment bodies (422)
+CHECK_TEXT_LIMIT = 65535  # check run output summary / text
+ANNOTATION_BATCH = 50  # annotations per check-run request
+_STATE_LINE = re.compile(r"^<!-- reviewbot:state v\d+ ", re.MULTILINE)
+_CONCLUSION = {Status.BLOCKING: "failure", Status.INCOMPLETE: "neutral", Status.LGTM: "success"}
+_LEVEL = {"P0": "failure", "P1": "failure", "P2": "warning", "P3": "notice"}
+_TEXT = {
+    "en": {
+        "not_inline": "Not posted as inline comments ({n})",
+        "over_limit": "over the limit of {limit} inline comments per review",
+        "off_diff": "not on a line of the diff",
+        "shortened": "_This report was shortened to fit GitHub's 65,536-character comment limit "
+        "({n:,} characters left out). The check run `{check}` and `reviewbot run --pr {pr} --repo {repo}` "
+        "show it in full._",
+        "review_body": "reviewbot round {round}: {n} new finding(s) on changed lines. "
+        "The full report is in the summary comment.",
+    },
+    "zh": {
+        "not_inline": "未作为行内评论发布（{n}）",
+        "over_limit": "超过每次评审 {limit} 条行内评论的上限",
+        "off_diff": "不在 diff 的行上",
+        "shortened": "_本报告超过 GitHub 评论 65,536 字符上限，已截短（省略 {n:,} 字符）。"
+        "完整内容见检查 `{check}` 或 `reviewbot run --pr {pr} --repo {repo}`。_",
+        "review_body": "reviewbot 第 {round} 轮：变更行上有 {n} 条新发现，完整报告见汇总评论。",
+    },
+}
+
+
+def _t(lang: str) -> dict[str, str]:
+    return {**_TEXT["en"], **_TEXT.get(lang, {})}
+
+
+def review_marker(head_sha: str) -> str:
+    """Hidden line in reviewbot's reviews: which head a review was posted for (for idempotency)."""
+    return f"<!-- reviewbot:review head={head_sha} -->"
+
+
+@dataclass(frozen=True)
+class InlineComment:
+    path: str
+    line: int
+    body: str
+    fingerprint: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "side": "RIGHT", "body": self.body}
+
+
+@dataclass(frozen=True)
+class ReviewPlan:
+    commit_id: str
+    body: str
+    comments: tuple[InlineComment, ...]
+
+    def payload(self) -> dict[str, Any]:
+        # COMMENT, never REQUEST_CHANGES or APPROVE: the check run is the gate, the review carries text.
+        return {
+            "commit_id": self.commit_id,
+            "body": self.body,
+            "event": "COMMENT",
+            "comments": [c.to_json() for c in self.comments],
+        }
+
+
+@dataclass(frozen=True)
+class CheckRunPlan:
+    name: str
+    head_sha: str
+    conclusion: str
+    title: str
+    summary: str
+    text: str
+    annotations: tuple[dict[str, Any], ...]
+    external_id: str
+
+    def batches(self) -> list[list[dict[str, Any]]]:
+        a = list(self.annotations)
+        return [a[i : i + ANNOTATION_BATCH] for i in range(0, len(a), ANNOTATION_BATCH)] or [[]]
+
+    def _output(self, annotations: list[dict[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {"title": self.title, "summary": self.summary, "text": self.text}
+        if annotations:
+            out["annotations"] = annotations
+        return out
+
+    def create_payload(self, details_url: str | None = None) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "name": self.name,
+            "head_sha": self.head_sha,
+            "status": "completed",
+            "conclusion": self.conclusion,
+            "external_id": self.external_id,
+            "output": self._output(self.batches()[0]),
+        }
+        if details_url:
+            payload["details_url"] = details_url
+        return payload
+
+    def update_payloads(self) -> list[dict[str, Any]]:
+        """The PATCH bodies that append the annotations beyond the first 50."""
+        return [{"output": self._output(batch)} for batch in self.batches()[1:]]
+
+
+@dataclass(frozen=True)
+class PublicationPlan:
+    repo: str
+    pr: int
+    head_sha: str
+    summary_body: str
+    summary_action: str  # "create" | "update" | "unchanged"
+    summary_comment_id: int | None
+    review: ReviewPlan | None
+    check_run: CheckRunPlan
+    not_inline: tuple[Finding, ...] = ()
+    shortened: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def write_calls(self) -> int:
+        """Requests the plan makes when nothing fails."""
+        summary = 0 if self.summary_action == "unchanged" else 1
+        return summary + (1 if self.review else 0) + len(self.check_run.batches())
+
+
+def commentable_lines(change: ChangeSet) -> dict[str, frozenset[int]]:
+    """Head lines a review comment may target (RIGHT side): every line inside a hunk of the diff."""
+    out: dict[str, frozenset[int]] = {}
+    for f in change.files:
+        if f.status is FileStatus.DELETED or not f.hunks:
+            continue
+        out[f.path] = frozenset(
+            n for h in f.hunks for n in range(h.target_start, h.target_start + h.target_length)
+        )
+    return out
+
+
+def suggestion_block(replacement: str) -> str:
+    """A GitHub suggestion for the commented line; the fence outgrows any backtick run inside."""
+    longest = max((len(m) for m in re.findall(r"`+", replacement)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}suggestion\n{replacement.rstrip(chr(10))}\n{fence}"
+
+
+def _inline_body(f: Finding, lang: str) -> str:
+    body = render_finding(f, lang).rstrip("\n")
+    if f.replacement is not None:
+        body += "\n\n" + suggestion_block(f.replacement)
+    return f"{body}\n\n<!-- reviewbot:finding {f.fingerprint} -->"
+
+
+def fit_body(body: str, limit: int, note: str) -> tuple[str, bool]:
+    """`body` cut to `limit` characters with `note` where text was left out; the state marker is kept."""
+    if len(body) <= limit:
+        return body, False
+    markers = list(_STATE_LINE.finditer(body))
+    report, marker = (body[: markers[-1].start()], body[markers[-1].start() :]) if markers else (body, "")
+    room = limit - len(marker) - len(note.format(n=len(body))) - 16
+    if room < limit // 4:
+        marker, room = "", limit - len(note.format(n=len(body))) - 16  # a huge state must not eat the report
+    cut = report[:room]
+    cut = cut[: cut.rfind("\n") + 1] if "\n" in cut else cut
+    if sum(1 for line in cut.splitlines() if line.startswith("```")) % 2:
+        cut += "```\n"  # do not leave a code fence open
+    left_out = len(report) - len(cut)
+    text = f"{cut.rstrip()}\n\n{note.format(n=left_out)}\n"
+    if marker:
+        text += "\n" + marker
+    return text[:limit], True
+
+
+def _not_inline_section(items: Sequence[tuple[Finding, str]], lang: str) -> str:
+    t = _t(lang)
+    lines = [f"<details><summary>{t['not_inline'].format(n=len(items))}</summary>", ""]
+    for f, why in items:
+        lines.append(
+            f"- [{f.severity.value}] {sanitize.text(f.title)} @ `{sanitize.code(f.path)}:{f.line}` — {why}"
+        )
+    return "\n".join(lines + ["", "</details>", ""])
+
+
+def _with_section(markdown: str, section: str) -> str:
+    markers = list(_STATE_LINE.finditer(markdown))
+    if not markers:
+        return markdown.rstrip("\n") + "\n\n" + section
+    at = markers[-1].start()
+    return markdown[:at].rstrip("\n") + "\n\n" + section + "\n" + markdown[at:]
+
+
+def _annotation(f: Finding) -> dict[str, Any]:
+    message = f.title + (f"\n\n{f.suggestion}" if f.suggestion else "")
+    a: dict[str, Any] = {
+        "path": f.path,
+        "start_line": max(f.line, 1),
+        "end_line": max(f.line, 1),
+        "annotation_level": _LEVEL[f.severity.value],
+        "title": f"[{f.severity.value}] {f.rule}"[:255],
+        "message": message[:60_000],
+    }
+    if f.evidence:
+        a["raw_details"] = "\n".join(f.evidence)[:60_000]
+    return a
+
+
+def _check_run(review: Review, markdown: str, *, repo: str, pr: int, name: str, note: str) -> CheckRunPlan:
+    counts = review.summary()
+    title = f"{review.status.value} — " + " · ".join(f"{k} {v}" for k, v in counts.items())
+    new = sum(1 for f in review.findings if f.state == "new")
+    summary = (
+        f"**{review.status.value}** · round {review.round.round_index} · head `{review.head_sha[:12]}`\n\n"
+        f"Summary: {' · '.join(f'{k}/{v}' for k, v in counts.items())} · new {new} · "
+        f"fixed {len(review.round.fixed)}\n"
+    )
+    markers = list(_STATE_LINE.finditer(markdown))
+    report = markdown[: markers[-1].start()].rstrip() + "\n" if markers else markdown
+    text, _ = fit_body(report, CHECK_TEXT_LIMIT, note)
+    return CheckRunPlan(
+        name=name,
+        head_sha=review.head_sha,
+        conclusion=_CONCLUSION[review.status],
+        title=title,
+        summary=summary,
+        text=text,
+        annotations=tuple(_annotation(f) for f in review.findings if f.state in ("new", "still_open")),
+        external_id=f"{repo}#{pr}@{review.head_sha}",
+    )
+
+
+def build_plan(
+    review: Review,
+    markdown: str,
+    *,
+    repo: str,
+    pr: int,
+    lines: dict[str, frozenset[int]],
+    existing_comment: tuple[int, str] | None = None,
+    review_exists: bool = False,
+    max_inline: int = 30,
+    check_name: str = "reviewbot",
+    lang: str = "en",
+) -> PublicationPlan:
+    """Everything to publish for `review`, whose report is `markdown` (with its state marker).
+
+    `lines`: the head lines of each file that belong to the diff (see `commentable_lines`).
+    `existing_comment`: (id, body) of the bot's summary comment on the PR, if it has one.
+    `review_exists`: a review for this head was posted before (a re-run): post no second one.
+    """
+    t = _t(lang)
+    new = [f for f in review.findings if f.state == "new"]
+    inline: list[Finding] = []
+    skipped: list[tuple[Finding, str]] = []
+    for f in new:
+        if f.line not in lines.get(f.path, frozenset()):
+            skipped.append((f, t["off_diff"]))
+        elif len(inline) >= max_inline:
+            skipped.append((f, t["over_limit"].format(limit=max_inline)))
+        else:
+            inline.append(f)
+    body = _with_section(markdown, _not_inline_section(skipped, lang)) if skipped else markdown
+    note = t["shortened"].replace("{check}", check_name).replace("{pr}", str(pr)).replace("{repo}", repo)
+    body, shortened = fit_body(body, COMMENT_LIMIT, note)
+
+    plan_review = None
+    if inline and not review_exists:
+        comments = tuple(InlineComment(f.path, f.line, _inline_body(f, lang), f.fingerprint) for f in inline)
+        text = t["review_body"].format(round=review.round.round_index, n=len(inline))
+        plan_review = ReviewPlan(review.head_sha, f"{text}\n\n{review_marker(review.head_sha)}", comments)
+
+    if existing_comment is None:
+        action, comment_id = "create", None
+    else:
+        comment_id = existing_comment[0]
+        action = "unchanged" if existing_comment[1] == body else "update"
+    return PublicationPlan(
+        repo=repo,
+        pr=pr,
+        head_sha=review.head_sha,
+        summary_body=body,
+        summary_action=action,
+        summary_comment_id=comment_id,
+        review=plan_review,
+        check_run=_check_run(review, markdown, repo=repo, pr=pr, name=check_name, note=note),
+        not_inline=tuple(f for f, _ in skipped),
+        shortened=shortened,
+    )

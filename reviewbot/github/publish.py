@@ -1,0 +1,139 @@
+"""Carry out a publication plan on GitHub, idempotently, in the order that keeps a PR consistent.
+
+1. The summary comment: created once, then edited in place (found by its hidden marker AND the
+   bot's login; a comment by anyone else is never touched). A body equal to the one on GitHub is
+   not sent again.
+2. The review with the new findings' inline comments (skipped when this head already has one).
+3. The check run, last, so that the gate never turns green before the report exists; its
+   annotations beyond the first 50 follow in PATCH requests of 50.
+
+A create that failed without a clear answer (timeout, 5xx) is looked up before it is sent again
+(reviewbot.github.client), so a flaky network never leaves two summary comments or two reviews.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from reviewbot.github.api import IssueComment, RestApi, ReviewInfo
+from reviewbot.github.client import ApiError
+from reviewbot.github.plan import PublicationPlan, review_marker
+from reviewbot.report.marker import decode_state
+
+__all__ = ["Published", "publish", "publish_into", "find_bot_comment", "find_bot_review"]
+
+log = logging.getLogger(__name__)
+_STATE_PREFIX = "<!-- reviewbot:state v"
+
+
+@dataclass
+class Published:
+    comment: IssueComment | None = None
+    comment_action: str = ""  # created | updated | unchanged
+    review: ReviewInfo | None = None
+    check_run_id: int | None = None
+    steps: list[str] = field(default_factory=list)  # what was done, in order
+    notes: list[str] = field(default_factory=list)  # what could not be done and why
+
+
+def find_bot_comment(comments: list[IssueComment], bot_login: str) -> IssueComment | None:
+    """The bot's summary comment: carries the state marker AND is authored by the bot (first such)."""
+    for c in comments:
+        if (
+            c.user.lower() == bot_login.lower()
+            and _STATE_PREFIX in c.body
+            and decode_state(c.body) is not None
+        ):
+            return c
+    return None
+
+
+def find_bot_review(reviews: list[ReviewInfo], bot_login: str, head_sha: str) -> ReviewInfo | None:
+    marker = review_marker(head_sha)
+    for r in reviews:
+        if r.user.lower() == bot_login.lower() and marker in r.body:
+            return r
+    return None
+
+
+def _summary(api: RestApi, plan: PublicationPlan, bot_login: str, done: Published) -> None:
+    if plan.summary_action == "unchanged":
+        done.comment_action = "unchanged"
+        done.steps.append("summary comment unchanged")
+        return
+    if plan.summary_action == "update" and plan.summary_comment_id is not None:
+        done.comment = api.update_issue_comment(plan.repo, plan.summary_comment_id, plan.summary_body)
+        done.comment_action = "updated"
+        done.steps.append(f"summary comment {done.comment.id} edited")
+        return
+
+    def already_there() -> IssueComment | None:
+        found = find_bot_comment(api.list_issue_comments(plan.repo, plan.pr), bot_login)
+        state = decode_state(found.body) if found else None
+        return found if state is not None and state.head_sha == plan.head_sha else None
+
+    done.comment = api.create_issue_comment(plan.repo, plan.pr, plan.summary_body, reconcile=already_there)
+    done.comment_action = "created"
+    done.steps.append(f"summary comment {done.comment.id} created")
+
+
+def _review(api: RestApi, plan: PublicationPlan, bot_login: str, done: Published) -> None:
+    if plan.review is None:
+        return
+
+    def already_there() -> ReviewInfo | None:
+        return find_bot_review(api.list_reviews(plan.repo, plan.pr), bot_login, plan.head_sha)
+
+    try:
+        done.review = api.create_review(plan.repo, plan.pr, plan.review.payload(), reconcile=already_there)
+        done.steps.append(f"review {done.review.id} with {len(plan.review.comments)} inline comment(s)")
+    except ApiError as exc:
+        if exc.status != 422:
+            raise
+        # GitHub placed the diff differently than we did; the findings are in the summary anyway.
+        payload = {**plan.review.payload(), "comments": []}
+        places = "\n".join(f"- `{c.path}:{c.line}`" for c in plan.review.comments)
+        payload["body"] = f"{plan.review.body}\n\nGitHub refused the inline placement of:\n{places}"
+        done.review = api.create_review(plan.repo, plan.pr, payload, reconcile=already_there)
+        done.notes.append(f"inline comments refused by GitHub ({exc}); posted a review without them")
+        done.steps.append(f"review {done.review.id} without inline comments")
+
+
+def _check_run(api: RestApi, plan: PublicationPlan, done: Published) -> None:
+    details = done.comment.html_url if done.comment and done.comment.html_url else None
+    try:
+        run = api.create_check_run(plan.repo, plan.check_run.create_payload(details))
+    except ApiError as exc:
+        if exc.status == 403:
+            done.notes.append(
+                f"check run `{plan.check_run.name}` not created: GitHub accepts check runs only from a "
+                "GitHub App (or the Actions GITHUB_TOKEN); run reviewbot with App credentials to get one"
+            )
+            return
+        raise
+    done.check_run_id = int(run["id"])
+    updates = plan.check_run.update_payloads()
+    for payload in updates:
+        api.update_check_run(plan.repo, done.check_run_id, payload)
+    total = len(plan.check_run.annotations)
+    done.steps.append(
+        f"check run {done.check_run_id} {plan.check_run.conclusion} with {total} annotation(s) "
+        f"in {1 + len(updates)} request(s)"
+    )
+
+
+def publish(api: RestApi, plan: PublicationPlan, bot_login: str) -> Published:
+    """Send the plan. RateLimited and other GitHubErrors propagate (see `publish_into` to keep
+    what was done before the error)."""
+    done = Published()
+    publish_into(api, plan, bot_login, done)
+    return done
+
+
+def publish_into(api: RestApi, plan: PublicationPlan, bot_login: str, done: Published) -> None:
+    """Like `publish`, recording into `done` step by step (it holds what happened if this raises)."""
+    _summary(api, plan, bot_login, done)
+    _review(api, plan, bot_login, done)
+    _check_run(api, plan, done)
+    log.info("%s #%d at %s: %s", plan.repo, plan.pr, plan.head_sha[:12], "; ".join(done.steps))

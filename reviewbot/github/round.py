@@ -1,0 +1,240 @@
+"""One review round of a GitHub pull request, from the API call to the check run.
+
+`run_pr_round` is the whole GitHub round as one function: the CLI's `reviewbot run --pr N` calls
+it, and so does the App worker. It reads the PR, gets the code (cached clone, or the API's patches),
+runs the core review, continues the PR's rounds from the bot's own comment, builds the
+publication plan and — with `post` — publishes it; without `post` it sends nothing (a dry run).
+
+Requests of a one-file PR round with a token: GET /user, GET pulls/N, GET issues/N/comments, then
+the summary comment (POST or PATCH), the review (POST, when a new finding sits on the diff) and the
+check run (POST): six. The KPI `api_calls` in the report counts them, the writes as planned.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewbot.errors import RateLimited, StoreError
+from reviewbot.github.api import PullRequestInfo, RestApi
+from reviewbot.github.auth import Connection, connect, forget_app_cache
+from reviewbot.github.client import ApiCounter, ApiError
+from reviewbot.github.history import previous_round
+from reviewbot.github.plan import PublicationPlan, build_plan, commentable_lines
+from reviewbot.github.publish import Published, find_bot_comment, find_bot_review, publish_into
+from reviewbot.github.settings import GitHubSettings
+from reviewbot.github.source import Code, load_code, review_settings
+from reviewbot.report.marker import decode_state
+from reviewbot.review.pipeline import review_change
+from reviewbot.review.result import Review
+from reviewbot.review.rounds import apply_round
+from reviewbot.runner import continue_round, render_round
+
+__all__ = ["PrRoundOutcome", "run_pr_round"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class PrRoundOutcome:
+    """What a GitHub round came to.
+
+    status: "published" (posted), "dry_run" (built, nothing sent), "skipped" (nothing to do:
+    `reason` says why), "incomplete" (stopped by GitHub's rate limit: `reason`, `retry_at`).
+    """
+
+    status: str
+    repo: str
+    pr: int
+    head_sha: str | None = None
+    reason: str = ""
+    review: Review | None = None
+    markdown: str = ""
+    json: dict[str, Any] | None = None
+    plan: PublicationPlan | None = None
+    published: Published | None = None
+    api: dict[str, Any] = field(default_factory=dict)  # the counter: api_calls, reads, writes, retries...
+    code_source: str = ""  # "git" | "api"
+    retry_at: float | None = None  # epoch seconds, when rate-limited
+    recorded: bool = False  # the round was saved in the rounds store
+
+    @property
+    def round_index(self) -> int | None:
+        return self.review.round.round_index if self.review is not None else None
+
+
+def _kpi(review: Review, counter: ApiCounter, planned_writes: int, code: Code, bot: str) -> None:
+    """The round's API figures, writes as planned (the report is written before it is posted)."""
+    review.kpi.update(
+        api_calls=counter.calls + planned_writes,
+        api_reads=counter.reads,
+        api_writes=planned_writes,
+        api_auth_calls=counter.auth_calls,
+        code_source=code.source,
+        partial_clone=code.partial_clone,
+        bot_login=bot,
+    )
+
+
+def _plan(
+    review: Review,
+    settings: GitHubSettings,
+    pr: PullRequestInfo,
+    lines: dict[str, frozenset[int]],
+    existing: tuple[int, str] | None,
+    review_exists: bool,
+) -> tuple[str, dict[str, Any], PublicationPlan]:
+    markdown, doc = render_round(review, settings.lang)
+    plan = build_plan(
+        review,
+        markdown,
+        repo=pr.repo,
+        pr=pr.number,
+        lines=lines,
+        existing_comment=existing,
+        review_exists=review_exists,
+        max_inline=settings.max_inline_comments,
+        check_name=settings.check_name,
+        lang=settings.lang,
+    )
+    return markdown, doc, plan
+
+
+def _record(settings: GitHubSettings, review: Review, markdown_en: str, doc: dict[str, Any], pr: int) -> bool:
+    from reviewbot.service.store import RoundRecord, Store
+
+    try:
+        with Store.open(settings.db_url) as store:
+            record = RoundRecord.from_review(
+                review,
+                repository=review.round.repository,
+                pr=pr,
+                report_markdown=markdown_en,
+                report_json=json.dumps(doc, indent=2, ensure_ascii=False),
+            )
+            return store.save_round(record).created
+    except StoreError as exc:
+        log.warning("round published but not recorded: %s", exc)
+        return False
+
+
+def run_pr_round(
+    settings: GitHubSettings,
+    repo_full_name: str,
+    pr_number: int,
+    *,
+    post: bool,
+    expected_head: str | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> PrRoundOutcome:
+    """Review PR `pr_number` of `repo_full_name` (OWNER/NAME) as its next round; publish when `post`.
+
+    With `expected_head` (the head a webhook announced) the round is skipped, and says so, when the
+    PR's head has moved on: a newer event will review the newer head. Raises UsageError for missing
+    or wrong credentials and GitHubError when GitHub refuses a request for good; GitHub's rate limit
+    ends the round as "incomplete" with `retry_at` instead.
+    """
+    counter = ApiCounter()
+    repo, n = repo_full_name, pr_number
+    outcome = PrRoundOutcome("incomplete", repo, n)
+    conn: Connection | None = None
+    try:
+        conn = connect(settings, repo, counter, sleep=sleep)
+        api = RestApi(conn.client)
+        try:
+            pr = api.get_pull(repo, n)
+        except ApiError as exc:
+            if exc.status != 401 or conn.auth_kind != "app":
+                raise
+            # A cached installation token was revoked or has expired early: get a fresh one.
+            forget_app_cache()
+            conn.close()
+            conn = connect(settings, repo, counter, sleep=sleep)
+            api = RestApi(conn.client)
+            pr = api.get_pull(repo, n)
+        outcome.head_sha = pr.head_sha
+        skip = _skip_reason(settings, pr, expected_head)
+        if skip:
+            outcome.status, outcome.reason = "skipped", skip
+            log.info("%s #%d: skipped: %s", repo, n, skip)
+            return outcome
+        bot_comment = find_bot_comment(api.list_issue_comments(repo, n), conn.bot_login)
+        state = decode_state(bot_comment.body) if bot_comment else None
+        git_token = getattr(conn.github.requester.auth, "token", None)
+        code = load_code(settings, api, pr, git_token)
+        outcome.code_source = code.source
+        try:
+            review = review_change(code.change, review_settings(settings, code, pr))
+            previous = previous_round(
+                state,
+                repo=repo,
+                pr=n,
+                head_sha=pr.head_sha,
+                db_url=settings.db_url,
+                use_store=settings.record_rounds,
+            )
+            if code.repo_path is not None:
+                review = continue_round(code.repo_path, code.change, review, previous, repository=repo, pr=n)
+            else:
+                review = apply_round(review, code.change, previous, repository=repo, pr=n)
+            lines = commentable_lines(code.change)
+        finally:
+            code.change.close()
+        outcome.review = review
+        existing = (bot_comment.id, bot_comment.body) if bot_comment else None
+        _, _, plan = _plan(review, settings, pr, lines, existing, False)
+        review_exists = False
+        if plan.review is not None and state is not None and state.head_sha == pr.head_sha:
+            # A re-run of a head that was published before: its review may exist already.
+            review_exists = (
+                find_bot_review(api.list_reviews(repo, n), conn.bot_login, pr.head_sha) is not None
+            )
+        _kpi(
+            review,
+            counter,
+            1 + (0 if review_exists or plan.review is None else 1) + len(plan.check_run.batches()),
+            code,
+            conn.bot_login,
+        )
+        outcome.markdown, outcome.json, outcome.plan = _plan(
+            review, settings, pr, lines, existing, review_exists
+        )
+        if not post:
+            outcome.status = "dry_run"
+            return outcome
+        outcome.published = Published()
+        publish_into(api, outcome.plan, conn.bot_login, outcome.published)
+        outcome.status = "published"
+        if settings.record_rounds:
+            markdown_en = outcome.markdown if settings.lang == "en" else render_round(review, "en")[0]
+            outcome.recorded = _record(settings, review, markdown_en, outcome.json, n)
+        return outcome
+    except RateLimited as exc:
+        outcome.status, outcome.retry_at = "incomplete", exc.reset_at
+        done = (
+            "; ".join(outcome.published.steps) if outcome.published and outcome.published.steps else "nothing"
+        )
+        outcome.reason = f"{exc} (published so far: {done})"
+        log.warning("%s #%d: round INCOMPLETE: %s", repo, n, outcome.reason)
+        return outcome
+    finally:
+        outcome.api = counter.kpi()
+        if conn is not None:
+            conn.close()
+
+
+def _skip_reason(settings: GitHubSettings, pr: PullRequestInfo, expected_head: str | None) -> str:
+    if expected_head is not None and pr.head_sha != expected_head:
+        return (
+            f"the PR's head moved on from {expected_head[:12]} to {pr.head_sha[:12]}; "
+            "the round for the newer head reviews it"
+        )
+    if pr.state != "open":
+        return f"the PR is {pr.state}"
+    if pr.draft and not settings.review_drafts:
+        return "the PR is a draft (drafts are not reviewed here)"
+    return ""

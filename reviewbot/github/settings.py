@@ -1,0 +1,159 @@
+"""How a GitHub round talks to GitHub: credentials, endpoints, retry and rate-limit policy, limits.
+
+Built from the environment (`GitHubSettings.from_env`), from the service settings of the App
+worker (`from_service`), or directly in tests. Secrets never appear in `repr`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from reviewbot.errors import UsageError
+
+__all__ = ["GitHubSettings", "DEFAULT_API_URL", "default_cache_dir"]
+
+DEFAULT_API_URL = "https://api.github.com"
+TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+
+
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """$REVIEWBOT_CACHE_DIR, else $XDG_CACHE_HOME/reviewbot, else ~/.cache/reviewbot."""
+    env = os.environ if env is None else env
+    if env.get("REVIEWBOT_CACHE_DIR"):
+        return Path(env["REVIEWBOT_CACHE_DIR"]).expanduser()
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "reviewbot"
+
+
+@dataclass(frozen=True, repr=False)
+class GitHubSettings:
+    api_url: str = DEFAULT_API_URL
+    token: str | None = None  # GITHUB_TOKEN: a personal, OAuth or Actions token
+    app_id: int | None = None  # with a private key: authenticate as a GitHub App installation
+    private_key_path: Path | None = None
+    private_key: str | None = None  # PEM text; wins over private_key_path (secret stores, tests)
+    bot_login: str | None = None  # the bot's login when it cannot be asked (e.g. an Actions token)
+    db_url: str | None = None  # rounds store; None: the store's default (SQLite in the state dir)
+    record_rounds: bool = True  # record published rounds in the store
+    cache_dir: Path | None = None  # cached clones; None: default_cache_dir()
+    lang: str = "en"
+    use_git: bool = True  # False: review from the API's patches only
+    run_tests: bool = True  # run the repository's tests (only for trusted authors, see below)
+    trusted_associations: frozenset[str] = TRUSTED_ASSOCIATIONS
+    review_drafts: bool = True
+    extra_checklists: tuple[str, ...] = ()  # on top of the base revision's .reviewbot.toml
+    now: Callable[[], datetime] | None = None  # the review's clock (None: the core's default, UTC now)
+    # HTTP behaviour
+    timeout: float = 30.0
+    max_attempts: int = 4  # per request: the first try and up to three retries
+    backoff_base: float = 1.0  # seconds; doubles per retry (5xx, timeouts)
+    backoff_max: float = 30.0
+    rate_limit_wait: float = 60.0  # wait for a primary-limit reset at most this far away, else give up
+    secondary_wait_max: float = 300.0  # longest retry-after honoured before giving up
+    seconds_between_requests: float = 0.25  # PyGithub's throttle, as GitHub recommends
+    seconds_between_writes: float = 1.0
+    git_timeout: float = 900.0
+    # Publishing
+    max_inline_comments: int = 30
+    check_name: str = "reviewbot"
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise UsageError("max_attempts must be at least 1")
+        if self.max_inline_comments < 0:
+            raise UsageError("max_inline_comments must not be negative")
+        if not self.api_url.startswith(("http://", "https://")):
+            raise UsageError(f"the GitHub API URL must start with http:// or https://, not {self.api_url!r}")
+
+    def __repr__(self) -> str:
+        shown = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("token", "private_key") and value is not None:
+                value = "***"
+            shown.append(f"{f.name}={value!r}")
+        return f"GitHubSettings({', '.join(shown)})"
+
+    @property
+    def uses_app(self) -> bool:
+        return self.app_id is not None and (self.private_key is not None or self.private_key_path is not None)
+
+    @property
+    def cache_root(self) -> Path:
+        return self.cache_dir if self.cache_dir is not None else default_cache_dir()
+
+    def require_credentials(self) -> None:
+        """Fail before any request when there is nothing to authenticate with."""
+        if self.uses_app or self.token:
+            return
+        if self.app_id is not None or self.private_key_path is not None:
+            raise UsageError(
+                "a GitHub App needs both REVIEWBOT_APP_ID and REVIEWBOT_PRIVATE_KEY_PATH; set the missing one"
+            )
+        raise UsageError(
+            "no GitHub credentials: set GITHUB_TOKEN, "
+            "or REVIEWBOT_APP_ID and REVIEWBOT_PRIVATE_KEY_PATH for a GitHub App"
+        )
+
+    def app_private_key(self) -> str:
+        """The App's PEM private key, read from `private_key_path` when not given inline."""
+        if self.private_key is not None:
+            return self.private_key
+        assert self.private_key_path is not None
+        try:
+            return self.private_key_path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(
+                f"cannot read the App private key {self.private_key_path}: {exc.strerror}; "
+                "check REVIEWBOT_PRIVATE_KEY_PATH"
+            ) from exc
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> GitHubSettings:
+        """Settings from GITHUB_TOKEN, REVIEWBOT_APP_ID, REVIEWBOT_PRIVATE_KEY_PATH, REVIEWBOT_API_URL,
+        REVIEWBOT_DB_URL, REVIEWBOT_CACHE_DIR and REVIEWBOT_BOT_LOGIN; `overrides` (not None) win."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        if env.get("GITHUB_TOKEN"):
+            values["token"] = env["GITHUB_TOKEN"]
+        if env.get("REVIEWBOT_APP_ID"):
+            try:
+                values["app_id"] = int(env["REVIEWBOT_APP_ID"])
+            except ValueError:
+                raise UsageError("REVIEWBOT_APP_ID must be the App's numeric id") from None
+        if env.get("REVIEWBOT_PRIVATE_KEY_PATH"):
+            values["private_key_path"] = Path(env["REVIEWBOT_PRIVATE_KEY_PATH"]).expanduser()
+        named = (
+            ("REVIEWBOT_API_URL", "api_url"),
+            ("REVIEWBOT_DB_URL", "db_url"),
+            ("REVIEWBOT_BOT_LOGIN", "bot_login"),
+        )
+        for var, key in named:
+            if env.get(var):
+                values[key] = env[var]
+        values["cache_dir"] = default_cache_dir(env)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @classmethod
+    def from_service(cls, service: Any, **overrides: Any) -> GitHubSettings:
+        """The GitHub part of the service settings (reviewbot.settings.Settings) of `serve`/`worker`."""
+        values: dict[str, Any] = {
+            "api_url": service.api_url,
+            "token": service.github_token,
+            "app_id": service.app_id,
+            "private_key_path": service.private_key_path,
+            "db_url": service.db_url,
+            "cache_dir": service.cache_dir,
+            "review_drafts": service.review_drafts,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def with_(self, **changes: Any) -> GitHubSettings:
+        return replace(self, **changes)

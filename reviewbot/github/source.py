@@ -1,0 +1,96 @@
+"""Where a GitHub round gets the code from, and the review settings that go with it.
+
+Normally the cached git workspace (whole files, the whole repository for the index); when git is
+unavailable or the fetch fails, the API's patches (reviewbot.github.fallback), and the report says
+what that could not see.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from reviewbot.change.diff import load_change
+from reviewbot.change.model import ChangeSet
+from reviewbot.config import load_repo_config
+from reviewbot.errors import EnvironmentProblem, GitError
+from reviewbot.github.api import PullRequestInfo, RestApi
+from reviewbot.github.fallback import change_from_api
+from reviewbot.github.settings import GitHubSettings
+from reviewbot.github.workspace import GitWorkspace
+from reviewbot.review.pipeline import ReviewSettings
+
+__all__ = ["Code", "load_code", "review_settings"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Code:
+    change: ChangeSet
+    repo_path: Path | None  # the cached clone; None when the change came from the API
+    source: str  # "git" | "api"
+    partial_clone: bool = False
+    fetch_ms: float = 0.0
+
+
+def load_code(settings: GitHubSettings, api: RestApi, pr: PullRequestInfo, git_token: str | None) -> Code:
+    """The PR's change from the cached clone, or from the API when git cannot get it."""
+    reason = "git is turned off for this round"
+    if settings.use_git:
+        started = time.perf_counter()
+        try:
+            checkout = GitWorkspace(settings.cache_root, timeout=settings.git_timeout).prepare(
+                api_url=settings.api_url,
+                repo=pr.repo,
+                clone_url=pr.clone_url,
+                pr_number=pr.number,
+                base_sha=pr.base_sha,
+                head_sha=pr.head_sha,
+                base_ref=pr.base_ref,
+                token=git_token,
+            )
+            change = load_change(checkout.path, pr.base_sha, pr.head_sha)
+            fetch_ms = (time.perf_counter() - started) * 1000
+            return Code(change, checkout.path, "git", checkout.partial, fetch_ms)
+        except (EnvironmentProblem, GitError) as exc:
+            reason = str(exc)
+            log.warning(
+                "%s #%d: git could not provide the code (%s); using the API's patches",
+                pr.repo,
+                pr.number,
+                reason,
+            )
+    return Code(change_from_api(api, pr, reason), None, "api")
+
+
+def review_settings(settings: GitHubSettings, code: Code, pr: PullRequestInfo) -> ReviewSettings:
+    """The core's settings: the base revision's `.reviewbot.toml`, plus test execution when allowed.
+
+    The PR's code runs (in the sandbox) only for authors the repository trusts
+    (`trusted_associations`: owners, members, collaborators) and only from a git checkout.
+    """
+    cfg = load_repo_config(code.change.base_tree)
+    out = ReviewSettings(
+        lang=settings.lang,
+        checklists=list(dict.fromkeys([*cfg.checklists, *settings.extra_checklists])),
+        checklist_texts=dict(cfg.repo_checklists),
+        disabled_rules=cfg.disabled,
+        timings_ms={"fetch": round(code.fetch_ms, 1)} if code.fetch_ms else {},
+    )
+    if settings.now is not None:
+        out = replace(out, now=settings.now)
+    if settings.run_tests and code.repo_path is not None:
+        from reviewbot.truthtable.execute import ExecSettings, executor
+
+        trusted = pr.author_association in settings.trusted_associations
+        why = (
+            f"the PR author's association with the repository is {pr.author_association}; "
+            f"tests run only for {', '.join(sorted(settings.trusted_associations))}"
+        )
+        out = replace(
+            out, execute=executor(code.repo_path, ExecSettings(trusted=trusted, not_trusted_reason=why))
+        )
+    return out

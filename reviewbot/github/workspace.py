@@ -1,0 +1,250 @@
+"""A cached git workspace: one bare clone per repository under the cache directory.
+
+Each round fetches only what it needs from the base repository — `pull/N/head` (which exists for
+fork PRs too) and the PR's base commit — as a partial clone (`--filter=blob:none`) when the server
+allows it, a full fetch otherwise. The blobs of the two trees the review reads (head and merge
+base) are then fetched in one batch, so reading the repository later does not fetch file by file.
+The review reads the bare repository directly (reviewbot.change.load_change); nothing is checked
+out. A file lock serialises rounds of the same repository; the token, when one is needed, goes to
+git through the environment, never into a config file or a command line.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import logging
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.parse
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from reviewbot.errors import EnvironmentProblem, GitError
+
+__all__ = ["Checkout", "GitWorkspace"]
+
+log = logging.getLogger(__name__)
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+_SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+_LOCATING = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG_COUNT",
+)
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """Where the round's commits are: a local repository and the two shas to review."""
+
+    path: Path
+    base_sha: str
+    head_sha: str
+    partial: bool  # blobs outside head and merge base were not downloaded
+    seconds: float
+
+
+class GitWorkspace:
+    def __init__(self, cache_dir: Path, *, timeout: float = 900.0) -> None:
+        self.cache_dir = cache_dir
+        self.timeout = timeout
+
+    def repo_dir(self, api_url: str, repo: str) -> Path:
+        """`<cache>/git/<host>/<owner>/<name>.git` — one per repository (and GitHub host)."""
+        host = urllib.parse.urlsplit(api_url).netloc or "github"
+        owner, name = repo.split("/", 1)
+        return (
+            self.cache_dir
+            / "git"
+            / _SAFE.sub("_", host)
+            / _SAFE.sub("_", owner)
+            / f"{_SAFE.sub('_', name)}.git"
+        )
+
+    def prepare(
+        self,
+        *,
+        api_url: str,
+        repo: str,
+        clone_url: str,
+        pr_number: int,
+        base_sha: str,
+        head_sha: str,
+        base_ref: str = "",
+        token: str | None = None,
+    ) -> Checkout:
+        """Fetch the PR's head and base into the cached clone; raises EnvironmentProblem / GitError."""
+        if shutil.which("git") is None:
+            raise EnvironmentProblem("git is not installed; the review falls back to the API's patches")
+        for sha in (base_sha, head_sha):
+            if not _SHA.match(sha):
+                raise GitError(f"{sha!r} is not a commit id")
+        started = time.monotonic()
+        path = self.repo_dir(api_url, repo)
+        env = _env(clone_url, token)
+        with _locked(path):
+            if not (path / "HEAD").exists():
+                path.mkdir(parents=True, exist_ok=True)
+                self._git(path, ["init", "-q", "--bare"], env)
+                self._git(path, ["config", "gc.auto", "0"], env)  # objects other rounds read must stay
+            self._git(path, ["config", "remote.origin.url", clone_url], env)
+            partial = self._fetch(path, env, pr_number, base_sha, head_sha, base_ref)
+            if partial:
+                self._prefetch(path, env, base_sha, head_sha)
+        seconds = time.monotonic() - started
+        log.info(
+            "%s: fetched PR #%d (%s partial clone) in %.1fs",
+            repo,
+            pr_number,
+            "a" if partial else "no",
+            seconds,
+        )
+        return Checkout(path, base_sha, head_sha, partial, seconds)
+
+    # --- steps ----------------------------------------------------------------------------------
+    def _fetch(self, path: Path, env: dict[str, str], pr: int, base: str, head: str, base_ref: str) -> bool:
+        refspecs = [f"+refs/pull/{pr}/head:refs/reviewbot/pull/{pr}/head"]
+        if not self._has_commit(path, env, base):
+            refspecs.append(f"+{base}:refs/reviewbot/pull/{pr}/base")
+        try:
+            stderr = self._git(
+                path, ["fetch", "-q", "--no-tags", "--filter=blob:none", "origin", *refspecs], env
+            )
+        except GitError:
+            # The server may refuse a commit id in a fetch: take the base branch instead.
+            refspecs = refspecs[:1] + (
+                [f"+refs/heads/{base_ref}:refs/reviewbot/base/{base_ref}"] if base_ref else []
+            )
+            stderr = self._git(
+                path, ["fetch", "-q", "--no-tags", "--filter=blob:none", "origin", *refspecs], env
+            )
+        if not self._has_commit(path, env, head):
+            # The PR moved on between the API call and the fetch; ask for the exact commit.
+            self._git(
+                path,
+                ["fetch", "-q", "--no-tags", "origin", f"+{head}:refs/reviewbot/pull/{pr}/reviewed"],
+                env,
+            )
+        for sha, what in ((head, "head"), (base, "base")):
+            if not self._has_commit(path, env, sha):
+                raise GitError(f"the PR's {what} commit {sha[:12]} could not be fetched from origin")
+        promisor = self._git(
+            path, ["config", "--get", "remote.origin.promisor"], env, ok=(0, 1), stdout=True
+        ).strip()
+        return "filtering not recognized" not in stderr and promisor == "true"
+
+    def _prefetch(self, path: Path, env: dict[str, str], base: str, head: str) -> None:
+        mb = self._git(path, ["merge-base", base, head], env, ok=(0, 1), stdout=True).strip() or base
+        listing = self._git(
+            path, ["rev-list", "--objects", "--missing=print", "--no-walk", head, mb], env, stdout=True
+        )
+        missing = [line[1:].strip() for line in listing.splitlines() if line.startswith("?")]
+        if not missing:
+            return
+        self._git(
+            path,
+            [
+                "-c",
+                "fetch.negotiationAlgorithm=noop",
+                "fetch",
+                "-q",
+                "origin",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--filter=blob:none",
+                "--stdin",
+            ],
+            env,
+            stdin="\n".join(missing) + "\n",
+        )
+        log.debug("prefetched %d blobs", len(missing))
+
+    def _has_commit(self, path: Path, env: dict[str, str], sha: str) -> bool:
+        out = self._run(path, ["cat-file", "-e", f"{sha}^{{commit}}"], env, lazy=False)
+        return out.returncode == 0
+
+    # --- running git ------------------------------------------------------------------------------
+    def _run(
+        self,
+        path: Path,
+        args: Sequence[str],
+        env: dict[str, str],
+        *,
+        stdin: str | None = None,
+        lazy: bool = True,
+    ) -> subprocess.CompletedProcess[str]:
+        run_env = env if lazy else {**env, "GIT_NO_LAZY_FETCH": "1"}
+        try:
+            return subprocess.run(
+                ["git", "-C", str(path), *args],
+                input=stdin,
+                capture_output=True,
+                text=True,
+                env=run_env,
+                timeout=self.timeout,
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise EnvironmentProblem("git is not installed; install git and put it on PATH") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise GitError(f"git {args[0]} took longer than {self.timeout:.0f}s in {path}") from exc
+
+    def _git(
+        self,
+        path: Path,
+        args: Sequence[str],
+        env: dict[str, str],
+        *,
+        ok: Sequence[int] = (0,),
+        stdin: str | None = None,
+        stdout: bool = False,
+    ) -> str:
+        """Run git; returns stderr (or stdout with `stdout=True`)."""
+        proc = self._run(path, args, env, stdin=stdin)
+        if proc.returncode not in ok:
+            raise GitError(
+                f"git {' '.join(a for a in args if not a.startswith('-'))[:80]} failed "
+                f"(exit {proc.returncode}): {_redacted(proc.stderr.strip())[:500]}"
+            )
+        return proc.stdout if stdout else proc.stderr
+
+
+def _env(clone_url: str, token: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
+    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", GIT_OPTIONAL_LOCKS="0")
+    if token and clone_url.startswith("https://"):
+        basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+        # Config from the environment (git >= 2.31): not on the command line, not in a file.
+        env.update(
+            GIT_CONFIG_COUNT="1",
+            GIT_CONFIG_KEY_0="http.extraHeader",
+            GIT_CONFIG_VALUE_0=f"Authorization: Basic {basic}",
+        )
+    return env
+
+
+def _redacted(text: str) -> str:
+    return re.sub(r"(Authorization: \w+) \S+", r"\1 ***", text)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -1,0 +1,115 @@
+"""A PR reviewed round after round against the fake GitHub, with the bundled example as its code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reviewbot.github import run_pr_round
+from reviewbot.report.marker import decode_state
+from reviewbot.review.result import Status
+from tests.fakegithub import push
+from tests.github.conftest import APP_SLUG, AUTHOR, PR, REPO, Seeded, bot_comments, settings
+from tests.gitrepo import git
+
+BOT = f"{APP_SLUG}[bot]"
+
+
+def _extra_commit(seeded: Seeded) -> str:
+    """Round 2 plus one more guarded override: exactly one new finding on a changed line."""
+    src = seeded.remote.example.path
+    git(src, "checkout", "-q", seeded.remote.round2)
+    path = src / "rtp_llm/cpp/config/ModelConfig.cc"
+    text = path.read_text().replace(
+        "    return config;\n",
+        "    if (config.rope_config.style == RopeStyle::No && !use_kvcache) {\n"
+        "        config.use_logn_attn = false;\n    }\n    return config;\n",
+    )
+    path.write_text(text)
+    git(src, "commit", "-q", "-am", "also drop logn scaling for embedding models")
+    sha = git(src, "rev-parse", "HEAD")
+    push(src, seeded.remote.bare, sha, "refs/heads/feature")
+    return sha
+
+
+def test_round_one_then_a_push_edits_the_same_comment(seeded: Seeded, tmp_path: Path) -> None:
+    s = settings(seeded, tmp_path, app=True)
+    first = run_pr_round(s, REPO, PR, post=True)
+    assert first.status == "published" and first.review is not None
+    assert first.review.status is Status.BLOCKING
+
+    (comment,) = bot_comments(seeded, BOT)
+    state = decode_state(comment.body)
+    assert state is not None and state.round_index == 1 and state.head_sha == seeded.remote.round1
+    (review,) = seeded.fake.reviews(REPO, PR)
+    assert review.user == BOT and review.state == "COMMENTED"
+    inline = seeded.fake.review_comments(REPO, PR)
+    new = [f for f in first.review.findings if f.state == "new"]
+    assert sorted((c.path, c.line) for c in inline) == sorted((f.path, f.line) for f in new)
+    assert any("[P1]" in c.body and c.line == 20 for c in inline)
+    (run1,) = seeded.fake.check_runs(REPO)
+    assert (run1.name, run1.head_sha, run1.conclusion) == ("reviewbot", seeded.remote.round1, "failure")
+    assert len(run1.annotations) == len(first.review.findings)
+
+    seeded.fake.set_head(REPO, PR, seeded.remote.round2)
+    second = run_pr_round(s, REPO, PR, post=True)
+    assert second.status == "published" and second.review is not None
+    assert second.review.status is Status.LGTM and second.review.round.round_index == 2
+    assert [f.rule for f in second.review.round.fixed] == ["missing-tests"]
+
+    (edited,) = bot_comments(seeded, BOT)
+    assert edited.id == comment.id and edited.body != comment.body
+    assert "round 2" in edited.body and decode_state(edited.body).head_sha == seeded.remote.round2  # type: ignore[union-attr]
+    assert [c.id for c in seeded.fake.comments(REPO, PR)] == [comment.id]
+    # Nothing new in round 2: no second review, no new inline comment.
+    assert len(seeded.fake.reviews(REPO, PR)) == 1 and len(seeded.fake.review_comments(REPO, PR)) == len(
+        inline
+    )
+    runs = seeded.fake.check_runs(REPO, seeded.remote.round2)
+    assert [r.conclusion for r in runs] == ["success"]
+    assert seeded.fake.calls("issues/update-comment") and len(seeded.fake.calls("issues/create-comment")) == 1
+
+
+def test_inline_comments_only_for_findings_new_this_round(seeded: Seeded, tmp_path: Path) -> None:
+    s = settings(seeded, tmp_path, app=True)
+    assert run_pr_round(s, REPO, PR, post=True).status == "published"
+    before = {c.id for c in seeded.fake.review_comments(REPO, PR)}
+
+    seeded.fake.set_head(REPO, PR, _extra_commit(seeded))
+    outcome = run_pr_round(s, REPO, PR, post=True)
+    assert outcome.review is not None
+    new = [f for f in outcome.review.findings if f.state == "new"]
+    assert [(f.rule, f.line) for f in new] == [("unconditional-override", 24)]
+    assert any(f.state == "still_open" for f in outcome.review.findings)
+
+    reviews = seeded.fake.reviews(REPO, PR)
+    assert len(reviews) == 2 and reviews[-1].commit_id == outcome.head_sha
+    added = [c for c in seeded.fake.review_comments(REPO, PR) if c.id not in before]
+    assert [(c.path, c.line, c.review_id) for c in added] == [(new[0].path, 24, reviews[-1].id)]
+    assert len(bot_comments(seeded, BOT)) == 1
+
+
+def test_a_marker_in_someone_elses_comment_is_never_edited(seeded: Seeded, tmp_path: Path) -> None:
+    s = settings(seeded, tmp_path, app=True)
+    # Someone pastes a bot report (marker included) before reviewbot ever ran, and again later.
+    run_pr_round(settings(seeded, tmp_path / "other", app=True), REPO, PR, post=False)
+    forged_body = run_pr_round(
+        settings(seeded, tmp_path / "o2", app=True), REPO, PR, post=False
+    ).plan.summary_body  # type: ignore[union-attr]
+    forged = seeded.fake.add_comment(REPO, PR, AUTHOR, forged_body)
+
+    run_pr_round(s, REPO, PR, post=True)
+    seeded.fake.set_head(REPO, PR, seeded.remote.round2)
+    run_pr_round(s, REPO, PR, post=True)
+
+    by_id = {c.id: c for c in seeded.fake.comments(REPO, PR)}
+    assert by_id[forged].body == forged_body and by_id[forged].user == AUTHOR
+    (ours,) = bot_comments(seeded, BOT)
+    assert "round 2" in ours.body
+    assert all(r.path.endswith(f"/comments/{ours.id}") for r in seeded.fake.calls("issues/update-comment"))
+
+
+def test_a_moved_head_skips_the_round(seeded: Seeded, tmp_path: Path) -> None:
+    s = settings(seeded, tmp_path, app=True)
+    outcome = run_pr_round(s, REPO, PR, post=True, expected_head=seeded.remote.base)
+    assert outcome.status == "skipped" and "moved on" in outcome.reason
+    assert seeded.fake.writes(auth=False) == [] and outcome.review is None
