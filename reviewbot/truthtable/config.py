@@ -37,6 +37,8 @@ DEFAULT_JUNIT = "**/*.xml"
 
 @dataclass(frozen=True)
 class TestConfig:
+    __test__ = False  # not a pytest test class
+
     command: str
     timeout: float = DEFAULT_TIMEOUT
     junit: str = DEFAULT_JUNIT

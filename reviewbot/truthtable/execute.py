@@ -12,6 +12,7 @@ goes on and the summary and notes say what was not run and why.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -121,7 +122,10 @@ def _killed(head: TestRun, run: TestRun) -> list[str]:
     return [EXIT_STATUS_TEST] if run.exit_code != 0 else []
 
 
-def _definition_line(text: str, name: str) -> tuple[int, str]:
+_DEFINITION = re.compile(r"^\s*(?:async\s+)?def\s+\w+|\bTEST\w*\(|\bint\s+main\s*\(")
+
+
+def _definition_line(text: str, name: str) -> tuple[int, str] | None:
     bare = re.escape(name.split("[", 1)[0])
     lines = text.split("\n")
     for pattern in (
@@ -132,18 +136,38 @@ def _definition_line(text: str, name: str) -> tuple[int, str]:
         for n, line in enumerate(lines, 1):
             if re.search(pattern, line):
                 return n, line.strip()
-    return 1, lines[0].strip() if lines else ""
+    return None
+
+
+def _changed_here(lines: list[str], line: int, added: set[int]) -> bool:
+    """Whether an added line falls in the test from its decorators to the next definition."""
+    start = line
+    while start > 1 and lines[start - 2].strip().startswith("@"):
+        start -= 1
+    end = next(
+        (n for n in range(line + 1, len(lines) + 1) if _DEFINITION.search(lines[n - 1])), len(lines) + 1
+    )
+    return any(start <= n < end for n in added)
 
 
 def _new_tests(change: ChangeSet, head: TestRun) -> list[NewTest]:
+    """Test cases the change adds or edits: every case of an added file, edited cases of a modified one."""
     out = []
     for f in change.files:
         if f.status is FileStatus.DELETED or f.skipped is not None or not is_test_path(f.path):
             continue
+        text = f.head_text or ""
+        added = {n for n, t in f.added_lines.items() if t.strip()}  # blank lines edit no test
         for case in head.cases.values():
-            if belongs_to(case, f.path):
-                line, text = _definition_line(f.head_text or "", case.name)
-                out.append(NewTest(case.id, f.path, line, text))
+            if not belongs_to(case, f.path):
+                continue
+            found = _definition_line(text, case.name)
+            line, stmt = found or (1, text.split("\n", 1)[0].strip())
+            edited = f.status is FileStatus.ADDED or (
+                _changed_here(text.split("\n"), line, added) if found else bool(added)
+            )
+            if edited:
+                out.append(NewTest(case.id, f.path, line, stmt))
     return sorted(out, key=lambda t: (t.path, t.line, t.id))
 
 
@@ -287,9 +311,22 @@ def _finish(
         exit_code=head.exit_code,
         timed_out=head.timed_out,
         time_budget_s=settings.time_budget_s,
-        reason_if_not_run="the test command timed out" if head.timed_out else "",
+        reason_if_not_run=f"the test command did not finish within {head_limit:g} s and was killed"
+        if head.timed_out
+        else "",
     )
     return Execution(summary, head, results, findings, notes, new_tests)
+
+
+def _remove(path: Path) -> None:
+    """Remove a run directory, including directories a test made read-only."""
+    shutil.rmtree(path, ignore_errors=True)
+    if path.exists():
+        for root, dirs, _ in os.walk(path):
+            for d in dirs:
+                with contextlib.suppress(OSError):
+                    os.chmod(os.path.join(root, d), 0o700)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def execute(
@@ -340,7 +377,7 @@ def execute(
         return _finish(change, cfg, kind, head, head_limit, results, started, settings)
     finally:
         if not settings.keep_runs:
-            shutil.rmtree(scratch, ignore_errors=True)
+            _remove(scratch)
 
 
 def executor(

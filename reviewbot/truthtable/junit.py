@@ -15,6 +15,8 @@ _MAX_BYTES = 32 << 20
 
 @dataclass(frozen=True)
 class TestCase:
+    __test__ = False  # not a pytest test class
+
     id: str  # `classname::name`, or `name` when there is no classname
     outcome: str  # passed | failed | error | skipped
     classname: str = ""
@@ -78,8 +80,19 @@ def belongs_to(case: TestCase, path: str) -> bool:
     if case.file:
         return case.file.removeprefix("./") == path
     stem = path.rsplit(".", 1)[0] if "." in Path(path).name else path
-    base = Path(stem).name
-    # pytest prefixes the module path with the packages between its rootdir and the file.
-    if f".{stem.replace('/', '.')}." in f".{case.classname}.":
+    module = stem.split("/")
+    dotted = case.classname.split(".")
+
+    # pytest names the module relative to its rootdir: the repository root (classname starts with the
+    # module path), a sub-directory with its own config (the module path ends with the classname's
+    # module part) or a directory above the checkout (the classname contains the module path).
+    def classes(rest: list[str]) -> bool:  # what follows the module in a classname: test classes
+        return all(part[:1].isupper() for part in rest)
+
+    for k in range(len(dotted), 0, -1):
+        if module[-k:] == dotted[:k] and classes(dotted[k:]):
+            return True
+    n = len(module)
+    if any(dotted[i : i + n] == module and classes(dotted[i + n :]) for i in range(1, len(dotted) - n + 1)):
         return True
-    return base in (case.classname, case.name)
+    return module[-1] in (case.classname, case.name)

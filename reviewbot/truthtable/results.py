@@ -18,6 +18,8 @@ EXIT_STATUS_TEST = "<exit status of the test command>"
 class TestRun:
     """One execution of the test command on one tree (the head, or a mutant of it)."""
 
+    __test__ = False  # not a pytest test class
+
     label: str  # `head` or a mutant id
     exit_code: int | None  # None: killed at the timeout
     timed_out: bool
