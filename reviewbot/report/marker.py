@@ -1,8 +1,8 @@
 """The hidden state block at the end of a report: `<!-- reviewbot:state v1 PAYLOAD.CHECKSUM -->`.
 
-It carries what the next round needs (round, head and base sha, every finding's fingerprint and
-state, with rule, severity, path, line, anchor and title for open ones, and the history rows), so a
-stateless worker can continue from the comment alone. The store keeps the full record.
+It carries what the next round needs (round, head and base sha; every finding's fingerprint, state,
+rule, severity, path, line, anchor and title; the history rows), so a stateless worker can continue
+from the comment alone. The store keeps the full record.
 
 PAYLOAD is base64url (no padding) of zlib-compressed JSON; CHECKSUM is the first 16 hex digits of
 its SHA-256. The alphabet has no `<`, `>` or space, so nothing inside can end the comment early;
@@ -39,7 +39,7 @@ _MARKER = re.compile(
 )
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 _MAX_JSON = 1 << 20  # refuse to inflate more than this: the payload comes from a comment body
-# Open findings keep their anchor (for the recheck) and title (for the report); long ones are cut.
+# Findings keep their anchor (for the recheck) and title (for the report); long ones are cut.
 _MAX_ANCHOR = 400
 _MAX_TITLE = 200
 
@@ -52,8 +52,8 @@ class MarkedFinding:
     severity: str
     path: str
     line: int
-    anchor: str = ""  # open findings only
-    title: str = ""  # open findings only
+    anchor: str = ""  # cut to _MAX_ANCHOR characters
+    title: str = ""  # cut to _MAX_TITLE characters
 
     def to_finding(self) -> Finding:
         return Finding(
@@ -83,6 +83,8 @@ class State:
     @classmethod
     def from_review(cls, review: Review) -> State:
         """The state of a review whose `round` was filled by review.rounds."""
+        # Closed findings keep anchor and title too: a re-run of this head rebuilds the round
+        # before it from this state, and its report lists what was fixed by title.
         marked = [
             MarkedFinding(
                 f.fingerprint,
@@ -94,11 +96,7 @@ class State:
                 f.anchor[:_MAX_ANCHOR],
                 f.title[:_MAX_TITLE],
             )
-            for f in review.findings
-        ]
-        marked += [
-            MarkedFinding(f.fingerprint, f.state, f.rule, f.severity.value, f.path, f.line)
-            for f in [*review.round.fixed, *review.round.cannot_substantiate]
+            for f in [*review.findings, *review.round.fixed, *review.round.cannot_substantiate]
         ]
         return cls(
             round_index=review.round.round_index,

@@ -156,7 +156,12 @@ def test_a_stateless_worker_continues_from_the_comment_alone(example: ExampleRep
     """Round 2 computed from round 1's report body equals round 2 computed from the store."""
     with Store.open(str(tmp_path / "db.sqlite3")) as store:
         first = run_local_round(example.path, example.base, example.round1, PR, store)
-        from_store = run_local_round(example.path, example.base, example.round2, PR, store).review
+        second = run_local_round(example.path, example.base, example.round2, PR, store)
+    from_store = second.review
+    # The fixed finding travels with its title, so a re-run of round 2 can still list it.
+    fixed_state = [f for f in decode_state(second.markdown).findings if f.state == "fixed"]  # type: ignore[union-attr]
+    assert [(f.rule, f.title) for f in fixed_state] == [(f.rule, f.title) for f in from_store.round.fixed]
+    assert all(f.title and f.anchor for f in fixed_state)
     state = decode_state(first.markdown)
     assert state is not None and state.head_sha == example.round1
     change = load_change(example.path, example.base, example.round2)
