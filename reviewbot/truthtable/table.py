@@ -297,9 +297,11 @@ def truth_table(
     def outcomes(row: dict[str, Value]) -> tuple[Outcome, Outcome]:
         return _replay(base, vs, row), _replay(head, vs, row)
 
-    bool_target = any(a.value in _BOOLS for r in (head, base) for a in r.writes)
+    guard_reads_input = any(name == input_name for name, _, _ in vs.meaning.values())
+    # A guard that tests the incoming value needs it as a boolean column, whatever the writes assign.
+    bool_target = guard_reads_input or any(a.value in _BOOLS for r in (head, base) for a in r.writes)
     keeps = input_name is not None and (
-        any(name == input_name for name, _, _ in vs.meaning.values())
+        guard_reads_input
         or any(
             o.kind == "input"
             for row in itertools.islice(_rows(variables, {}), _MAX_SCAN)

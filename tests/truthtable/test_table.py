@@ -111,3 +111,13 @@ def _facts(assigns: list) -> object:
     from reviewbot.lang.facts import FileFacts
 
     return FileFacts(path="rtp_llm/cpp/config/ModelConfig.cc", lang=Lang.CPP, assignments=tuple(assigns))
+
+
+def test_guard_that_reads_the_target_itself_uses_the_input_column() -> None:
+    # `if (!cfg.mode_set) cfg.mode_set = cfg.auto;` - a non-boolean write under a guard on the target.
+    new = assign("cfg.mode_set", "cfg.auto", 8, Not(Atom("cfg.mode_set")), guard_line=7)
+    table = build_truth_tables([ChangedDerivation(new, (), True)], {}, RepoIndex())[0]
+    assert table["input"] == "cfg.mode_set"
+    assert [v["name"] for v in table["inputs"]] == ["cfg.mode_set"]
+    rows = {r["inputs"]["cfg.mode_set"]: (r["base"], r["head"], r["changed"]) for r in table["rows"]}
+    assert rows == {True: ("keeps input", "keeps input", False), False: ("keeps input", "cfg.auto", True)}
