@@ -40,6 +40,7 @@ from reviewbot.review.finding import Finding, Severity
 
 id = "duplicated-predicate"
 severity = Severity.P3
+MAX_SHOWN = 12  # occurrences listed as evidence; the count in the title covers all of them
 summary = "A compound predicate added by the change already exists in the same function, file or repository."
 
 
@@ -68,7 +69,9 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             scopes = sorted({_scope(use, o) for o in others})
             shown = use.text if part is use.pred else part.key
             evidence = [f"added: {place(use.path, use.line)} `{use.text}`"]
-            evidence += [f"{_scope(use, o)}: {place(o.path, o.line)} `{o.text}`" for o in others]
+            evidence += [f"{_scope(use, o)}: {place(o.path, o.line)} `{o.text}`" for o in others[:MAX_SHOWN]]
+            if len(others) > MAX_SHOWN:
+                evidence.append(f"... and {len(others) - MAX_SHOWN} more occurrence(s)")
             yield Finding(
                 rule=id,
                 severity=severity,
