@@ -91,10 +91,11 @@ class FakeGitHub:
         default_branch: str = "main",
         fork_of: str | None = None,
         private: bool = False,
+        clone_url: str | None = None,
     ) -> Repo:
         with self.world.lock:
             self.world.user(full_name.split("/")[0])
-            repo = Repo(full_name, self.world.next_id(), bare_path, default_branch, private, fork_of)
+            repo = Repo(full_name, self.world.next_id(), bare_path, default_branch, private, fork_of, clone_url)
             self.world.repos[full_name] = repo
         return repo
 

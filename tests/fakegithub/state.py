@@ -76,6 +76,7 @@ class Repo:
     default_branch: str = "main"
     private: bool = False
     fork_of: str | None = None
+    clone_url_override: str | None = None  # e.g. an unreachable URL, to make fetches fail
 
     @property
     def owner(self) -> str:
@@ -87,6 +88,8 @@ class Repo:
 
     @property
     def clone_url(self) -> str:
+        if self.clone_url_override is not None:
+            return self.clone_url_override
         return self.bare_path.resolve().as_uri() if self.bare_path else ""
 
 
