@@ -201,6 +201,11 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
     findings = with_checklist_refs(findings, checklist)
 
     coverage = change.coverage
+    unparsable = {n.path for n in notes if n.reason is SkipReason.UNPARSABLE_CODE and n.path}
+    if unparsable:
+        # A file with syntax errors was read, but its facts may be partial: it counts as not covered.
+        total = len(change.files) + getattr(change, "files_left_out", 0)
+        coverage = round(max(coverage - len(unparsable) / max(total, 1), 0.0), 4)
     if crashed:
         coverage = min(coverage, round(1 - len(crashed) / max(len(checks), 1), 4))
     incomplete = (

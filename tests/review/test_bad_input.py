@@ -1,0 +1,86 @@
+"""Bad input never gives a traceback: a note, coverage below 1.0, and a status that does not look clean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reviewbot.change.diff import load_change
+from reviewbot.change.model import ChangeSet, SkipReason
+from reviewbot.change.patch import parse_patch
+from reviewbot.review.pipeline import review_change
+from reviewbot.review.result import Status
+from tests.gitrepo import Repo
+
+CLEAN = "def derive(cfg):\n    return cfg\n"
+
+
+def _review_pr(tmp_path: Path, head_files: dict[str, str | bytes | None]):  # type: ignore[no-untyped-def]
+    repo = Repo(tmp_path / "repo")
+    base = repo.commit({"pkg/derive.py": CLEAN, "README": "x\n"}, "base")
+    repo.checkout("pr", create=True)
+    head = repo.commit(head_files, "head")
+    change = load_change(repo.path, base, head)
+    try:
+        return review_change(change)
+    finally:
+        change.close()
+
+
+def test_binary_file_is_noted_and_lowers_coverage(tmp_path: Path) -> None:
+    review = _review_pr(tmp_path, {"assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00binary"})
+    assert any(n.reason is SkipReason.BINARY and n.path == "assets/logo.png" for n in review.notes)
+    assert review.kpi["coverage"] < 1.0
+
+
+def test_five_megabyte_generated_file_is_skipped_and_named(tmp_path: Path) -> None:
+    big = "".join(f"GEN_{i} = {i}\n" for i in range(400_000))
+    assert len(big) > 5_000_000
+    review = _review_pr(tmp_path, {"pkg/generated.py": big, "pkg/derive.py": CLEAN + "\n\nX = 1\n"})
+    notes = [n for n in review.notes if n.reason is SkipReason.TOO_LARGE]
+    assert notes and notes[0].path == "pkg/generated.py" and "MB" in notes[0].message
+    assert review.kpi["coverage"] < 1.0
+    # A source file it could not read means it could not see everything: never a clean LGTM.
+    assert review.status is Status.INCOMPLETE
+
+
+def test_unparsable_cpp_file_is_noted_and_review_is_incomplete(tmp_path: Path) -> None:
+    broken = "AttentionConfigs ModelConfig::get( const {\n  if (a && ) {{ config.x = ;\n"
+    review = _review_pr(tmp_path, {"cpp/Broken.cc": broken})
+    notes = [n for n in review.notes if n.reason is SkipReason.UNPARSABLE_CODE]
+    assert notes and notes[0].path == "cpp/Broken.cc" and "syntax error" in notes[0].message
+    assert review.status is Status.INCOMPLETE
+    assert review.kpi["coverage"] < 1.0
+
+
+def test_garbage_diff_gives_a_note_and_zero_coverage() -> None:
+    files, notes = parse_patch("this is not a diff\n@@ nonsense @@\n+++ ???\n")
+    change = ChangeSet(base_sha="a" * 40, head_sha="b" * 40, merge_base="a" * 40, files=files,
+                       patch_bytes=40, notes=notes)
+    review = review_change(change)
+    assert any(n.reason is SkipReason.UNPARSABLE_DIFF for n in review.notes)
+    assert review.kpi["coverage"] == 0.0
+    assert review.status is Status.INCOMPLETE
+
+
+def test_a_crashing_check_is_reported_and_the_round_goes_on(tmp_path: Path) -> None:
+    from reviewbot.review.pipeline import ReviewSettings
+    from reviewbot.review.finding import Severity
+
+    class Exploding:
+        id = "exploding-check"
+        severity = Severity.P3
+        summary = "crashes on purpose"
+
+        def run(self, ctx: object) -> list[object]:
+            raise RuntimeError("boom")
+
+    repo = Repo(tmp_path / "repo")
+    base = repo.commit({"pkg/derive.py": CLEAN}, "base")
+    head = repo.commit({"pkg/derive.py": CLEAN + "\n\nLIMIT = 3\n"}, "head")
+    change = load_change(repo.path, base, head)
+    review = review_change(change, ReviewSettings(extra_checks=[Exploding()]))
+    change.close()
+    crashed = [n for n in review.notes if n.reason is SkipReason.CHECK_CRASHED]
+    assert crashed and "exploding-check" in crashed[0].message and "boom" in crashed[0].message
+    assert review.kpi["checks_failed"] == 1 and review.kpi["coverage"] < 1.0
+    assert review.status is Status.INCOMPLETE
