@@ -1,0 +1,25 @@
+"""Every rule is documented with the same headings (ruff's rule-doc convention) and a known severity."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewbot.checks.registry import ALL_RULES, KNOWN_RULES
+from reviewbot.review.finding import Severity
+
+HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
+
+
+@pytest.mark.parametrize("rule", sorted(ALL_RULES))
+def test_rule_module_is_documented(rule: str) -> None:
+    module = ALL_RULES[rule]
+    doc = module.__doc__ or ""
+    assert doc.splitlines()[0].startswith(f"{rule} ("), "first line: `<id> (<severity>): <summary>`"
+    positions = [doc.find(h) for h in HEADINGS]
+    assert all(p >= 0 for p in positions), f"{rule}: missing {[h for h, p in zip(HEADINGS, positions) if p < 0]}"
+    assert positions == sorted(positions), f"{rule}: headings out of order"
+    assert isinstance(module.severity, Severity) and module.summary
+
+
+def test_every_known_rule_has_a_module() -> None:
+    assert set(ALL_RULES) == set(KNOWN_RULES)
