@@ -2,33 +2,26 @@
 
 SQLAlchemy Core over a SQLite file by default (in the user's state directory) or PostgreSQL
 (`postgresql://` URL); the same statements serve both. The schema belongs to the numbered Alembic
-migrations in `reviewbot/service/migrations/versions/`, applied by `Store.open` under a lock, so
-several workers may open the same database at once. New tables (jobs, deliveries) come as a new
-numbered migration plus their Table definitions next to the ones below; never by dropping tables.
+migrations in `reviewbot/service/migrations/versions/` (see service.db), applied by `Store.open`.
+New tables (jobs, deliveries) come as a new numbered migration plus their Table definitions; never
+by dropping tables.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import re
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
-from sqlalchemy.pool import StaticPool
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from reviewbot.errors import StoreError
-from reviewbot.review.finding import Finding, Location, Severity
-from reviewbot.review.result import Review
-from reviewbot.review.rounds import OPEN_STATES
+from reviewbot.service.db import open_engine, shown, utc
+from reviewbot.service.records import FindingRecord, RoundRecord, RoundSummary, SavedRound
 
 __all__ = [
     "FindingRecord",
@@ -36,18 +29,11 @@ __all__ = [
     "RoundSummary",
     "SavedRound",
     "Store",
-    "default_db_url",
-    "engine_url",
-    "migrate",
     "metadata",
+    "rounds",
+    "round_findings",
 ]
 
-log = logging.getLogger(__name__)
-
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-VERSION_TABLE = "reviewbot_schema_version"
-# Any constant works; it only has to be the same for every reviewbot process on one server.
-_MIGRATION_LOCK = 0x72657669657762  # "reviewb"
 _PR_LOCK = 0x72626F74  # "rbot"; paired with a hash of (repository, PR)
 
 metadata = sa.MetaData()
@@ -105,276 +91,6 @@ round_findings = sa.Table(
 )
 
 
-# --- records -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FindingRecord:
-    """One finding of one round as stored: the columns a query needs plus the whole finding."""
-
-    fingerprint: str
-    rule: str
-    severity: str
-    path: str
-    line: int
-    title: str
-    anchor: str
-    state: str
-    fixed_in: str | None
-    data: Mapping[str, Any]
-
-    @classmethod
-    def from_finding(cls, f: Finding) -> FindingRecord:
-        data = f.to_json()
-        # to_json is the public shape; these fields are needed to rebuild the Finding exactly.
-        data.update(
-            anchor=f.anchor,
-            suggestion_lang=f.suggestion_lang,
-            replacement=f.replacement,
-            related=[[loc.path, loc.line, loc.text] for loc in f.related],
-        )
-        return cls(
-            f.fingerprint,
-            f.rule,
-            f.severity.value,
-            f.path,
-            f.line,
-            f.title,
-            f.anchor,
-            f.state,
-            f.fixed_in,
-            data,
-        )
-
-    def to_finding(self) -> Finding:
-        d = self.data
-        finding = Finding(
-            rule=self.rule,
-            severity=Severity(self.severity),
-            path=self.path,
-            line=self.line,
-            title=self.title,
-            anchor=self.anchor,
-            evidence=tuple(d.get("evidence", ())),
-            suggestion=d.get("suggestion", ""),
-            suggestion_code=d.get("suggestion_code", ""),
-            suggestion_lang=d.get("suggestion_lang", ""),
-            replacement=d.get("replacement"),
-            checklist=tuple(d.get("checklist", ())),
-            extra=tuple((str(k), str(v)) for k, v in dict(d.get("extra", {})).items()),
-            state=self.state,
-            fixed_in=self.fixed_in,
-            related=tuple(Location(str(p), int(n), str(t)) for p, n, t in d.get("related", ())),
-        )
-        # Identity is the stored fingerprint, even if a later reviewbot computes them differently.
-        if finding.fingerprint != self.fingerprint:
-            finding = finding.with_(fingerprint_override=self.fingerprint)
-        return finding
-
-
-@dataclass(frozen=True)
-class RoundRecord:
-    """One round of a pull request: what was reviewed, the outcome, the findings and the report."""
-
-    repository: str
-    pr: int
-    round_index: int
-    base_sha: str
-    head_sha: str
-    merge_base: str
-    previous_head: str | None
-    reviewed_at: str
-    status: str
-    summary: Mapping[str, int]
-    kpi: Mapping[str, Any]
-    full_review: bool
-    force_pushed: bool
-    report_markdown: str
-    report_json: str
-    findings: tuple[FindingRecord, ...] = ()
-    id: int | None = None  # set once stored
-    created_at: datetime | None = None  # set once stored: when the round was first recorded
-
-    @property
-    def open_findings(self) -> list[Finding]:
-        """The findings the next round must recheck."""
-        return [r.to_finding() for r in self.findings if r.state in OPEN_STATES]
-
-    @classmethod
-    def from_review(
-        cls, review: Review, *, repository: str, pr: int, report_markdown: str, report_json: str
-    ) -> RoundRecord:
-        """The record of a review whose `round` was filled by review.rounds."""
-        closed = [*review.round.fixed, *review.round.cannot_substantiate]
-        return cls(
-            repository=repository,
-            pr=pr,
-            round_index=review.round.round_index,
-            base_sha=review.base_sha,
-            head_sha=review.head_sha,
-            merge_base=review.merge_base,
-            previous_head=review.round.previous_head,
-            reviewed_at=review.reviewed_at,
-            status=review.status.value,
-            summary=review.summary(),
-            kpi=review.kpi,
-            full_review=review.round.full_review,
-            force_pushed=review.round.force_pushed,
-            report_markdown=report_markdown,
-            report_json=report_json,
-            findings=tuple(FindingRecord.from_finding(f) for f in [*review.findings, *closed]),
-        )
-
-
-@dataclass(frozen=True)
-class RoundSummary:
-    """A line of a PR's history: one round without its report and findings."""
-
-    round_index: int
-    head_sha: str
-    base_sha: str
-    status: str
-    summary: Mapping[str, int]
-    new: int
-    fixed: int
-    still_open: int
-    cannot_substantiate: int
-    full_review: bool
-    force_pushed: bool
-    reviewed_at: str
-    created_at: datetime
-    counts: Mapping[str, int] = field(default_factory=dict)
-
-    def history_row(self) -> dict[str, Any]:
-        """The row shape of `RoundInfo.history` (the report's round-history table)."""
-        return {
-            "round": self.round_index,
-            "head_sha": self.head_sha,
-            "status": self.status,
-            "summary": dict(self.summary),
-            "new": self.new,
-            "fixed": self.fixed,
-            "still_open": self.still_open,
-            "cannot_substantiate": self.cannot_substantiate,
-            "full_review": self.full_review,
-            "force_pushed": self.force_pushed,
-            "reviewed_at": self.reviewed_at,
-        }
-
-
-class SavedRound(NamedTuple):
-    record: RoundRecord
-    created: bool  # False: the head had a round already, which was replaced in place
-
-
-# --- opening and migrating -----------------------------------------------------------------------
-
-
-def default_db_url() -> str:
-    """$REVIEWBOT_DB_URL, else a SQLite file in the XDG state directory."""
-    env = os.environ.get("REVIEWBOT_DB_URL")
-    if env:
-        return env
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return f"sqlite:///{Path(state) / 'reviewbot' / 'reviewbot.sqlite3'}"
-
-
-def engine_url(url: str | None) -> URL:
-    """The SQLAlchemy URL for `--db`: None = the default; a bare path = a SQLite file; `postgresql://`
-    and `postgres://` use psycopg 3 (the driver reviewbot installs)."""
-    raw = url or default_db_url()
-    if "://" not in raw:
-        raw = f"sqlite:///{Path(raw).expanduser().resolve()}"
-    try:
-        parsed = make_url(raw)
-    except ArgumentError as exc:
-        raise StoreError(
-            f"cannot read the database URL {raw!r}: {exc}; pass --db sqlite:///FILE or postgresql://..."
-        ) from exc
-    if parsed.drivername in ("postgresql", "postgres"):
-        parsed = parsed.set(drivername="postgresql+psycopg")
-    return parsed
-
-
-def _shown(url: URL) -> str:
-    return url.render_as_string(hide_password=True)
-
-
-def _create_engine(url: URL) -> Engine:
-    if url.get_backend_name() != "sqlite":
-        return sa.create_engine(url, pool_pre_ping=True)
-    memory = url.database in (None, "", ":memory:")
-    if not memory:
-        Path(str(url.database)).parent.mkdir(parents=True, exist_ok=True)
-    engine = sa.create_engine(url, poolclass=StaticPool) if memory else sa.create_engine(url)
-
-    @sa.event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        # pysqlite would open transactions itself and never around DDL; the BEGIN below owns them,
-        # so a migration and a save are each one real transaction.
-        dbapi_conn.isolation_level = None
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA foreign_keys=ON")
-        cur.execute("PRAGMA busy_timeout=30000")
-        if not memory:
-            cur.execute("PRAGMA journal_mode=WAL")  # readers do not wait for a writer
-        cur.close()
-
-    @sa.event.listens_for(engine, "begin")
-    def _on_begin(conn: Connection) -> None:
-        # IMMEDIATE takes the write lock up front: two processes never both read "no round yet"
-        # and then collide, and concurrent migrations run one after the other.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
-
-    return engine
-
-
-def known_revisions() -> list[str]:
-    """The migration ids this reviewbot ships, oldest first (file `NNNN_name.py` has revision "NNNN")."""
-    names = (p.name for p in (MIGRATIONS_DIR / "versions").glob("*.py"))
-    return sorted(m.group(1) for n in names if (m := re.match(r"(\d{4})_", n)))
-
-
-def schema_revision(engine: Engine) -> str | None:
-    """The migration the database is at; None for a database reviewbot never opened."""
-    with engine.begin() as conn:
-        if not sa.inspect(conn).has_table(VERSION_TABLE):
-            return None
-        value = conn.execute(sa.text(f"SELECT version_num FROM {VERSION_TABLE}")).scalar()
-        return None if value is None else str(value)
-
-
-def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest migration, in one transaction, one process at a time."""
-    known = known_revisions()
-    current = schema_revision(engine)
-    if current == known[-1]:
-        return  # the usual case: no need to load Alembic (a third of a second) at all
-    if current is not None and current not in known:
-        raise StoreError(
-            f"the database is at schema revision {current}, newer than this reviewbot knows "
-            f"({known[-1]}); upgrade reviewbot or use another --db"
-        )
-    from alembic import command
-    from alembic.config import Config
-
-    cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "head")
-
-
-def _utc(value: datetime) -> datetime:
-    # SQLite hands back naive datetimes; every stored time is UTC.
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
-
-
-# --- the store ---------------------------------------------------------------------------------
-
-
 class Store:
     """Rounds of pull requests, keyed by (repository, PR). Open with `Store.open(url)`."""
 
@@ -384,32 +100,12 @@ class Store:
     @classmethod
     def open(cls, url: str | None = None) -> Store:
         """Connect (None = $REVIEWBOT_DB_URL or the state-directory SQLite file) and migrate."""
-        target = engine_url(url)
-        try:
-            engine = _create_engine(target)
-        except (SQLAlchemyError, OSError, ImportError) as exc:
-            raise StoreError(
-                f"cannot use the rounds database {_shown(target)}: {exc}; check --db / REVIEWBOT_DB_URL"
-            ) from exc
-        try:
-            migrate(engine)
-        except StoreError:
-            engine.dispose()
-            raise
-        except (SQLAlchemyError, OSError) as exc:
-            engine.dispose()
-            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-            raise StoreError(
-                f"cannot open the rounds database {_shown(target)}: {reason}; "
-                "check that the server runs and the URL in --db / REVIEWBOT_DB_URL is right"
-            ) from exc
-        log.debug("rounds store open at %s", _shown(target))
-        return cls(engine)
+        return cls(open_engine(url))
 
     @property
     def url(self) -> str:
         """The database URL with the password hidden (for messages and logs)."""
-        return _shown(self.engine.url)
+        return shown(self.engine.url)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -495,7 +191,7 @@ class Store:
                     full_review=bool(r["full_review"]),
                     force_pushed=bool(r["force_pushed"]),
                     reviewed_at=r["reviewed_at"],
-                    created_at=_utc(r["created_at"]),
+                    created_at=utc(r["created_at"]),
                     counts=c,
                 )
             )
@@ -542,7 +238,7 @@ class Store:
                 for f in frows
             ),
             id=row["id"],
-            created_at=_utc(row["created_at"]),
+            created_at=utc(row["created_at"]),
         )
 
     # --- writes ---

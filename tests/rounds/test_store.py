@@ -17,18 +17,15 @@ from alembic.script import ScriptDirectory
 
 from reviewbot.errors import StoreError
 from reviewbot.review.finding import Finding, Location, Severity
-from reviewbot.service.store import (
+from reviewbot.service.db import (
     MIGRATIONS_DIR,
     VERSION_TABLE,
-    FindingRecord,
-    RoundRecord,
-    Store,
     default_db_url,
     engine_url,
     known_revisions,
-    metadata,
     schema_revision,
 )
+from reviewbot.service.store import FindingRecord, RoundRecord, Store, metadata
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

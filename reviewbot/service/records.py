@@ -1,0 +1,173 @@
+"""What the rounds store keeps: a round, its findings, a line of history (plain records)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from reviewbot.review.finding import Finding, Location, Severity
+from reviewbot.review.result import Review
+from reviewbot.review.rounds import OPEN_STATES
+
+__all__ = ["FindingRecord", "RoundRecord", "RoundSummary", "SavedRound"]
+
+
+@dataclass(frozen=True)
+class FindingRecord:
+    """One finding of one round as stored: the columns a query needs plus the whole finding."""
+
+    fingerprint: str
+    rule: str
+    severity: str
+    path: str
+    line: int
+    title: str
+    anchor: str
+    state: str
+    fixed_in: str | None
+    data: Mapping[str, Any]
+
+    @classmethod
+    def from_finding(cls, f: Finding) -> FindingRecord:
+        data = f.to_json()
+        # to_json is the public shape; these fields are needed to rebuild the Finding exactly.
+        data.update(
+            anchor=f.anchor,
+            suggestion_lang=f.suggestion_lang,
+            replacement=f.replacement,
+            related=[[loc.path, loc.line, loc.text] for loc in f.related],
+        )
+        return cls(
+            f.fingerprint,
+            f.rule,
+            f.severity.value,
+            f.path,
+            f.line,
+            f.title,
+            f.anchor,
+            f.state,
+            f.fixed_in,
+            data,
+        )
+
+    def to_finding(self) -> Finding:
+        d = self.data
+        finding = Finding(
+            rule=self.rule,
+            severity=Severity(self.severity),
+            path=self.path,
+            line=self.line,
+            title=self.title,
+            anchor=self.anchor,
+            evidence=tuple(d.get("evidence", ())),
+            suggestion=d.get("suggestion", ""),
+            suggestion_code=d.get("suggestion_code", ""),
+            suggestion_lang=d.get("suggestion_lang", ""),
+            replacement=d.get("replacement"),
+            checklist=tuple(d.get("checklist", ())),
+            extra=tuple((str(k), str(v)) for k, v in dict(d.get("extra", {})).items()),
+            state=self.state,
+            fixed_in=self.fixed_in,
+            related=tuple(Location(str(p), int(n), str(t)) for p, n, t in d.get("related", ())),
+        )
+        # Identity is the stored fingerprint, even if a later reviewbot computes them differently.
+        if finding.fingerprint != self.fingerprint:
+            finding = finding.with_(fingerprint_override=self.fingerprint)
+        return finding
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """One round of a pull request: what was reviewed, the outcome, the findings and the report."""
+
+    repository: str
+    pr: int
+    round_index: int
+    base_sha: str
+    head_sha: str
+    merge_base: str
+    previous_head: str | None
+    reviewed_at: str
+    status: str
+    summary: Mapping[str, int]
+    kpi: Mapping[str, Any]
+    full_review: bool
+    force_pushed: bool
+    report_markdown: str
+    report_json: str
+    findings: tuple[FindingRecord, ...] = ()
+    id: int | None = None  # set once stored
+    created_at: datetime | None = None  # set once stored: when the round was first recorded
+
+    @property
+    def open_findings(self) -> list[Finding]:
+        """The findings the next round must recheck."""
+        return [r.to_finding() for r in self.findings if r.state in OPEN_STATES]
+
+    @classmethod
+    def from_review(
+        cls, review: Review, *, repository: str, pr: int, report_markdown: str, report_json: str
+    ) -> RoundRecord:
+        """The record of a review whose `round` was filled by review.rounds."""
+        closed = [*review.round.fixed, *review.round.cannot_substantiate]
+        return cls(
+            repository=repository,
+            pr=pr,
+            round_index=review.round.round_index,
+            base_sha=review.base_sha,
+            head_sha=review.head_sha,
+            merge_base=review.merge_base,
+            previous_head=review.round.previous_head,
+            reviewed_at=review.reviewed_at,
+            status=review.status.value,
+            summary=review.summary(),
+            kpi=review.kpi,
+            full_review=review.round.full_review,
+            force_pushed=review.round.force_pushed,
+            report_markdown=report_markdown,
+            report_json=report_json,
+            findings=tuple(FindingRecord.from_finding(f) for f in [*review.findings, *closed]),
+        )
+
+
+@dataclass(frozen=True)
+class RoundSummary:
+    """A line of a PR's history: one round without its report and findings."""
+
+    round_index: int
+    head_sha: str
+    base_sha: str
+    status: str
+    summary: Mapping[str, int]
+    new: int
+    fixed: int
+    still_open: int
+    cannot_substantiate: int
+    full_review: bool
+    force_pushed: bool
+    reviewed_at: str
+    created_at: datetime
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    def history_row(self) -> dict[str, Any]:
+        """The row shape of `RoundInfo.history` (the report's round-history table)."""
+        return {
+            "round": self.round_index,
+            "head_sha": self.head_sha,
+            "status": self.status,
+            "summary": dict(self.summary),
+            "new": self.new,
+            "fixed": self.fixed,
+            "still_open": self.still_open,
+            "cannot_substantiate": self.cannot_substantiate,
+            "full_review": self.full_review,
+            "force_pushed": self.force_pushed,
+            "reviewed_at": self.reviewed_at,
+        }
+
+
+class SavedRound(NamedTuple):
+    record: RoundRecord
+    created: bool  # False: the head had a round already, which was replaced in place
