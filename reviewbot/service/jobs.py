@@ -12,11 +12,10 @@ transaction lock), so two workers never both see "nobody is running".
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, NamedTuple
+from datetime import datetime, timedelta
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -25,90 +24,22 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from reviewbot.errors import StoreError
 from reviewbot.service import counters
 from reviewbot.service.events import Decision, RoundRequest
+from reviewbot.service.job_records import (
+    Accepted,
+    Claim,
+    Dispatch,
+    Job,
+    Recovered,
+    as_utc,
+    jobs_table,
+    utcnow,
+)
 from reviewbot.service.store import rounds
 from reviewbot.service.tables import deliveries, jobs
 
-__all__ = ["Job", "JobBook", "Accepted", "Claim", "Dispatch", "utcnow"]
+__all__ = ["Job", "JobBook", "Accepted", "Claim", "Dispatch", "Recovered", "utcnow", "jobs_table"]
 
 _JOB_LOCK = 0x72626A62  # "rbjb"; paired with a hash of (repository, PR)
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
-
-
-class Dispatch(NamedTuple):
-    """A queue message to send: run job `job_id` if its dispatch is still `dispatch`, after `delay` s."""
-
-    job_id: int
-    dispatch: int
-    delay: float = 0.0
-
-
-@dataclass(frozen=True)
-class Job:
-    """One requested round and what became of it."""
-
-    id: int
-    repository: str
-    pr: int
-    head_sha: str | None
-    installation_id: int | None
-    trigger: str
-    delivery_id: str | None
-    requested_by: str | None
-    force: bool
-    state: str
-    attempts: int
-    dispatch: int
-    owner: str | None
-    reason: str | None
-    round_index: int | None
-    result_head: str | None
-    created_at: datetime
-    updated_at: datetime
-    not_before: datetime | None
-    started_at: datetime | None
-    heartbeat_at: datetime | None
-    finished_at: datetime | None
-
-    @classmethod
-    def from_row(cls, row: Any) -> Job:
-        m = dict(row._mapping) if hasattr(row, "_mapping") else dict(row)
-        for key in ("created_at", "updated_at", "not_before", "started_at", "heartbeat_at", "finished_at"):
-            m[key] = _utc(m[key])
-        m["force"] = bool(m["force"])
-        return cls(**m)
-
-    def to_json(self) -> dict[str, Any]:
-        """The job as `reviewbot rounds --format json` and the API show it (times in ISO 8601 UTC)."""
-        out: dict[str, Any] = {}
-        for key, value in self.__dict__.items():
-            out[key] = value.isoformat() if isinstance(value, datetime) else value
-        return out
-
-
-class Accepted(NamedTuple):
-    """What the server did with a delivery: `outcome` is recorded and counted by event."""
-
-    outcome: str  # queued | duplicate_delivery | duplicate_round | ignored | ping
-    detail: str
-    job_ids: tuple[int, ...]
-    dispatches: tuple[Dispatch, ...]
-
-
-class Claim(NamedTuple):
-    """The answer to "may I run this message's job now?"."""
-
-    status: str  # run | blocked | stale
-    job: Job | None
-    retry: Dispatch | None = None  # for blocked: the message to send later
 
 
 def _pr_key(repository: str, pr: int) -> int:
@@ -320,6 +251,7 @@ class JobBook:
         round_index: int | None = None,
         result_head: str | None = None,
         duration: float | None = None,
+        api: Mapping[str, int] | None = None,
     ) -> Dispatch | None:
         """End a running job (done / skipped / failed) and return the next queued job of its PR to
         start at once, if any (the others of the PR were waiting for this one)."""
@@ -343,6 +275,9 @@ class JobBook:
                     counters.bump(conn, "job_failures", {"kind": "exhausted"})
                 if duration is not None and state == "done":
                     counters.observe(conn, "round_duration_seconds", duration)
+                for kind, n in (api or {}).items():
+                    if n:
+                        counters.bump(conn, "github_api_calls", {"kind": kind}, n)
             return self._next_of_pr(conn, job.repository, job.pr, now)
 
     def _next_of_pr(self, conn: Connection, repository: str, pr: int, now: datetime) -> Dispatch | None:
@@ -389,8 +324,8 @@ class JobBook:
         lease_seconds: float,
         dead_owner: Callable[[str], bool],
         resend_queued_older_than: float | None,
-    ) -> list[Dispatch]:
-        """Re-queue interrupted jobs and return the messages to send.
+    ) -> Recovered:
+        """Re-queue interrupted jobs; returns the messages to send.
 
         Interrupted: `running` with a heartbeat older than the lease, or owned by a worker known to
         be dead. A job interrupted `max_attempts` times is failed instead (something in it kills
@@ -400,6 +335,7 @@ class JobBook:
         now = utcnow()
         stale_before = now - timedelta(seconds=lease_seconds)
         out: list[Dispatch] = []
+        resent: list[Dispatch] = []
         with self._tx() as conn:
             running = [
                 Job.from_row(r) for r in conn.execute(sa.select(jobs).where(jobs.c.state == "running"))
@@ -441,9 +377,9 @@ class JobBook:
                 for job_id, dispatch, not_before in queued:
                     if job_id in seen:
                         continue
-                    wait = max(((_utc(not_before) or now) - now).total_seconds(), 0.0)
-                    out.append(Dispatch(int(job_id), int(dispatch), wait))
-        return out
+                    wait = max(((as_utc(not_before) or now) - now).total_seconds(), 0.0)
+                    resent.append(Dispatch(int(job_id), int(dispatch), wait))
+        return Recovered(tuple(out), tuple(resent))
 
     # --- reads for commands and metrics ------------------------------------------------------
 

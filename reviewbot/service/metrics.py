@@ -45,7 +45,11 @@ _COUNTERS = {
         "Interrupted round jobs re-queued after a worker stopped.",
         (),
     ),
-    "github_api_calls": ("reviewbot_github_api_calls", "GitHub API requests made by workers.", ("outcome",)),
+    "github_api_calls": (
+        "reviewbot_github_api_calls",
+        "GitHub API requests of rounds, by kind (read/write/auth/retry).",
+        ("kind",),
+    ),
 }
 
 

@@ -15,18 +15,26 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from huey.consumer import Consumer
 
-from reviewbot.errors import EnvironmentProblem, RateLimited, UsageError
+from reviewbot.errors import EnvironmentProblem, GitHubError, RateLimited, UsageError
 from reviewbot.service.jobs import Job, JobBook
 from reviewbot.service.queue import JobQueue
 from reviewbot.settings import Settings
 
-__all__ = ["RoundResult", "RoundFn", "Worker", "EmbeddedConsumer", "make_consumer", "owner_is_dead"]
+__all__ = [
+    "RoundResult",
+    "RoundFn",
+    "Worker",
+    "EmbeddedConsumer",
+    "make_consumer",
+    "owner_is_dead",
+    "is_permanent",
+]
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +47,32 @@ class RoundResult:
     reason: str
     round_index: int | None = None
     head_sha: str | None = None
+    api: Mapping[str, int] = field(default_factory=dict)  # GitHub requests by kind: read/write/auth/retry
 
 
 RoundFn = Callable[[Job], RoundResult]
 
 # Failures that a retry cannot fix: the configuration or the environment is wrong.
 _PERMANENT = (UsageError, EnvironmentProblem)
+
+
+def is_permanent(exc: Exception) -> bool:
+    """True for failures a retry cannot fix: bad configuration, or GitHub refusing a request for
+    good (a 4xx other than timeouts and rate limits, e.g. 404 for a deleted PR, 403 no permission)."""
+    if isinstance(exc, _PERMANENT):
+        return True
+    status = getattr(exc, "status", None)
+    return (
+        isinstance(exc, GitHubError)
+        and isinstance(status, int)
+        and 400 <= status < 500
+        and status
+        not in (
+            408,
+            409,
+            429,
+        )
+    )
 
 
 def _host() -> str:
@@ -143,6 +171,7 @@ class Worker:
             round_index=result.round_index,
             result_head=result.head_sha,
             duration=duration,
+            api=result.api,
         )
         if nxt is not None:
             self.queue.send([nxt])
@@ -150,7 +179,7 @@ class Worker:
     def _attempt_failed(self, job: Job, exc: Exception) -> None:
         reason = self._scrub(f"{type(exc).__name__}: {exc}")
         where = f"{job.repository}#{job.pr}"
-        if isinstance(exc, _PERMANENT) or job.attempts >= self.settings.max_attempts:
+        if is_permanent(exc) or job.attempts >= self.settings.max_attempts:
             log.error("job %d: %s failed after %d attempt(s): %s", job.id, where, job.attempts, reason)
             nxt = self.book.finish(job, "failed", f"failed after {job.attempts} attempt(s): {reason}")
             if nxt is not None:
@@ -177,22 +206,25 @@ class Worker:
 
     def recover(self, *, startup: bool) -> int:
         """Re-queue jobs interrupted by dead workers; at startup also re-send every queued job's
-        message (duplicates are harmless, lost ones are not). Returns how many messages were sent."""
+        message (duplicates are harmless, lost ones are not). Returns how many were re-queued."""
         lease = self.settings.job_lease_seconds
-        messages = self.book.recover(
+        found = self.book.recover(
             lease_seconds=lease,
             dead_owner=lambda owner: owner_is_dead(owner, me=self.owner),
             resend_queued_older_than=0.0 if startup else 10 * lease,
         )
-        for m in messages:
-            log.info("re-sending job %d (dispatch %d)", m.job_id, m.dispatch)
-        return self.queue.send(messages)
+        for m in found.requeued:
+            log.warning("job %d: re-queued; the worker running it stopped", m.job_id)
+        if found.resent:
+            log.debug("re-sent the messages of %d queued job(s)", len(found.resent))
+        self.queue.send([*found.requeued, *found.resent])
+        return len(found.requeued)
 
     def start(self) -> None:
         """Recover interrupted jobs, then keep heartbeats fresh and sweep for dead workers."""
-        recovered = self.recover(startup=True)
-        if recovered:
-            log.warning("re-queued %d job(s) left by stopped workers or lost in the queue", recovered)
+        requeued = self.recover(startup=True)
+        if requeued:
+            log.warning("re-queued %d interrupted job(s) left by stopped workers", requeued)
         self._thread = threading.Thread(target=self._keepalive, name="reviewbot-heartbeat", daemon=True)
         self._thread.start()
 
@@ -234,7 +266,11 @@ class EmbeddedConsumer(Consumer):  # type: ignore[misc]
 
 
 def make_consumer(queue: JobQueue, workers: int, *, embedded: bool = False) -> Consumer:
-    """huey's consumer for `workers` threads; polls SQLite at most every second when idle."""
+    """huey's consumer for `workers` threads; polls SQLite at most every second when idle.
+
+    SIGTERM (what service managers send) lets running rounds finish before exiting; SIGINT exits at
+    once — the rounds it cut short are re-run by the next worker that starts.
+    """
     cls = EmbeddedConsumer if embedded else Consumer
     return cls(
         queue.huey,
@@ -246,4 +282,5 @@ def make_consumer(queue: JobQueue, workers: int, *, embedded: bool = False) -> C
         max_delay=1.0,
         scheduler_interval=1,
         check_worker_health=True,
+        graceful_signal="TERM",
     )

@@ -23,7 +23,9 @@ class ServerThread:
     """uvicorn serving `app` on 127.0.0.1 (a port the OS picks) in a daemon thread."""
 
     def __init__(self, app: Starlette) -> None:
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, access_log=False, lifespan="on")
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=0, log_config=None, access_log=False, lifespan="on"
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
         self.url = ""
@@ -117,11 +119,21 @@ def pull_request_event(
 
 
 def comment_event(
-    repo: str, number: int, body: str, *, association: str = "MEMBER", login: str = "maintainer", bot: bool = False
+    repo: str,
+    number: int,
+    body: str,
+    *,
+    association: str = "MEMBER",
+    login: str = "maintainer",
+    bot: bool = False,
 ) -> dict[str, Any]:
     return {
         "action": "created",
-        "issue": {"number": number, "state": "open", "pull_request": {"url": f"https://x/{repo}/pulls/{number}"}},
+        "issue": {
+            "number": number,
+            "state": "open",
+            "pull_request": {"url": f"https://x/{repo}/pulls/{number}"},
+        },
         "comment": {
             "id": 5,
             "body": body,
@@ -143,7 +155,9 @@ def check_run_event(repo: str, numbers: list[int], head: str, *, app_id: int = 4
             "head_sha": head,
             "status": "completed",
             "app": {"id": app_id},
-            "pull_requests": [{"number": n, "head": {"sha": head}, "base": {"sha": "0" * 40}} for n in numbers],
+            "pull_requests": [
+                {"number": n, "head": {"sha": head}, "base": {"sha": "0" * 40}} for n in numbers
+            ],
         },
         "repository": repository(repo),
         "installation": {"id": 77},
@@ -152,4 +166,8 @@ def check_run_event(repo: str, numbers: list[int], head: str, *, app_id: int = 4
 
 
 def ping_event() -> dict[str, Any]:
-    return {"zen": "Keep it logically awesome.", "hook_id": 292430182, "hook": {"type": "App", "app_id": 4242}}
+    return {
+        "zen": "Keep it logically awesome.",
+        "hook_id": 292430182,
+        "hook": {"type": "App", "app_id": 4242},
+    }

@@ -49,8 +49,12 @@ def test_signed_pull_request_is_queued_with_its_head(server: ServerThread, runti
     assert r.json()["outcome"] == "queued"
     (job,) = runtime.book.list()
     assert (job.repository, job.pr, job.head_sha, job.state, job.trigger) == (
-        REPO, 7, HEAD, "queued", "pull_request.opened",
-    )  # fmt: skip
+        REPO,
+        7,
+        HEAD,
+        "queued",
+        "pull_request.opened",
+    )
     assert job.installation_id == 77
     assert runtime.queue.pending() == 1
     assert runtime.book.delivery("d-1")["outcome"] == "queued"
@@ -58,7 +62,14 @@ def test_signed_pull_request_is_queued_with_its_head(server: ServerThread, runti
 
 @pytest.mark.parametrize(
     "case",
-    ["no signature", "bad signature", "wrong secret", "truncated body", "sha1 only", "signature of another body"],
+    [
+        "no signature",
+        "bad signature",
+        "wrong secret",
+        "truncated body",
+        "sha1 only",
+        "signature of another body",
+    ],
 )
 def test_unauthenticated_deliveries_get_401_and_nothing_is_queued(
     case: str, server: ServerThread, runtime: Runtime
@@ -88,7 +99,9 @@ def test_unauthenticated_deliveries_get_401_and_nothing_is_queued(
     assert f'reviewbot_webhook_rejected_total{{reason="{reason}"}} 1.0' in metrics
 
 
-def test_body_cut_off_mid_stream_is_refused_and_the_server_stays_up(server: ServerThread, runtime: Runtime) -> None:
+def test_body_cut_off_mid_stream_is_refused_and_the_server_stays_up(
+    server: ServerThread, runtime: Runtime
+) -> None:
     raw = json.dumps(pull_request_event("opened", REPO, 7, HEAD)).encode()
     host, port = server.url.removeprefix("http://").split(":")
     head = (
@@ -137,7 +150,9 @@ def test_oversized_bodies_are_refused_by_declared_and_by_streamed_size(
 
 def test_the_same_delivery_three_times_queues_one_job(server: ServerThread, runtime: Runtime) -> None:
     payload = pull_request_event("synchronize", REPO, 7, HEAD)
-    outcomes = [deliver(server.url, "pull_request", payload, delivery="same-1").json()["outcome"] for _ in range(3)]
+    outcomes = [
+        deliver(server.url, "pull_request", payload, delivery="same-1").json()["outcome"] for _ in range(3)
+    ]
     assert outcomes == ["queued", "duplicate_delivery", "duplicate_delivery"]
     assert len(runtime.book.list()) == 1
     assert runtime.queue.pending() == 1
@@ -151,7 +166,9 @@ def test_a_second_delivery_for_the_same_head_adds_no_job(server: ServerThread, r
 
 
 def test_drafts_are_skipped_and_said_why(server: ServerThread, runtime: Runtime) -> None:
-    r = deliver(server.url, "pull_request", pull_request_event("opened", REPO, 7, HEAD, draft=True), delivery="dr")
+    r = deliver(
+        server.url, "pull_request", pull_request_event("opened", REPO, 7, HEAD, draft=True), delivery="dr"
+    )
     assert r.status_code == 200
     assert r.json()["outcome"] == "ignored"
     assert "draft" in r.json()["detail"]
@@ -164,7 +181,9 @@ def test_review_command_from_a_member_queues_a_forced_round(server: ServerThread
     assert ok.json()["outcome"] == "queued"
     (job,) = runtime.book.list()
     assert (job.force, job.head_sha, job.requested_by) == (True, None, "maintainer")
-    outsider = deliver(server.url, "issue_comment", comment_event(REPO, 7, "/reviewbot review", association="NONE"))
+    outsider = deliver(
+        server.url, "issue_comment", comment_event(REPO, 7, "/reviewbot review", association="NONE")
+    )
     assert outsider.json()["outcome"] == "ignored"
     assert "write access" in outsider.json()["detail"]
     assert len(runtime.book.list()) == 1
@@ -185,7 +204,9 @@ def test_ping_is_answered_and_recorded(server: ServerThread, runtime: Runtime) -
 
 
 def test_signed_garbage_is_a_400(server: ServerThread, runtime: Runtime) -> None:
-    r = deliver(server.url, "pull_request", None, body=b"{not json", signature=sign(SECRET.encode(), b"{not json"))
+    r = deliver(
+        server.url, "pull_request", None, body=b"{not json", signature=sign(SECRET.encode(), b"{not json")
+    )
     assert r.status_code == 400
     r = deliver(server.url, "pull_request", {"action": "opened"})
     assert r.status_code == 400

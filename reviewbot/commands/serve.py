@@ -1,0 +1,74 @@
+"""`reviewbot serve`: the GitHub App's webhook server (Starlette on uvicorn).
+
+With `--with-worker` the same process also runs the queue consumer, for a one-machine install.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+import uvicorn
+
+from reviewbot.errors import UsageError
+from reviewbot.service.app import Lifecycle, create_app
+from reviewbot.service.runtime import Runtime
+from reviewbot.settings import load_settings
+
+__all__ = ["add_arguments", "main"]
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8080, help="port to listen on (default: 8080)")
+    parser.add_argument("--with-worker", action="store_true", help="also run rounds in this process")
+    parser.add_argument("--workers", type=int, default=1, help="with --with-worker: rounds run at once")
+    parser.add_argument(
+        "--config", help="YAML settings file (default: $REVIEWBOT_CONFIG); the environment wins"
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    settings = load_settings(args.config)
+    settings.require_secret()
+    if args.with_worker:
+        settings.require_credentials()
+    runtime = Runtime.open(settings)
+    try:
+        lifecycle = _embedded_worker(runtime, args.workers) if args.with_worker else None
+        app = create_app(settings, runtime.book, runtime.queue, lifecycle)
+        mode = f" with {args.workers} worker thread(s)" if args.with_worker else ""
+        print(
+            f"reviewbot serve: http://{args.host}:{args.port}/webhook{mode}; {runtime.describe()}",
+            file=sys.stderr,
+            flush=True,
+        )
+        level = logging.getLogger().getEffectiveLevel()
+        # log_config=None keeps the CLI's logging set-up; the access log is only shown with -v.
+        uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=level <= logging.INFO)
+    finally:
+        runtime.close()
+    return 0
+
+
+def _embedded_worker(runtime: Runtime, workers: int) -> Lifecycle:
+    from reviewbot.service.github_round import github_round
+    from reviewbot.service.worker import Worker, make_consumer
+
+    worker = Worker(runtime.settings, runtime.book, runtime.queue, github_round(runtime.settings))
+    consumer = make_consumer(runtime.queue, workers, embedded=True)
+
+    def start() -> None:
+        worker.start()
+        consumer.start()
+
+    def stop() -> None:
+        consumer.stop(graceful=True)
+        worker.stop()
+
+    return Lifecycle(on_start=start, on_stop=stop)

@@ -1,0 +1,62 @@
+"""The worker's round function: one job -> `reviewbot.github.round.run_pr_round` on GitHub.
+
+The job's head is passed as `expected_head`, so a job whose push has been superseded skips itself
+(and says so) instead of reviewing a head nobody looks at any more: pushes coalesce.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from reviewbot.errors import RateLimited
+from reviewbot.service.jobs import Job
+from reviewbot.service.worker import RoundFn, RoundResult
+from reviewbot.settings import Settings
+
+__all__ = ["github_round", "github_settings"]
+
+log = logging.getLogger(__name__)
+
+
+def github_settings(settings: Settings) -> Any:
+    """The GitHub client settings of the service settings (credentials, API URL, store, cache)."""
+    from reviewbot.github.settings import GitHubSettings
+
+    return GitHubSettings.from_service(
+        settings,
+        seconds_between_requests=settings.request_interval,
+        seconds_between_writes=settings.write_interval,
+    )
+
+
+def github_round(settings: Settings) -> RoundFn:
+    """A RoundFn that reviews the job's PR on GitHub, publishing unless `settings.post` is off."""
+    from reviewbot.github.round import run_pr_round
+
+    gh = github_settings(settings)
+    gh.require_credentials()
+
+    def run(job: Job) -> RoundResult:
+        outcome = run_pr_round(gh, job.repository, job.pr, post=settings.post, expected_head=job.head_sha)
+        if outcome.status == "incomplete":
+            # GitHub's rate limit stopped the round part-way; the retry re-runs it (publication
+            # finds and edits what was already posted) once the limit resets.
+            raise RateLimited(outcome.reason or "GitHub's rate limit stopped the round", outcome.retry_at)
+        head = outcome.head_sha
+        kpi = outcome.api
+        api = {
+            "read": int(kpi.get("api_reads", 0)),
+            "write": int(kpi.get("api_writes", 0)),
+            "auth": int(kpi.get("api_auth_calls", 0)),
+            "retry": int(kpi.get("api_retries", 0)),
+        }
+        if outcome.status == "skipped":
+            return RoundResult("skipped", outcome.reason, None, head, api)
+        index = outcome.round_index
+        verb = "published" if outcome.status == "published" else "computed (dry run, nothing posted)"
+        status = outcome.review.status.value if outcome.review is not None else "?"
+        reason = f"round {index} {verb}: {status}, head {str(head)[:12]}"
+        return RoundResult("done", reason, index, head, api)
+
+    return run
