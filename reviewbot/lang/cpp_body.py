@@ -51,6 +51,8 @@ _STREAM_LOG = re.compile(r"\b(?:std::)?c(?:out|err|log)\s*<<")
 class CppBody(Walker):
     """Statements and expressions of C++ functions; subclassed by the declaration walker."""
 
+    assignment_types = frozenset({"assignment_expression"})
+
     def __post_init__(self) -> None:
         super().__post_init__()
         self.locals: set[str] = set()  # parameters and declared names of the current function

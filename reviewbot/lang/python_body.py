@@ -29,6 +29,8 @@ _BUILTINS = frozenset({"dict", "list", "set", "tuple", "frozenset", "int", "floa
 class PyBody(Walker):
     """Statements and expressions of Python code; subclassed by the definition walker."""
 
+    assignment_types = frozenset({"assignment", "augmented_assignment"})
+
     def __post_init__(self) -> None:
         super().__post_init__()
         # value node id -> target of the assignment it is the right-hand side of (for keyword writes)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from tree_sitter import Node
 
@@ -92,6 +93,8 @@ class Walker:
         self.lines = [line.rstrip("\r") for line in self.text.split("\n")]
         self.reads = ReadLog(self.path, self.lang)
 
+    assignment_types: ClassVar[frozenset[str]] = frozenset()  # node types whose `left` is a write target
+
     # --- grammar hooks ------------------------------------------------------------------------
 
     def split_statement(self, node: Node) -> tuple[Node | None, list[Node]] | None:
@@ -166,18 +169,23 @@ class Walker:
         return GatedStmt(line, self.source_line(line), calls, fields)
 
     def _calls_and_attrs(self, node: Node) -> Iterator[tuple[str, Node]]:
-        """('call', callee) and ('attr', node) for every call / non-callee member access under node."""
-        callees: set[int] = set()
+        """('call', callee) and ('attr', node) for every call and every member access that is read
+        (not a callee, not the target of an assignment) under node."""
+        skip: set[int] = set()
         stack = [node]
         while stack:
             n = stack.pop()
             call = self.call_parts(n)
             if call is not None:
-                callees.add(call[0].id)
+                skip.add(call[0].id)
                 yield "call", call[0]
-            elif n.id not in callees and self.attr_parts(n) is not None:
+            elif n.id not in skip and self.attr_parts(n) is not None:
                 yield "attr", n
-            stack.extend(n.named_children)
+            elif n.type in self.assignment_types:
+                target = n.child_by_field_name("left")
+                if target is not None:
+                    skip.add(target.id)
+            stack.extend(reversed(n.named_children))  # source order
 
     def names(self, node: Node) -> tuple[tuple[str, ...], tuple[str, ...]]:
         calls: dict[str, None] = {}

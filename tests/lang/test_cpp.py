@@ -279,3 +279,19 @@ def test_garbage_does_not_raise() -> None:
         facts = parse_cpp(text)
         assert facts.lang is Lang.CPP
     assert parse_cpp("int x = " + "(" * 3000).parse_errors > 0
+
+
+def test_gated_statements_list_fields_read_not_written() -> None:
+    facts = parse_cpp(
+        """
+        void f(Config& c, const Model& m) {
+            if (m.enabled) {
+                c.mode = m.fast_mode + c.bias;
+            }
+        }
+        """
+    )
+    [flag] = reads(facts, "enabled")
+    assert [(g.line, g.text, g.fields) for g in flag.gated] == [
+        (3, "c.mode = m.fast_mode + c.bias;", ("fast_mode", "bias"))
+    ]
