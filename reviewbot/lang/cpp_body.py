@@ -44,7 +44,6 @@ _SKIP = frozenset(
 )
 # Bare names read as members inside methods: snake/camel case, not kConstants or MACROS.
 _MEMBER_NAME = re.compile(r"(?!k[A-Z])[a-z_][A-Za-z0-9_]*")
-_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 _STREAM_LOG = re.compile(r"\b(?:std::)?c(?:out|err|log)\s*<<")
 
 
@@ -155,6 +154,7 @@ class CppBody(Walker):
         return Atom(canonical_expr(self.txt(node)))
 
     def declarator_name(self, node: Node | None) -> str | None:
+        """The declared name inside `*p`, `&r`, `a[3]`, `x = v` and function declarators."""
         for _ in range(12):
             if node is None:
                 return None
@@ -168,6 +168,7 @@ class CppBody(Walker):
     # --- statements ------------------------------------------------------------------------------
 
     def stmt(self, node: Node, ctx: Ctx) -> None:
+        """Walk one statement (or block) under `ctx`: writes, predicate uses and reads."""
         t = node.type
         if t in ("compound_statement", "ERROR", "labeled_statement"):
             for child in node.named_children:

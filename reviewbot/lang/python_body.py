@@ -151,6 +151,7 @@ class PyBody(Walker):
     # --- statements ------------------------------------------------------------------------------
 
     def stmt(self, node: Node, ctx: Ctx) -> None:
+        """Walk one statement (or block, or the module) under `ctx`: writes, predicate uses and reads."""
         t = node.type
         if t in _SIMPLE:
             self.stmt_node = node

@@ -73,6 +73,7 @@ class Ctx:
 class Walker:
     """Collects the facts of one file; subclasses walk the tree and call the emitters."""
 
+    assignment_types: ClassVar[frozenset[str]] = frozenset()  # node types whose `left` is a write target
     path: str
     text: str
     lang: Lang = Lang.CPP
@@ -92,8 +93,6 @@ class Walker:
     def __post_init__(self) -> None:
         self.lines = [line.rstrip("\r") for line in self.text.split("\n")]
         self.reads = ReadLog(self.path, self.lang)
-
-    assignment_types: ClassVar[frozenset[str]] = frozenset()  # node types whose `left` is a write target
 
     # --- grammar hooks ------------------------------------------------------------------------
 
@@ -147,6 +146,8 @@ class Walker:
     # --- statements a branch controls ------------------------------------------------------------
 
     def gated(self, nodes: list[Node]) -> tuple[GatedStmt, ...]:
+        """The statements under `nodes` in source order (a nested if/loop gives its header, then its
+        body), at most MAX_GATED."""
         out: list[GatedStmt] = []
         stack = list(reversed(nodes))
         while stack and len(out) < MAX_GATED:
@@ -164,6 +165,7 @@ class Walker:
         return tuple(out)
 
     def gated_stmt(self, node: Node) -> GatedStmt:
+        """One statement (or header expression): its first line, the calls it makes, the fields it reads."""
         calls, fields = self.names(node)
         line = self.line(node)
         return GatedStmt(line, self.source_line(line), calls, fields)
@@ -188,6 +190,7 @@ class Walker:
             stack.extend(reversed(n.named_children))  # source order
 
     def names(self, node: Node) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(callee name components, attribute names read) under node, each in source order, unique."""
         calls: dict[str, None] = {}
         fields: dict[str, None] = {}
         for kind, n in self._calls_and_attrs(node):
@@ -200,6 +203,7 @@ class Walker:
         return tuple(calls), tuple(fields)
 
     def block_logs(self, b: Branch) -> bool:
+        """The branch's block logs (computed once per branch)."""
         if b.logs is None:
             b.logs = b.block is not None and (
                 any(
