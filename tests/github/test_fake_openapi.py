@@ -6,14 +6,16 @@ these tests skip and say so.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from reviewbot.github import run_pr_round
 from tests.fakegithub.keys import app_jwt
 from tests.fakegithub.spec import Spec, spec_path
-from tests.github.conftest import APP_ID, PR, REPO, Seeded
+from tests.github.conftest import APP_ID, PR, REPO, Seeded, settings
 
 pytestmark = pytest.mark.skipif(
     not spec_path().exists(),
@@ -226,3 +228,21 @@ def test_installation_tokens_and_app_rules(seeded: Seeded) -> None:
         seeded, "POST", f"/repos/{REPO}/issues/{PR}/comments", auth=bot, json={"body": "hi"}
     ).json()
     assert comment["user"]["login"] == "reviewbot[bot]" and comment["user"]["type"] == "Bot"
+
+
+def test_reviewbots_requests_are_valid_for_the_official_schemas(
+    seeded: Seeded, spec: Spec, tmp_path: Path
+) -> None:
+    seeded.fake.options.request_validator = spec.request_errors
+    bad = _call(seeded, "POST", f"/repos/{REPO}/issues/{PR}/comments", json={"body": 5})
+    assert bad.status_code == 422 and "body" in bad.json()["message"]  # the validator is on
+
+    s = settings(seeded, tmp_path, app=True)
+    assert run_pr_round(s, REPO, PR, post=True).status == "published"
+    seeded.fake.set_head(REPO, PR, seeded.remote.round2)
+    assert run_pr_round(s, REPO, PR, post=True).status == "published"
+    sent = [r for r in seeded.fake.log[1:] if r.body is not None]  # [0] was the deliberately bad one
+    assert {"issues/create-comment", "issues/update-comment", "pulls/create-review", "checks/create"} <= {
+        r.operation for r in sent
+    }
+    assert all(r.status < 400 for r in sent), [(r.operation, r.response) for r in sent if r.status >= 400]
