@@ -170,7 +170,7 @@ class CppBody(Walker):
     def stmt(self, node: Node, ctx: Ctx) -> None:
         """Walk one statement (or block) under `ctx`: writes, predicate uses and reads."""
         t = node.type
-        if t in ("compound_statement", "ERROR", "labeled_statement"):
+        if t in ("compound_statement", "ERROR", "labeled_statement", "init_statement"):
             for child in node.named_children:
                 self.stmt(child, ctx)
         elif t == "if_statement":

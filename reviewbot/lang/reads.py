@@ -41,6 +41,7 @@ class _Read:
     cls: str | None
     member: str | None  # `x` of `self.x` / `this->x` / an implicit C++ member read
     local: str | None  # a bare local name: kept only when it aliases a field
+    pos: int = 0  # byte offset, to order a local read after its binding on the same line
 
 
 @dataclass
@@ -49,7 +50,7 @@ class ReadLog:
     lang: Lang
     _reads: list[_Read] = field(default_factory=list)
     _member: dict[tuple[str, str], tuple[str, str, int]] = field(default_factory=dict)
-    _local: dict[tuple[str, str], list[tuple[int, str, str]]] = field(default_factory=dict)
+    _local: dict[tuple[str, str], list[tuple[int, int, str, str]]] = field(default_factory=dict)
 
     def add(
         self,
@@ -61,9 +62,10 @@ class ReadLog:
         negated: bool,
         member: str | None = None,
         local: str | None = None,
+        pos: int = 0,
     ) -> None:
         self._reads.append(
-            _Read(last_component(expr), expr, line, function, cond, negated, cls, member, local)
+            _Read(last_component(expr), expr, line, function, cond, negated, cls, member, local, pos)
         )
 
     def bind_member(self, cls: str | None, member: str, source: str, alias: str, line: int) -> None:
@@ -71,9 +73,10 @@ class ReadLog:
         if cls is not None and source != member:
             self._member.setdefault((cls, member), (last_component(source), alias, line))
 
-    def bind_local(self, function: str | None, name: str, source: str, line: int) -> None:
+    def bind_local(self, function: str | None, name: str, source: str, line: int, end: int = 0) -> None:
+        """`name = source` in `function`; reads of `name` after byte offset `end` read `source`."""
         if function is not None and source != name:
-            self._local.setdefault((function, name), []).append((line, last_component(source), name))
+            self._local.setdefault((function, name), []).append((line, end, last_component(source), name))
 
     def aliased_members(self) -> list[tuple[str, str]]:
         """(class, member) of every member alias bound so far."""
@@ -89,8 +92,8 @@ class ReadLog:
                 return found
         if r.local is not None and r.function is not None:
             best: tuple[str, str, int] | None = None
-            for bind_line, source_field, alias in self._local.get((r.function, r.local), ()):
-                if bind_line < r.line:
+            for bind_line, end, source_field, alias in self._local.get((r.function, r.local), ()):
+                if end <= r.pos:
                     best = (source_field, alias, bind_line)
             return best
         return None

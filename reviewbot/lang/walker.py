@@ -323,14 +323,16 @@ class Walker:
         local: str | None = None,
     ) -> None:
         """A read of `expr` (canonical); `local` reads are only kept when they alias a field."""
-        self.reads.add(expr, self.line(node), ctx.function, ctx.cls, cond, negated, member, local)
+        self.reads.add(
+            expr, self.line(node), ctx.function, ctx.cls, cond, negated, member, local, node.start_byte
+        )
 
     def bind_member(self, cls: str | None, member: str, source: str, alias: str, node: Node) -> None:
         """`self.member = source` / `member_(source)`: later `self.member` reads are reads of source."""
         self.reads.bind_member(cls, member, source, alias, self.line(node))
 
     def bind_local(self, function: str | None, name: str, source: str, node: Node) -> None:
-        self.reads.bind_local(function, name, source, self.line(node))
+        self.reads.bind_local(function, name, source, self.line(node), node.end_byte)
 
     # --- focus ----------------------------------------------------------------------------------
 

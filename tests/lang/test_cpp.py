@@ -295,3 +295,17 @@ def test_gated_statements_list_fields_read_not_written() -> None:
     assert [(g.line, g.text, g.fields) for g in flag.gated] == [
         (3, "c.mode = m.fast_mode + c.bias;", ("fast_mode", "bias"))
     ]
+
+
+def test_if_initialiser_declares_a_local_alias() -> None:
+    facts = parse_cpp(
+        """
+        void Impl::run() {
+            if (const bool on = cfg_.need_rope; on) {
+                rope();
+            }
+        }
+        """
+    )
+    [aliased] = [r for r in reads(facts, "need_rope") if r.in_condition]
+    assert (aliased.alias, aliased.alias_line, [g.calls for g in aliased.gated]) == ("on", 2, [("rope",)])
