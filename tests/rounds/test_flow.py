@@ -14,6 +14,7 @@ from reviewbot.example import ExampleRepo, build_example
 from reviewbot.report.marker import decode_state
 from reviewbot.review.pipeline import ReviewSettings, review_change
 from reviewbot.review.result import Review, Status
+from reviewbot.review.rounds import PreviousRound
 from reviewbot.runner import RoundOutcome, continue_round, owner_name, run_local_round
 from reviewbot.service.store import Store
 from tests.gitrepo import git
@@ -282,3 +283,15 @@ def test_reviewbot_run_with_a_pr_records_rounds(
     assert (again["round"], again["findings"]) == (2, second["findings"])
     lines = rounds_cli(capsys, "--repo", REPO, "--db", db_url).splitlines()
     assert lines[0] == f"{REPO} PR #{PR}: 2 round(s)" and len(lines) == 4
+
+
+def test_a_previous_head_missing_from_the_clone_counts_as_a_force_push(example: ExampleRepo) -> None:
+    change = load_change(example.path, example.base, example.round2)
+    try:
+        review = review_change(change, ReviewSettings())
+        gone = PreviousRound(1, "0123456789" * 4, tuple(f.with_(state="new") for f in review.findings))
+        out = continue_round(example.path, change, review, gone, repository=REPO, pr=PR)
+    finally:
+        change.close()
+    assert out.round.force_pushed and out.round.full_review and out.round.previous_head == gone.head_sha
+    assert set(states(out).values()) == {"still_open"} and out.kpi["delta_files"] == out.kpi["full_files"]
