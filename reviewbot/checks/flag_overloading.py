@@ -41,12 +41,12 @@ summary = "The derived flag is read at sites that gate different behaviours."
 
 
 def _behaviour(r: FieldRead) -> frozenset[str]:
-    stmts = r.gated_else if r.negated else r.gated
+    stmts = r.gated or r.gated_else  # `gated` runs when the flag is true, whatever the spelling
     return frozenset(c for s in stmts for c in s.calls)
 
 
 def _describe(r: FieldRead) -> str:
-    stmts = r.gated_else if r.negated else r.gated
+    stmts = r.gated or r.gated_else  # `gated` runs when the flag is true, whatever the spelling
     via = f" (via `{r.alias}`, bound at line {r.alias_line})" if r.alias else ""
     what = "; ".join(f"`{s.text}`" for s in stmts[:2]) or "nothing"
     return f"{place(r.path, r.line)}{via} gates {what}"
