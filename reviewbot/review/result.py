@@ -56,7 +56,7 @@ class RoundInfo:
     recheck: dict[str, int] = field(
         default_factory=lambda: {"fixed": 0, "still_open": 0, "cannot_substantiate": 0, "fail": 0}
     )
-    history: list[dict[str, Any]] = field(default_factory=list)  # earlier rounds, oldest first
+    history: list[dict[str, Any]] = field(default_factory=list)  # every round up to this one, oldest first
 
 
 @dataclass
