@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from github import Auth
 
 from reviewbot.errors import UsageError
 from reviewbot.github.auth import connect
@@ -30,7 +31,9 @@ def test_a_given_bot_login_saves_the_request(seeded: Seeded, tmp_path: Path) -> 
 
 def test_an_installation_token_in_actions_is_github_actions_bot(seeded: Seeded, tmp_path: Path) -> None:
     inst = settings(seeded, tmp_path, app=True)
-    token = connect(inst, REPO, ApiCounter()).github.requester.auth.token  # type: ignore[union-attr]
+    auth = connect(inst, REPO, ApiCounter()).github.requester.auth
+    assert isinstance(auth, Auth.Token) and auth.token.startswith("ghs_")  # an installation token
+    token = auth.token
     as_token = settings(seeded, tmp_path, token=token)
     assert (
         connect(as_token, REPO, ApiCounter(), env={"GITHUB_ACTIONS": "true"}).bot_login

@@ -58,7 +58,12 @@ def test_round_one_then_a_push_edits_the_same_comment(seeded: Seeded, tmp_path: 
 
     (edited,) = bot_comments(seeded, BOT)
     assert edited.id == comment.id and edited.body != comment.body
-    assert "round 2" in edited.body and decode_state(edited.body).head_sha == seeded.remote.round2  # type: ignore[union-attr]
+    edited_state = decode_state(edited.body)
+    assert (
+        "round 2" in edited.body
+        and edited_state is not None
+        and edited_state.head_sha == seeded.remote.round2
+    )
     assert [c.id for c in seeded.fake.comments(REPO, PR)] == [comment.id]
     # Nothing new in round 2: no second review, no new inline comment.
     assert len(seeded.fake.reviews(REPO, PR)) == 1 and len(seeded.fake.review_comments(REPO, PR)) == len(
@@ -90,22 +95,24 @@ def test_inline_comments_only_for_findings_new_this_round(seeded: Seeded, tmp_pa
 
 def test_a_marker_in_someone_elses_comment_is_never_edited(seeded: Seeded, tmp_path: Path) -> None:
     s = settings(seeded, tmp_path, app=True)
-    # Someone pastes a bot report (marker included) before reviewbot ever ran, and again later.
-    run_pr_round(settings(seeded, tmp_path / "other", app=True), REPO, PR, post=False)
-    forged_body = run_pr_round(
-        settings(seeded, tmp_path / "o2", app=True), REPO, PR, post=False
-    ).plan.summary_body  # type: ignore[union-attr]
+    dry = run_pr_round(s, REPO, PR, post=False)
+    assert dry.plan is not None
+    # The author pastes a bot report, hidden marker and all, before reviewbot ever posted.
+    forged_body = dry.plan.summary_body
     forged = seeded.fake.add_comment(REPO, PR, AUTHOR, forged_body)
 
     run_pr_round(s, REPO, PR, post=True)
+    assert len(seeded.fake.comments(REPO, PR)) == 2  # round 1 made its own comment
     seeded.fake.set_head(REPO, PR, seeded.remote.round2)
     run_pr_round(s, REPO, PR, post=True)
 
     by_id = {c.id: c for c in seeded.fake.comments(REPO, PR)}
     assert by_id[forged].body == forged_body and by_id[forged].user == AUTHOR
     (ours,) = bot_comments(seeded, BOT)
-    assert "round 2" in ours.body
-    assert all(r.path.endswith(f"/comments/{ours.id}") for r in seeded.fake.calls("issues/update-comment"))
+    assert "round 2" in ours.body and len(by_id) == 2
+    assert [r.path for r in seeded.fake.calls("issues/update-comment")] == [
+        f"/repos/{REPO}/issues/comments/{ours.id}"
+    ]
 
 
 def test_a_moved_head_skips_the_round(seeded: Seeded, tmp_path: Path) -> None:

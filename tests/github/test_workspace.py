@@ -30,12 +30,28 @@ def test_one_clone_per_repository_partial_when_the_server_allows(tmp_path: Path,
     remote = example_remote(tmp_path / "remote", allow_filter=allow_filter)
     _set_pull_ref(remote.bare, 3, remote.round1)
     ws = GitWorkspace(tmp_path / "cache")
-    args = dict(api_url=API, repo=REPO, clone_url=remote.bare.as_uri(), pr_number=3, base_sha=remote.base)
-    first = ws.prepare(**args, head_sha=remote.round1, base_ref="main")  # type: ignore[arg-type]
+    url = remote.bare.as_uri()
+    first = ws.prepare(
+        api_url=API,
+        repo=REPO,
+        clone_url=url,
+        pr_number=3,
+        base_sha=remote.base,
+        head_sha=remote.round1,
+        base_ref="main",
+    )
     assert first.partial is allow_filter
     assert first.path == ws.repo_dir(API, REPO) and first.path.is_relative_to(tmp_path / "cache")
     _set_pull_ref(remote.bare, 3, remote.round2)
-    second = ws.prepare(**args, head_sha=remote.round2, base_ref="main")  # type: ignore[arg-type]
+    second = ws.prepare(
+        api_url=API,
+        repo=REPO,
+        clone_url=url,
+        pr_number=3,
+        base_sha=remote.base,
+        head_sha=remote.round2,
+        base_ref="main",
+    )
     assert second.path == first.path  # the same clone, fetched again
     assert len(list((tmp_path / "cache" / "git").rglob("*.git"))) == 1
     # Every blob the review reads (head and merge base) is local; nothing is fetched lazily later.
