@@ -43,7 +43,7 @@ class ServerThread:
         self.thread.join(timeout=15)
 
 
-def wait_for(check: Callable[[], T], *, timeout: float, what: str, interval: float = 0.05) -> T:
+def wait_for(check: Callable[[], T | None], *, timeout: float, what: str, interval: float = 0.05) -> T:
     """Poll `check` until it returns something truthy; fail the test after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -39,6 +40,12 @@ def nothing_queued(runtime: Runtime) -> None:
     assert runtime.book.read_counters().get("deliveries") is None
 
 
+def recorded(runtime: Runtime, delivery: str) -> dict[str, Any]:
+    row = runtime.book.delivery(delivery)
+    assert row is not None, f"delivery {delivery} was not recorded"
+    return row
+
+
 def alive(server: ServerThread) -> None:
     assert httpx.get(f"{server.url}/healthz", timeout=5).json()["status"] == "ok"
 
@@ -57,7 +64,7 @@ def test_signed_pull_request_is_queued_with_its_head(server: ServerThread, runti
     )
     assert job.installation_id == 77
     assert runtime.queue.pending() == 1
-    assert runtime.book.delivery("d-1")["outcome"] == "queued"
+    assert recorded(runtime, "d-1")["outcome"] == "queued"
 
 
 @pytest.mark.parametrize(
@@ -173,7 +180,7 @@ def test_drafts_are_skipped_and_said_why(server: ServerThread, runtime: Runtime)
     assert r.json()["outcome"] == "ignored"
     assert "draft" in r.json()["detail"]
     assert runtime.book.list() == []
-    assert runtime.book.delivery("dr")["outcome"] == "ignored"
+    assert recorded(runtime, "dr")["outcome"] == "ignored"
 
 
 def test_review_command_from_a_member_queues_a_forced_round(server: ServerThread, runtime: Runtime) -> None:
@@ -199,7 +206,7 @@ def test_ping_is_answered_and_recorded(server: ServerThread, runtime: Runtime) -
     r = deliver(server.url, "ping", ping_event(), delivery="p-1")
     assert r.status_code == 200
     assert r.json()["outcome"] == "ping"
-    assert runtime.book.delivery("p-1")["event"] == "ping"
+    assert recorded(runtime, "p-1")["event"] == "ping"
     assert runtime.book.list() == []
 
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from reviewbot.settings import Settings
-from tests.service.e2e import PR, REPO, Stack, app_stack
+from tests.service.e2e import REPO, Stack, app_stack
 from tests.service.helpers import wait_for
 
 
@@ -47,6 +47,29 @@ def test_a_pull_request_and_a_push_give_one_comment_edited_for_round_2(
         assert 'reviewbot_jobs_finished_total{state="done"} 2.0' in text
         assert "reviewbot_round_duration_seconds_count 2.0" in text
         assert 'reviewbot_github_api_calls_total{kind="write"}' in text
+        log = stack.worker_log(0)
+        assert stack.token is not None and stack.token not in log
+        assert str(settings.webhook_secret) not in log
+
+
+def test_a_round_github_refuses_is_recorded_failed_with_its_reason(
+    settings: Settings, tmp_path: Path
+) -> None:
+    with app_stack(settings, tmp_path) as stack:
+        stack.fake.inject(kind="status", status=404, operation="pulls/get", times=5)
+        stack.start_worker()
+        stack.push(stack.remote.round1, action="opened")
+        (job,) = stack.wait_settled()
+        assert job.state == "failed"
+        assert (
+            job.reason is not None
+            and job.reason.startswith("failed after 1 attempt(s): ")
+            and "404" in job.reason
+        )
+        assert stack.bot_comments() == []
+        text = httpx.get(f"{stack.server.url}/metrics", timeout=5).text
+        assert 'reviewbot_job_failures_total{kind="exhausted"} 1.0' in text
+        assert 'reviewbot_jobs{state="failed"} 1.0' in text
 
 
 def test_the_same_delivery_three_times_gives_one_round(settings: Settings, tmp_path: Path) -> None:
@@ -67,8 +90,7 @@ def test_twenty_pushes_within_a_second_coalesce_into_one_comment_on_the_last_hea
     with app_stack(settings, tmp_path) as stack:
         heads = stack.commits_on_top(20)
         stack.start_worker()
-        for sha in heads:
-            assert stack.push(sha) == "queued"
+        assert stack.rapid_pushes(heads) < 1.0
         jobs = stack.wait_settled(timeout=50)
         assert len(jobs) == 20
         assert {j.state for j in jobs} <= {"done", "skipped"}
@@ -86,19 +108,19 @@ def test_redis_queue_two_worker_processes_and_postgresql(
     redis_queue: Settings, pg_url: str, tmp_path: Path
 ) -> None:
     settings = replace(redis_queue, db_url=pg_url)
-    with app_stack(settings, tmp_path) as stack:
+    with app_stack(settings, tmp_path, as_app=True) as stack:
         assert stack.runtime.queue.describe().startswith("RedisHuey")
         stack.start_worker()
         stack.start_worker()
         first_round_then_a_push(stack)
         heads = stack.commits_on_top(6)
-        for sha in heads:
-            stack.push(sha)
+        stack.rapid_pushes(heads)
         jobs = stack.wait_settled(timeout=50)
+        assert {j.state for j in jobs} <= {"done", "skipped"}, [j.reason for j in jobs]
         assert len(stack.bot_comments()) == 1
         assert stack.rounds()[-1].head_sha == heads[-1]
-        owners = {j.owner for j in jobs if j.owner}
-        assert owners, "jobs record the worker that ran them"
+        assert len(stack.fake.check_runs(REPO)) >= 1  # as an App, the round also reports a check run
+        assert stack.fake.calls("apps/create-installation-access-token")
 
 
 def test_sigkill_in_the_middle_of_a_round_then_restart_completes_it_with_one_comment(
@@ -124,4 +146,3 @@ def test_sigkill_in_the_middle_of_a_round_then_restart_completes_it_with_one_com
         assert len(stack.fake.calls("issues/create-comment")) == 1
         assert "re-queued 1 interrupted job(s)" in stack.worker_log(1)
         assert [r.round_index for r in stack.rounds()] == [1]
-        assert REPO and PR
