@@ -66,6 +66,11 @@ class ApiCounter:
                 self.writes += 1
             self.by_operation[label] = self.by_operation.get(label, 0) + 1
 
+    def count_retry(self, wait: float) -> None:
+        with self._lock:
+            self.retries += 1
+            self.waited_s += wait
+
     @property
     def calls(self) -> int:
         return self.reads + self.writes
@@ -158,8 +163,7 @@ class GitHubClient:
                 decision.wait,
                 attempt,
             )
-            self.counter.retries += 1
-            self.counter.waited_s += decision.wait
+            self.counter.count_retry(decision.wait)
             self._sleep(decision.wait)
             if ambiguous and reconcile is not None:
                 found = reconcile()

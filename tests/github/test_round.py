@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 
 from reviewbot.github import run_pr_round
@@ -120,3 +121,18 @@ def test_a_moved_head_skips_the_round(seeded: Seeded, tmp_path: Path) -> None:
     outcome = run_pr_round(s, REPO, PR, post=True, expected_head=seeded.remote.base)
     assert outcome.status == "skipped" and "moved on" in outcome.reason
     assert seeded.fake.writes(auth=False) == [] and outcome.review is None
+
+
+def test_the_bot_comment_is_found_beyond_the_first_page(seeded: Seeded, tmp_path: Path) -> None:
+    s = settings(seeded, tmp_path, app=True)
+    run_pr_round(s, REPO, PR, post=True)
+    for i in range(150):  # a busy PR: the bot's comment is now on page 1 of 2 (100 per page)
+        seeded.fake.add_comment(REPO, PR, AUTHOR, f"comment {i}")
+    seeded.fake.set_head(REPO, PR, seeded.remote.round2)
+    seeded.fake.clear_log()
+    outcome = run_pr_round(s, REPO, PR, post=True)
+    listing = seeded.fake.calls("issues/list-comments")
+    pages = [dict(urllib.parse.parse_qsl(r.query)) for r in listing]
+    assert pages == [{"per_page": "100"}, {"per_page": "100", "page": "2"}]
+    assert outcome.published is not None and outcome.published.comment_action == "updated"
+    assert len(bot_comments(seeded, BOT)) == 1 and outcome.api["api_calls"] == len(seeded.fake.log)
