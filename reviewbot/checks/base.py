@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from reviewbot.change.model import ChangeSet
+from reviewbot.lang.calls import CallGraph
 from reviewbot.lang.facts import Assignment, FileFacts, PredicateUse
 from reviewbot.lang.index import RepoIndex
 from reviewbot.review.finding import Finding, Severity
@@ -37,6 +38,9 @@ class CheckContext:
     # derivation's branch is reverted (empty list: the mutant survived). None: tests were not run.
     killed_by: Callable[[Assignment], list[str] | None] | None = None
     truth_tables: list[dict[str, Any]] = field(default_factory=list)
+    # Full facts and call sites of the files behind the read sites of the derived fields, for following
+    # gated code into the functions it calls (reviewbot.lang.follow). None: not built this round.
+    calls: CallGraph | None = None
 
 
 class Check(Protocol):

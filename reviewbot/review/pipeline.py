@@ -19,6 +19,7 @@ from reviewbot.checks.base import ChangedDerivation, CheckContext
 from reviewbot.checks.registry import CHECKS, KNOWN_RULES
 from reviewbot.lang.build import build_index
 from reviewbot.lang.facts import Assignment, FileFacts, lang_for_path
+from reviewbot.lang.follow import follow_calls
 from reviewbot.lang.index import is_test_path
 from reviewbot.lang.parse import parse_file
 from reviewbot.review.checklist import (
@@ -30,6 +31,7 @@ from reviewbot.review.checklist import (
 )
 from reviewbot.review.derive import added_predicates, changed_derivations
 from reviewbot.review.finding import Finding
+from reviewbot.review.reach import BUILDER_NAMES
 from reviewbot.review.result import Review, Status
 from reviewbot.review.strengths import strengths
 from reviewbot.truthtable.table import tables_for_context
@@ -80,6 +82,8 @@ def interesting_names(derivations: list[ChangedDerivation], ctx_preds: list[Any]
     for p in ctx_preds:
         for atom in p.pred.atoms():
             names.update(_IDENT.findall(atom.text))
+    if any(d.head.guard is not None for d in derivations):
+        names.update(BUILDER_NAMES)  # model config builders: how far a guarded rule reaches (review.reach)
     return {n for n in names if n not in _NOISE_WORDS and len(n) > 2}
 
 
@@ -148,6 +152,12 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
     test_files = [
         p for p in (change.head_tree.paths() if change.head_tree is not None else []) if is_test_path(p)
     ]
+    # What the derived flags gate, followed into the functions it calls (those files parsed in full).
+    calls = (
+        follow_calls(change.head_tree, index, {d.head.field for d in derivations})
+        if change.head_tree is not None and derivations
+        else None
+    )
     timings["index"] = (time.perf_counter() - clock) * 1000
 
     ctx = CheckContext(
@@ -158,6 +168,7 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
         derivations=derivations,
         added_predicates=preds,
         test_files=test_files,
+        calls=calls,
     )
 
     execution: Execution | None = None

@@ -2,7 +2,9 @@
 
 From field defaults (C++ member initialisers, enum first members, Python class defaults) and from where
 the guard's atoms are derived (`use_kvcache = task_type == TaskType.LANGUAGE_MODEL`), say in words which
-configurations the rule fires for, and list the model config builders in the repository that reach it.
+configurations the rule fires for, and list the model config builders in the repository that reach it:
+those that set the guard's enum/bool fields to values that satisfy it or leave them at a satisfying
+default. For atoms derived from another field, each builder's own setting of that field is noted.
 Pure: everything comes from the RepoIndex.
 """
 
@@ -11,14 +13,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from reviewbot.lang.facts import Assignment
+from reviewbot.lang.facts import Assignment, Function
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.predicate import And, Atom, Not, Pred, canonical_operand
 
-__all__ = ["AtomReach", "Reach", "describe_reach"]
+__all__ = ["AtomReach", "ModelReach", "Reach", "describe_reach", "guard_fields", "BUILDER_NAMES"]
 
 _CMP = re.compile(r"^(?P<left>.+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
 _BUILDER = re.compile(r"(create|build|make)_?config", re.IGNORECASE)
+# Names of config builders by the convention `_BUILDER` matches; the index must parse these functions
+# (see pipeline.interesting_names) so that a builder's settings are known even when it never mentions
+# the guard's fields.
+BUILDER_NAMES = ("_create_config", "create_config", "build_config", "_build_config", "make_config")
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,27 @@ class AtomReach:
     derived: str = ""  # e.g. "`use_kvcache` is `task_type == TaskType.LANGUAGE_MODEL` (model_config.py:23)"
     population: str = ""  # e.g. "every task_type other than LANGUAGE_MODEL (DENSE_EMBEDDING, ...)"
     display: str = ""  # the field with its owner, e.g. `rope_config.style`
+    want: bool = True  # the truth value the guard needs (`!x` needs x false)
+    members: tuple[str, ...] = ()  # derived from an enum: the members of the source field that satisfy
+    source: str = ""  # derived atoms: the field they are computed from (`task_type`)
+    default_value: str = ""  # the default's value (`RopeStyle.No`)
+
+
+@dataclass(frozen=True)
+class ModelReach:
+    """One config builder and whether it reaches the rule."""
+
+    name: str  # `Bert`
+    path: str
+    line: int
+    reaches: bool | None  # True: as built; None: depends on a value known only at run time
+    notes: tuple[str, ...] = ()
+    excluded: bool = False  # sets a guard field to a value that keeps the rule off
+    function: str = ""  # the builder's qualified name (`Bert._create_config`)  # `task_type DENSE_EMBEDDING`, `sets rope_config.style to RopeStyle.Base`
+
+    def describe(self) -> str:
+        where = f"{self.path}:{self.line}"
+        return f"{self.name} ({where}{'; ' if self.notes else ''}{'; '.join(self.notes)})"
 
 
 @dataclass(frozen=True)
@@ -37,9 +64,11 @@ class Reach:
     sentence: str
     atoms: tuple[AtomReach, ...]
     fires_at_default: bool | None  # True when every atom is true at its default
-    models: tuple[str, ...] = ()  # `Bert._create_config (rtp_llm/models/bert.py:7)`
+    models: tuple[str, ...] = ()  # `Bert (rtp_llm/models/bert.py:6; task_type DENSE_EMBEDDING)`
     wide: bool = False  # fires for a whole population (a derived atom) or at defaults
-    places: tuple[str, ...] = field(default=())
+    places: tuple[str, ...] = field(default=())  # `path:line` of the builders that reach it
+    population: str = ""  # the configurations in words, without the model list
+    builders: tuple[ModelReach, ...] = ()  # every builder considered, excluded ones included
 
 
 def _is_enum_ref(text: str) -> bool:
@@ -79,50 +108,67 @@ def _derivation_of(index: RepoIndex, fld: str) -> Assignment | None:
     return None
 
 
-def _population(index: RepoIndex, derived: Assignment, want_true: bool) -> str:
-    m = _CMP.match(derived.value)
+def _split(text: str) -> tuple[str, str, str, str] | None:
+    """(field operand, op, enum operand, enum member) of `x == Enum.M`, else None."""
+    m = _CMP.match(text)
     if not m:
-        return ""
+        return None
     left, op, right = (canonical_operand(m.group(g)) for g in ("left", "op", "right"))
     enum_side, field_side = (left, right) if _is_enum_ref(left) else (right, left)
-    if not _is_enum_ref(enum_side):
-        return ""
-    equal_means_true = op == "=="
-    enum_name, member = enum_side.rsplit(".", 1)
-    members = index.enum_members(_leaf(enum_name))
-    others = [m_ for m_ in members if m_ != member]
-    if want_true == equal_means_true:
-        return f"{_leaf(field_side)} == {member}"
-    listed = f" ({', '.join(others)})" if others else ""
-    return f"every {_leaf(field_side)} other than {member}{listed}"
+    if not _is_enum_ref(enum_side) or _is_enum_ref(field_side):
+        return None
+    return field_side, op, enum_side, _leaf(enum_side)
+
+
+def _holds(op: str, member: str, value: str) -> bool:
+    return (_leaf(value) == member) == (op == "==")
 
 
 def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
-    m = _CMP.match(atom.text)
-    if m:
-        left, op, right = m.group("left"), m.group("op"), m.group("right")
-        enum_side, field_side = (left, right) if _is_enum_ref(left) else (right, left)
+    split = _split(atom.text)
+    if split is not None:
+        field_side, op, _enum, member = split
         fld = _leaf(field_side)
-        found = _default_of(index, fld)
-        if found is None or not _is_enum_ref(enum_side):
-            return AtomReach(atom.text, fld, None)
-        value, where = found
-        equal = _leaf(value) == _leaf(enum_side)
-        holds = equal if op == "==" else not equal
         display = ".".join(field_side.split(".")[-2:])
-        return AtomReach(atom.text, fld, holds == want, default=where, display=display)
+        found = _default_of(index, fld)
+        if found is None:
+            return AtomReach(atom.text, fld, None, display=display, want=want)
+        value, where = found
+        holds = _holds(op, member, value) if _is_enum_ref(value) else None
+        return AtomReach(
+            atom.text,
+            fld,
+            None if holds is None else holds == want,
+            default=where,
+            display=display,
+            want=want,
+            default_value=value,
+        )
     fld = _leaf(atom.text)
     found = _default_of(index, fld)
     true_at_default: bool | None = None
-    where = ""
+    where = value = ""
     if found is not None:
         value, where = found
         if value in ("True", "False"):
             true_at_default = (value == "True") == want
     derived = _derivation_of(index, fld)
     if derived is None:
-        return AtomReach(atom.text, fld, true_at_default, default=where)
-    population = _population(index, derived, want)
+        return AtomReach(atom.text, fld, true_at_default, default=where, want=want, default_value=value)
+    population, source = "", ""
+    members: tuple[str, ...] = ()
+    dsplit = _split(derived.value)
+    if dsplit is not None:
+        source_side, op, enum_side, member = dsplit
+        source = _leaf(source_side)
+        enum_members = index.enum_members(_leaf(enum_side.rsplit(".", 1)[0]))
+        members = tuple(m for m in enum_members if _holds(op, member, m) == want)
+        if (op == "==") == want:
+            population = f"{source} == {member}"
+        else:
+            others = [m for m in enum_members if m != member]
+            listed = f" ({', '.join(others)})" if others else ""
+            population = f"every {source} other than {member}{listed}"
     return AtomReach(
         atom.text,
         fld,
@@ -130,66 +176,166 @@ def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
         default=where,
         derived=f"`{fld}` is `{derived.value}` ({derived.path}:{derived.line})",
         population=population,
+        want=want,
+        members=members,
+        source=source,
+        default_value=value,
     )
 
 
-def _models(index: RepoIndex, atoms: list[AtomReach]) -> list[str]:
-    """Config builders that leave every enum-compared field at a default that satisfies the guard."""
-    enum_fields = {a.field for a in atoms if a.default and not a.derived and a.true_at_default}
-    builders: dict[tuple[str, str], list[Assignment]] = {}
-    for facts in index.files.values():
-        if is_test_path(facts.path):
+def _builders(index: RepoIndex) -> list[tuple[Function, list[Assignment]]]:
+    out: list[tuple[Function, list[Assignment]]] = []
+    for path, facts in sorted(index.files.items()):
+        if is_test_path(path):
             continue
         for fn in facts.functions:
             if _BUILDER.search(fn.name.replace("::", ".").rsplit(".", 1)[-1]):
-                builders[(facts.path, fn.name)] = [a for a in facts.assignments if a.function == fn.name]
-    out: list[str] = []
-    for (path, name), writes in sorted(builders.items()):
-        overridden = [w for w in writes if w.field in enum_fields]
-        if any(not _is_default_value(index, w) for w in overridden):
-            continue
-        owner = name.replace("::", ".").rsplit(".", 1)[0]
-        line = min((w.line for w in writes), default=0)
-        out.append(f"{owner} ({path}:{line})" if line else f"{owner} ({path})")
+                out.append((fn, [a for a in facts.assignments if a.function == fn.name]))
     return out
 
 
-def _is_default_value(index: RepoIndex, write: Assignment) -> bool:
-    found = _default_of(index, write.field)
-    return found is not None and _leaf(found[0]) == _leaf(write.value)
+def _last_write(writes: list[Assignment], fld: str) -> Assignment | None:
+    found = [w for w in writes if w.field == fld and w.guard is None]
+    return max(found, key=lambda w: w.line) if found else None
+
+
+def _judge(a: AtomReach, writes: list[Assignment]) -> tuple[bool | None, str, bool]:
+    """(does the builder satisfy the atom, a note, is the note about a derived source)."""
+    if a.source:
+        w = _last_write(writes, a.source)
+        if w is None:
+            return a.true_at_default, "", True
+        if _is_enum_ref(w.value):
+            member = _leaf(w.value)
+            return member in a.members, f"{a.source} {member}", True
+        return None, f"{a.source} from `{w.value}`", True
+    w = _last_write(writes, a.field)
+    if w is None:
+        return a.true_at_default, "", False
+    split = _split(a.atom)
+    name = a.display or a.field
+    if split is not None and _is_enum_ref(w.value):
+        ok = _holds(split[1], split[3], w.value) == a.want
+        return ok, f"sets {name} to {w.value}", False
+    if w.value in ("True", "False"):
+        return (w.value == "True") == a.want, f"sets {name} to {w.value}", False
+    return None, f"{name} from `{w.value}`", False
+
+
+def _models(index: RepoIndex, atoms: list[AtomReach]) -> list[ModelReach]:
+    out: list[ModelReach] = []
+    for fn, writes in _builders(index):
+        reaches: bool | None = True
+        notes: list[str] = []
+        excluded = False
+        for a in atoms:
+            ok, note, derived = _judge(a, writes)
+            if ok is False and not derived:
+                excluded = True
+                notes = [note] if note else []
+                break
+            if ok is False:
+                reaches = False
+                notes.append(f"{note} as built: reached when built for another {a.source}")
+            elif ok is None:
+                reaches = None if reaches is not False else reaches
+                if note:
+                    notes.append(note)
+            elif note and derived:
+                notes.append(note)
+        owner = fn.name.replace("::", ".").rsplit(".", 1)[0]
+        out.append(
+            ModelReach(
+                owner, fn.path, fn.start_line, False if excluded else reaches, tuple(notes), excluded, fn.name
+            )
+        )
+    return out
+
+
+def _clause(a: AtomReach) -> str:
+    if a.population:
+        return a.population
+    name = a.display or a.field
+    value = f" `{_leaf(a.default_value)}`" if a.default_value else ""
+    split = _split(a.atom)
+    if a.default and a.true_at_default:
+        if split is not None and (split[1] == "==") == a.want:
+            return f"whose {name} is left at its default{value} or set to `{split[3]}`"
+        return f"whose {name} is left at its default{value}"
+    if a.default:
+        return f"that set {name} away from its default{value}"
+    return ""
 
 
 def describe_reach(guard: Pred | None, index: RepoIndex) -> Reach | None:
+    """The configurations `guard` is true for, in words, and the model config builders that reach it."""
     if guard is None:
         return None
     atoms = [_atom_reach(index, a, want) for a, want in _literal_atoms(guard)]
     if not atoms:
         return None
-    clauses: list[str] = []
-    for a in atoms:
-        if a.population:
-            clauses.append(a.population)
-        elif a.default and a.true_at_default:
-            clauses.append(f"whose {a.display or a.field} is left at its default")
-        elif a.default:
-            clauses.append(f"that set {a.display or a.field} away from its default")
+    clauses = [c for c in (_clause(a) for a in atoms) if c]
     known = [a.true_at_default for a in atoms]
     fires_at_default = None if None in known else all(k for k in known)
-    models = _models(index, atoms)
+    builders = _models(index, atoms)
+    # Builders that reach it as built first, then those that depend on input, then the rest.
+    kept = sorted(
+        (m for m in builders if not m.excluded),
+        key=lambda m: ({True: 0, None: 1, False: 2}[m.reaches], m.path, m.line),
+    )
+    excluded = [m for m in builders if m.excluded]
     wide = any(a.population.startswith("every") for a in atoms) or bool(fires_at_default)
-    sentence = ""
+    population = ""
     if clauses:
-        # "every task_type other than LANGUAGE_MODEL (...) whose style is left at its default"
+        # "every task_type other than LANGUAGE_MODEL (...) whose style is left at its default `No`"
         every = [c for c in clauses if c.startswith("every")]
         relative = [c for c in clauses if c.startswith(("whose", "that"))]
         other = [c for c in clauses if c not in every and c not in relative]
-        sentence = "The rule fires for " + (every[0] if every else "every configuration")
+        population = every[0] if every else "every configuration"
         if relative:
-            sentence += " " + " and ".join(relative)
+            population += " " + " and ".join(relative)
         extras = every[1:] + [f"with {c}" for c in other]
         if extras:
-            sentence += ", " + " and ".join(extras)
-        sentence += "."
-    if models:
-        sentence += f" Model configs that reach it: {', '.join(models)}."
-    return Reach(sentence.strip(), tuple(atoms), fires_at_default, tuple(models), wide)
+            population += ", " + " and ".join(extras)
+    sentence = f"The rule fires for {population}." if population else ""
+    if kept:
+        sentence += f" Model configs that reach it: {', '.join(m.describe() for m in kept)}."
+    if excluded:
+        sentence += f" Not reached by: {', '.join(m.describe() for m in excluded)}."
+    return Reach(
+        sentence.strip(),
+        tuple(atoms),
+        fires_at_default,
+        tuple(m.describe() for m in kept),
+        wide,
+        tuple(f"{m.path}:{m.line}" for m in kept),
+        population,
+        tuple(builders),
+    )
+
+
+_OPERATOR = re.compile(r"\s*(?:==|!=|<=|>=|<|>)\s*")
+_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+
+
+def _operand_fields(text: str) -> set[str]:
+    return {
+        _leaf(op)
+        for op in _OPERATOR.split(text.strip())
+        if _PATH.match(op) and not _is_enum_ref(op) and op not in ("True", "False", "None")
+    }
+
+
+def guard_fields(guard: Pred | None, index: RepoIndex) -> set[str]:
+    """Fields a guard tests (last components): its operands and, for an atom derived from other
+    fields (`use_kvcache = task_type == TaskType.LANGUAGE_MODEL`), those fields too."""
+    out: set[str] = set()
+    if guard is None:
+        return out
+    for atom in guard.atoms():
+        out |= _operand_fields(atom.text)
+        if not _CMP.match(atom.text):
+            derived = _derivation_of(index, _leaf(atom.text))
+            if derived is not None:
+                out |= _operand_fields(derived.value)
+    return out
