@@ -5,9 +5,11 @@ from __future__ import annotations
 from types import ModuleType
 
 from reviewbot.checks import (
+    comment_guard_mismatch,
     duplicated_predicate,
     flag_overloading,
     formatting_noise,
+    guard_ignores_coupled_flag,
     missing_tests,
     unconditional_override,
 )
@@ -20,17 +22,17 @@ _MODULES: tuple[ModuleType, ...] = (
     duplicated_predicate,
     flag_overloading,
     formatting_noise,
+    guard_ignores_coupled_flag,
+    comment_guard_mismatch,
 )
 
 CHECKS: dict[str, ModuleType] = {m.id: m for m in _MODULES}
 
-# Rules whose findings come from later stages (test execution, deeper derivation analysis). They are
-# documented modules too; the pipeline does not call their `run` directly.
+# Rules whose findings come from later stages (test execution). They are documented modules too; the
+# pipeline does not call their `run` directly.
 _STAGE_MODULES: dict[str, str] = {
     "untested-branch": "reviewbot.checks.untested_branch",
     "ineffective-test": "reviewbot.checks.ineffective_test",
-    "guard-ignores-coupled-flag": "reviewbot.checks.guard_ignores_coupled_flag",
-    "comment-guard-mismatch": "reviewbot.checks.comment_guard_mismatch",
 }
 
 
