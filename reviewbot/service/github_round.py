@@ -36,6 +36,8 @@ def github_round(settings: Settings) -> RoundFn:
 
     gh = github_settings(settings)
     gh.require_credentials()
+    if gh.uses_app:
+        gh.app_private_key()  # an unreadable key fails the worker's start, not every job
 
     def run(job: Job) -> RoundResult:
         outcome = run_pr_round(gh, job.repository, job.pr, post=settings.post, expected_head=job.head_sha)

@@ -54,13 +54,17 @@ class JobBook:
         self.max_attempts = max_attempts
 
     @contextmanager
-    def _tx(self, lock: tuple[str, int] | None = None) -> Iterator[Connection]:
+    def _tx(self, *locks: tuple[str, int]) -> Iterator[Connection]:
+        """A transaction holding the per-PR lock of each (repository, PR) in `locks` (PostgreSQL;
+        SQLite's BEGIN IMMEDIATE already makes every writing transaction exclusive)."""
         try:
             with self.engine.begin() as conn:
-                if lock is not None and conn.dialect.name == "postgresql":
-                    conn.execute(
-                        sa.text("SELECT pg_advisory_xact_lock(:a, :b)"), {"a": _JOB_LOCK, "b": _pr_key(*lock)}
-                    )
+                if conn.dialect.name == "postgresql":
+                    # Sorted, so two transactions wanting the same PRs never wait on each other.
+                    for key in sorted({_pr_key(*lock) for lock in locks}):
+                        conn.execute(
+                            sa.text("SELECT pg_advisory_xact_lock(:a, :b)"), {"a": _JOB_LOCK, "b": key}
+                        )
                 yield conn
         except IntegrityError:
             raise
@@ -86,8 +90,7 @@ class JobBook:
             return Accepted("duplicate_delivery", "delivery already received", (), ())
 
     def _accept(self, delivery_id: str, decision: Decision) -> Accepted:
-        lock = (decision.repository, decision.pr) if decision.repository and decision.pr else None
-        with self._tx(lock) as conn:
+        with self._tx(*((r.repository, r.pr) for r in decision.requests)) as conn:
             seen = conn.execute(
                 sa.select(deliveries.c.outcome).where(deliveries.c.delivery_id == delivery_id)
             ).scalar()

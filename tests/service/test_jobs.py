@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -191,3 +192,21 @@ def test_job_json_is_what_rounds_shows(book: JobBook) -> None:
     assert shown["state"] == "failed"
     assert shown["reason"] == "failed after 1 attempt(s): GitHubError: 502"
     assert shown["finished_at"].endswith("+00:00")
+
+
+def test_concurrent_copies_of_a_delivery_and_of_a_head_make_one_job(book: JobBook) -> None:
+    barrier = threading.Barrier(8)
+    outcomes: list[str] = []
+
+    def send(n: int) -> None:
+        barrier.wait()
+        # four copies of one delivery, four other deliveries of the same head
+        outcomes.append(book.accept("same" if n < 4 else f"other-{n}", wanted(1, "a" * 40)).outcome)
+
+    threads = [threading.Thread(target=send, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes).count("queued") == 1
+    assert len(book.list()) == 1
