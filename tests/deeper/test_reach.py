@@ -1,0 +1,74 @@
+"""How far the example's rule reaches (reviewbot.review.reach): atoms, builders, guard fields."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewbot.lang.predicate import And, Atom, Not
+from reviewbot.review.reach import ModelReach, describe_reach, guard_fields
+from tests.deeper.helpers import Reviewed, example_repo, review_repo
+
+
+@pytest.fixture(scope="module")
+def reviewed(tmp_path_factory: pytest.TempPathFactory) -> Reviewed:
+    repo, base, head = example_repo(tmp_path_factory.mktemp("reach") / "repo")
+    return review_repo(repo, base, head)
+
+
+def _builders(reach_builders: tuple[ModelReach, ...]) -> dict[str, ModelReach]:
+    return {m.name: m for m in reach_builders}
+
+
+def test_atoms_from_defaults_and_derivations(reviewed: Reviewed) -> None:
+    (d,) = reviewed.ctx.derivations
+    reach = describe_reach(d.head.guard, reviewed.ctx.index)
+    assert reach is not None
+    by_field = {a.field: a for a in reach.atoms}
+    style = by_field["style"]
+    assert (style.true_at_default, style.default_value, style.display) == (
+        True,
+        "RopeStyle.No",
+        "rope_config.style",
+    )
+    kv = by_field["use_kvcache"]
+    assert (kv.want, kv.source, kv.true_at_default) == (False, "task_type", False)
+    assert "LANGUAGE_MODEL" not in kv.members and len(kv.members) == 7 and "RERANKER" in kv.members
+    assert reach.fires_at_default is False and reach.wide
+    assert reach.population.startswith("every task_type other than LANGUAGE_MODEL")
+
+
+def test_builders_left_at_rope_style_no_reach_it_and_those_setting_base_do_not(reviewed: Reviewed) -> None:
+    (d,) = reviewed.ctx.derivations
+    reach = describe_reach(d.head.guard, reviewed.ctx.index)
+    assert reach is not None
+    models = _builders(reach.builders)
+    assert (models["Bert"].reaches, models["Bert"].notes) == (True, ("task_type DENSE_EMBEDDING",))
+    assert models["Cohere"].reaches is None and models["Cohere"].notes[0].startswith(
+        "task_type from `ckpt.get("
+    )
+    baichuan = models["Baichuan13B"]
+    assert (baichuan.reaches, baichuan.excluded) == (False, False)
+    assert "reached when built for another task_type" in baichuan.notes[0]
+    for name in ("Llama", "QWen"):
+        assert models[name].excluded and models[name].notes == ("sets rope_config.style to RopeStyle.Base",)
+    assert [m.split(" ")[0] for m in reach.models] == ["Bert", "Cohere", "Baichuan13B"]
+    assert all(p.startswith("rtp_llm/models/") for p in reach.places)
+
+
+def test_a_bool_atom_in_the_guard_is_judged_per_builder(reviewed: Reviewed) -> None:
+    (d,) = reviewed.ctx.derivations
+    assert isinstance(d.head.guard, And)
+    guard = And((*d.head.guard.args, Not(Atom("config.use_logn_attn"))))
+    reach = describe_reach(guard, reviewed.ctx.index)
+    assert reach is not None
+    models = _builders(reach.builders)
+    assert models["Bert"].reaches is True  # leaves use_logn_attn at its default False
+    assert models["Cohere"].reaches is None
+    assert 'use_logn_attn from `ckpt.get("use_logn_attn",False)`' in models["Cohere"].notes
+    assert "whose use_logn_attn is left at its default `False`" in reach.sentence
+
+
+def test_guard_fields_include_what_derived_atoms_come_from(reviewed: Reviewed) -> None:
+    (d,) = reviewed.ctx.derivations
+    assert guard_fields(d.head.guard, reviewed.ctx.index) == {"style", "use_kvcache", "task_type"}
+    assert guard_fields(None, reviewed.ctx.index) == set()
