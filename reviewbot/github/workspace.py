@@ -114,9 +114,12 @@ class GitWorkspace:
 
     # --- steps ----------------------------------------------------------------------------------
     def _fetch(self, path: Path, env: dict[str, str], pr: int, base: str, head: str, base_ref: str) -> bool:
-        refspecs = [f"+refs/pull/{pr}/head:refs/reviewbot/pull/{pr}/head"]
-        if not self._has_commit(path, env, base):
-            refspecs.append(f"+{base}:refs/reviewbot/pull/{pr}/base")
+        # The base commit is always asked for: when it is here already the server sends nothing, and
+        # asking is cheaper than checking (in a partial clone a check fetches what it misses).
+        refspecs = [
+            f"+refs/pull/{pr}/head:refs/reviewbot/pull/{pr}/head",
+            f"+{base}:refs/reviewbot/pull/{pr}/base",
+        ]
         try:
             stderr = self._git(
                 path, ["fetch", "-q", "--no-tags", "--filter=blob:none", "origin", *refspecs], env
@@ -172,8 +175,7 @@ class GitWorkspace:
         log.debug("prefetched %d blobs", len(missing))
 
     def _has_commit(self, path: Path, env: dict[str, str], sha: str) -> bool:
-        out = self._run(path, ["cat-file", "-e", f"{sha}^{{commit}}"], env, lazy=False)
-        return out.returncode == 0
+        return self._run(path, ["cat-file", "-e", f"{sha}^{{commit}}"], env).returncode == 0
 
     # --- running git ------------------------------------------------------------------------------
     def _run(
@@ -183,16 +185,14 @@ class GitWorkspace:
         env: dict[str, str],
         *,
         stdin: str | None = None,
-        lazy: bool = True,
     ) -> subprocess.CompletedProcess[str]:
-        run_env = env if lazy else {**env, "GIT_NO_LAZY_FETCH": "1"}
         try:
             return subprocess.run(
                 ["git", "-C", str(path), *args],
                 input=stdin,
                 capture_output=True,
                 text=True,
-                env=run_env,
+                env=env,
                 timeout=self.timeout,
                 check=False,
             )
