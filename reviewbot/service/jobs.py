@@ -37,7 +37,17 @@ from reviewbot.service.job_records import (
 from reviewbot.service.store import rounds
 from reviewbot.service.tables import deliveries, jobs
 
-__all__ = ["Job", "JobBook", "Accepted", "Claim", "Dispatch", "Recovered", "utcnow", "jobs_table"]
+__all__ = [
+    "Job",
+    "JobBook",
+    "Accepted",
+    "Claim",
+    "Dispatch",
+    "Recovered",
+    "utcnow",
+    "jobs_table",
+    "jobs_of_pr",
+]
 
 _JOB_LOCK = 0x72626A62  # "rbjb"; paired with a hash of (repository, PR)
 
@@ -424,3 +434,9 @@ class JobBook:
         with self._tx() as conn:
             row = conn.execute(sa.select(deliveries).where(deliveries.c.delivery_id == delivery_id)).first()
         return None if row is None else dict(row._mapping)
+
+
+def jobs_of_pr(engine: Engine, repository: str, pr: int) -> list[Job]:
+    """The PR's round jobs, newest first (what `reviewbot rounds` lists next to the rounds: failed
+    jobs with their reasons, and those still queued or running)."""
+    return JobBook(engine).list(repository=repository, pr=pr)

@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from reviewbot.service.events import Decision, RoundRequest
-from reviewbot.service.jobs import JobBook, utcnow
+from reviewbot.service.jobs import JobBook, jobs_of_pr, jobs_table, utcnow
 from reviewbot.service.store import Store, rounds
 from reviewbot.service.tables import jobs
 from reviewbot.settings import Settings
@@ -210,3 +210,18 @@ def test_concurrent_copies_of_a_delivery_and_of_a_head_make_one_job(book: JobBoo
         t.join()
     assert sorted(outcomes).count("queued") == 1
     assert len(book.list()) == 1
+
+
+def test_jobs_of_a_pr_as_a_table(book: JobBook) -> None:
+    a = book.accept("d1", wanted(1, "a" * 40)).dispatches[0]
+    book.accept("d2", wanted(1, "b" * 40))
+    book.accept("d3", wanted(2, "c" * 40))
+    claim = book.claim(a.job_id, a.dispatch, "h:1:x", lease_seconds=LEASE, wait_seconds=0.1)
+    assert claim.job is not None
+    book.finish(claim.job, "failed", "failed after 5 attempt(s): GitHubError: 502")
+    listed = jobs_of_pr(book.engine, REPO, 1)
+    assert [(j.state, j.head_sha) for j in listed] == [("queued", "b" * 40), ("failed", "a" * 40)]
+    lines = jobs_table(listed).splitlines()
+    assert lines[0].split() == ["job", "state", "head", "attempts", "trigger", "updated", "reason"]
+    assert lines[2].split()[:4] == [str(a.job_id), "failed", "a" * 12, "1"]
+    assert lines[2].endswith("failed after 5 attempt(s): GitHubError: 502")
