@@ -28,7 +28,7 @@ from reviewbot.github.plan import PublicationPlan, build_plan, commentable_lines
 from reviewbot.github.publish import Published, find_bot_comment, find_bot_review, publish_into
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.source import Code, load_code, review_settings
-from reviewbot.report.marker import decode_state
+from reviewbot.report.marker import State, decode_state
 from reviewbot.review.pipeline import review_change
 from reviewbot.review.result import Review
 from reviewbot.review.rounds import apply_round
@@ -122,6 +122,32 @@ def _record(settings: GitHubSettings, review: Review, markdown_en: str, doc: dic
         return False
 
 
+def _review(
+    settings: GitHubSettings, api: RestApi, pr: PullRequestInfo, state: State | None, git_token: str | None
+) -> tuple[Review, dict[str, frozenset[int]], Code]:
+    """The core's review of the PR as its next round, and the lines a review comment may target."""
+    code = load_code(settings, api, pr, git_token)
+    try:
+        review = review_change(code.change, review_settings(settings, code, pr))
+        previous = previous_round(
+            state,
+            repo=pr.repo,
+            pr=pr.number,
+            head_sha=pr.head_sha,
+            db_url=settings.db_url,
+            use_store=settings.record_rounds,
+        )
+        if code.repo_path is not None:
+            review = continue_round(
+                code.repo_path, code.change, review, previous, repository=pr.repo, pr=pr.number
+            )
+        else:  # no clone: the previous head cannot be compared, so this round is a full review
+            review = apply_round(review, code.change, previous, repository=pr.repo, pr=pr.number)
+        return review, commentable_lines(code.change), code
+    finally:
+        code.change.close()
+
+
 def run_pr_round(
     settings: GitHubSettings,
     repo_full_name: str,
@@ -165,25 +191,8 @@ def run_pr_round(
         bot_comment = find_bot_comment(api.list_issue_comments(repo, n), conn.bot_login)
         state = decode_state(bot_comment.body) if bot_comment else None
         git_token = getattr(conn.github.requester.auth, "token", None)
-        code = load_code(settings, api, pr, git_token)
+        review, lines, code = _review(settings, api, pr, state, git_token)
         outcome.code_source = code.source
-        try:
-            review = review_change(code.change, review_settings(settings, code, pr))
-            previous = previous_round(
-                state,
-                repo=repo,
-                pr=n,
-                head_sha=pr.head_sha,
-                db_url=settings.db_url,
-                use_store=settings.record_rounds,
-            )
-            if code.repo_path is not None:
-                review = continue_round(code.repo_path, code.change, review, previous, repository=repo, pr=n)
-            else:
-                review = apply_round(review, code.change, previous, repository=repo, pr=n)
-            lines = commentable_lines(code.change)
-        finally:
-            code.change.close()
         outcome.review = review
         existing = (bot_comment.id, bot_comment.body) if bot_comment else None
         _, _, plan = _plan(review, settings, pr, lines, existing, False)
