@@ -85,6 +85,8 @@ def _repository(args: argparse.Namespace) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
+    from reviewbot.service.job_records import jobs_table
+    from reviewbot.service.jobs import jobs_of_pr
     from reviewbot.service.store import Store
 
     if args.round is not None and args.round < 1:
@@ -108,15 +110,21 @@ def main(args: argparse.Namespace) -> int:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
             return 0
         rows = store.history(repository, args.pr)
+        # Jobs of the GitHub App worker: a round that failed for good is shown with its reason.
+        jobs = jobs_of_pr(store.engine, repository, args.pr)
     if args.format == "json":
         doc: dict[str, Any] = {
             "repository": repository,
             "pr": args.pr,
             "rounds": [{**r.history_row(), "created_at": r.created_at.isoformat()} for r in rows],
+            "jobs": [j.to_json() for j in jobs],
         }
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    elif rows:
+        return 0
+    if rows:
         sys.stdout.write(history_table(repository, args.pr, rows))
     else:
         print(f"reviewbot: no rounds recorded for {repository} PR #{args.pr}", file=sys.stderr)
+    if jobs:
+        sys.stdout.write("\njobs:\n" + jobs_table(jobs))
     return 0

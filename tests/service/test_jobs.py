@@ -225,3 +225,23 @@ def test_jobs_of_a_pr_as_a_table(book: JobBook) -> None:
     assert lines[0].split() == ["job", "state", "head", "attempts", "trigger", "updated", "reason"]
     assert lines[2].split()[:4] == [str(a.job_id), "failed", "a" * 12, "1"]
     assert lines[2].endswith("failed after 5 attempt(s): GitHubError: 502")
+
+
+def test_a_failed_job_shows_in_reviewbot_rounds(
+    book: JobBook, store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from reviewbot.cli import main
+
+    book.accept("d-failed", wanted(9, "c" * 40))
+    (job,) = book.list(pr=9)
+    claim = book.claim(job.id, job.dispatch, "h:1:x", lease_seconds=LEASE, wait_seconds=0.1)
+    assert claim.job is not None
+    book.finish(claim.job, "failed", "GitHub answered 502 five times")
+    assert main(["rounds", "--pr", "9", "--repo", REPO, "--db", store.url, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [(j["state"], j["reason"]) for j in doc["jobs"]] == [("failed", "GitHub answered 502 five times")]
+    assert main(["rounds", "--pr", "9", "--repo", REPO, "--db", store.url]) == 0
+    out = capsys.readouterr().out
+    assert "jobs:" in out and "failed" in out and "502 five times" in out
