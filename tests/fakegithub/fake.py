@@ -95,7 +95,9 @@ class FakeGitHub:
     ) -> Repo:
         with self.world.lock:
             self.world.user(full_name.split("/")[0])
-            repo = Repo(full_name, self.world.next_id(), bare_path, default_branch, private, fork_of, clone_url)
+            repo = Repo(
+                full_name, self.world.next_id(), bare_path, default_branch, private, fork_of, clone_url
+            )
             self.world.repos[full_name] = repo
         return repo
 
