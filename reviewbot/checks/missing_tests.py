@@ -176,5 +176,5 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             suggestion=f"Add a focused test that pins these rows: {table}.",
             suggestion_code=code,
             suggestion_lang=code_lang,
-            extra=(("field", a.field), ("function", a.function or "")),
+            extra=(("field", a.field), ("function", a.function or ""), ("assignment", f"{a.path}:{a.line}")),
         )

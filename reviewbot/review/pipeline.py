@@ -122,6 +122,28 @@ def _dedupe(findings: list[Finding]) -> tuple[list[Finding], int]:
     return ordered, merged
 
 
+def _fold_mutant_evidence(findings: list[Finding]) -> list[Finding]:
+    """A branch with no test at all is one finding, not two: the surviving mutant proves missing-tests.
+
+    `untested-branch` stays a finding of its own where tests do mention the branch (so missing-tests
+    did not fire) but none of them fails with it reverted.
+    """
+    untested = [f for f in findings if f.rule == "untested-branch"]
+    if not untested:
+        return findings
+    out: list[Finding] = []
+    folded: set[int] = set()
+    for f in findings:
+        if f.rule == "missing-tests":
+            where = dict(f.extra).get("assignment")
+            proof = [u for u in untested if where and where in dict(u.extra).get("covers", "").split(", ")]
+            if proof:
+                folded.update(id(u) for u in proof)
+                f = f.with_(evidence=f.evidence + tuple(e for u in proof for e in u.evidence))
+        out.append(f)
+    return [f for f in out if id(f) not in folded]
+
+
 def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> Review:
     settings = settings or ReviewSettings()
     timings: dict[str, float] = dict(settings.timings_ms)
@@ -198,6 +220,7 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
             )
     if execution is not None:
         raw.extend(f for f in execution.findings if f.rule not in settings.disabled_rules)
+    raw = _fold_mutant_evidence(raw)
     findings, merged = _dedupe(raw)
     timings["checks"] = (time.perf_counter() - clock) * 1000
 
