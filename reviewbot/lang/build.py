@@ -1,8 +1,8 @@
 """Build the repository index of one round from a RepoTree.
 
-Only files that can matter are parsed: all candidate files are read in one batch, a single
-regular expression of the interesting names (fields, functions, predicate operands) picks the
-files that mention one, and only those go through tree-sitter. Test files also get `TestRef`
+Only files that can matter are parsed: all candidate files are read in batches, the words of
+each file are intersected with the interesting names (fields, predicate operands, config
+builders), and only files that mention one go through tree-sitter. Test files also get `TestRef`
 lines for every name they mention.
 """
 
@@ -16,11 +16,15 @@ from reviewbot.lang.facts import FileFacts, lang_for_path
 from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
 from reviewbot.lang.parse import parse_file
 
-__all__ = ["build_index", "names_pattern"]
+__all__ = ["build_index", "names_pattern", "NameSet"]
 
 # Files that only matter as tests (smoke suites, build rules, scripts) when they live under a test path.
 _TEST_ONLY_SUFFIXES = (".bzl", ".bazel", "BUILD", ".sh", ".cmake", "CMakeLists.txt", ".yaml", ".yml", ".toml")
 _BATCH = 1000  # files per read_many call: bounds memory on large repositories
+
+
+_WORD = re.compile(r"\w+")
+_SEPARATORS = re.compile(r"::|->")
 
 
 def _name_regex(name: str) -> str:
@@ -35,23 +39,55 @@ def names_pattern(names: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(_name_regex(n) for n in parts)) if parts else None
 
 
-class _Mentions:
-    """`text mentions one of the names`: a cheap substring test first, then the word-bounded pattern.
+class NameSet:
+    """Names to look for as whole words in source text, by word-set intersection.
 
-    Python's regex engine tries the alternation at every position; `str.__contains__` is far
-    faster, and most files contain none of the names at all.
+    A text is split into its words (maximal runs of word characters) once and the names it
+    mentions are the intersection with the searched names: one pass over the text whatever the
+    number of names (an alternation of all names is tried at every position of the text). A dotted
+    name (`A.b`, also written `A::b` or `a->b`) is mentioned when its parts are all words of the
+    text and occur joined by a separator; anything else (`operator==`) is searched with its own
+    pattern.
     """
 
     def __init__(self, names: Iterable[str]) -> None:
-        self.pattern = names_pattern(names)
-        self.needles = tuple(
-            sorted({n.strip().replace("::", ".").rsplit(".", 1)[-1] for n in names if n.strip()})
-        )
+        self.names: tuple[str, ...] = tuple(sorted({n.strip() for n in names if n and n.strip()}))
+        simple: set[str] = set()
+        self._dotted: dict[str, tuple[tuple[str, ...], re.Pattern[str]]] = {}
+        self._other: dict[str, re.Pattern[str]] = {}
+        for name in self.names:
+            parts = tuple(_SEPARATORS.sub(".", name).split("."))
+            if all(_WORD.fullmatch(p) for p in parts):
+                if len(parts) == 1:
+                    simple.add(name)
+                else:
+                    self._dotted[name] = (parts, re.compile(_name_regex(name)))
+            else:
+                self._other[name] = re.compile(_name_regex(name))
+        self._simple = frozenset(simple)
+        # A substring every mention contains: a cheap first test for short texts (lines, bodies).
+        self._needles = tuple(sorted({_SEPARATORS.sub(".", n).rsplit(".", 1)[-1] for n in self.names}))
 
-    def __call__(self, text: str) -> bool:
-        if self.pattern is None or not any(n in text for n in self.needles):
-            return False
-        return self.pattern.search(text) is not None
+    def __bool__(self) -> bool:
+        return bool(self.names)
+
+    def found(self, text: str) -> set[str]:
+        """The names `text` mentions."""
+        if not self.names:
+            return set()
+        words = set(_WORD.findall(text))
+        hits = set(self._simple.intersection(words))
+        for name, (parts, rx) in self._dotted.items():
+            if words.issuperset(parts) and rx.search(text) is not None:
+                hits.add(name)
+        for name, rx in self._other.items():
+            if rx.search(text) is not None:
+                hits.add(name)
+        return hits
+
+    def mentions(self, text: str) -> bool:
+        """`text` mentions one of the names; a substring test first, so meant for few names."""
+        return any(n in text for n in self._needles) and bool(self.found(text))
 
 
 def _candidate(path: str) -> bool:
@@ -69,15 +105,14 @@ def _read(tree: RepoTree, paths: list[str]) -> Iterator[tuple[str, str | None]]:
             yield from ((p, tree.read(p)) for p in chunk)
 
 
-def _test_refs(
-    path: str, text: str, names: list[tuple[str, re.Pattern[str]]], any_name: re.Pattern[str]
-) -> list[TestRef]:
+def _test_refs(path: str, text: str, names: NameSet) -> list[TestRef]:
+    """A TestRef per line and name, for the (few) names the file is known to mention."""
     refs: list[TestRef] = []
     for number, line in enumerate(text.split("\n"), start=1):
-        if any_name.search(line) is None:
+        if not names.mentions(line):
             continue
         stripped = line.strip()
-        refs.extend(TestRef(path, number, stripped, name) for name, rx in names if rx.search(line))
+        refs.extend(TestRef(path, number, stripped, name) for name in sorted(names.found(line)))
     return refs
 
 
@@ -93,10 +128,7 @@ def build_index(tree: RepoTree, names: set[str], changed: dict[str, FileFacts] |
     for known in changed.values():
         index.add(known)
     index.reused_files = len(changed)
-    mentions = _Mentions(names)
-    per_name = [
-        (n, re.compile(_name_regex(n))) for n in sorted({n.strip() for n in names if n and n.strip()})
-    ]
+    wanted = NameSet(names)
     paths = [p for p in tree.paths() if _candidate(p) and (p not in changed or is_test_path(p))]
     for path, text in _read(tree, paths):
         if text is None:
@@ -104,14 +136,16 @@ def build_index(tree: RepoTree, names: set[str], changed: dict[str, FileFacts] |
         index.scanned_files += 1
         test = is_test_path(path)
         index.test_files += test
-        if not mentions(text):
+        hits = wanted.found(text)
+        if not hits:
             continue
-        if test and mentions.pattern is not None:
-            index.add_test_refs(_test_refs(path, text, per_name, mentions.pattern))
+        here = NameSet(hits)  # the names this file mentions: the only ones its lines and bodies can
+        if test:
+            index.add_test_refs(_test_refs(path, text, here))
         if path in changed:
             continue
         # Only functions that mention a name (or read an alias of one) are walked: see Walker.walk_body.
-        facts = parse_file(path, text, focus=mentions)
+        facts = parse_file(path, text, focus=here.mentions)
         if facts is not None:
             index.parsed_files += 1
             index.add(facts)

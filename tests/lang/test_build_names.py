@@ -1,0 +1,42 @@
+"""build.NameSet: whole-word matching by word-set intersection agrees with the word-bounded pattern."""
+
+from __future__ import annotations
+
+from reviewbot.lang.build import NameSet, names_pattern
+
+TEXTS = [
+    "x.flag = 1;",
+    "if (A::b) { y->flag_set = 2; }",
+    "myflag + flag2 + _flag",
+    "obj->b + A.bc + A . b",
+    "call(A->b)",
+    "ns::A::b::c",
+    "operator==(x)",
+    "Übflag flag",
+    "",
+]
+NAMES = {"flag", "A.b", "A::b", "operator==", "c", "  ", ""}
+
+
+def test_found_names_agree_with_the_pattern_of_each_name() -> None:
+    names = NameSet(NAMES)
+    for text in TEXTS:
+        expected = set()
+        for name in names.names:
+            pattern = names_pattern({name})
+            assert pattern is not None
+            if pattern.search(text):
+                expected.add(name)
+        assert names.found(text) == expected, text
+
+
+def test_scoped_names_match_every_separator_and_whole_words_only() -> None:
+    names = NameSet({"Mode.Fast"})
+    assert names.found("EXPECT_EQ(Mode::Fast, pick())") == {"Mode.Fast"}
+    assert names.mentions("m->Mode->Fast") and names.mentions("x = cfg.Mode.Fast")
+    assert not names.mentions("Mode.Faster") and not names.mentions("Mode + Fast")
+
+
+def test_no_names_find_nothing() -> None:
+    assert not NameSet({"", " "}) and NameSet({"", " "}).found("anything") == set()
+    assert not NameSet(set()).mentions("flag")
