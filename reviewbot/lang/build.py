@@ -71,11 +71,17 @@ class NameSet:
     def __bool__(self) -> bool:
         return bool(self.names)
 
-    def found(self, text: str) -> set[str]:
-        """The names `text` mentions."""
+    @staticmethod
+    def words(text: str) -> set[str]:
+        """The words of `text`, to share between NameSets (see `found`)."""
+        return set(_WORD.findall(text))
+
+    def found(self, text: str, words: set[str] | None = None) -> set[str]:
+        """The names `text` mentions; `words` are its words when already known."""
         if not self.names:
             return set()
-        words = set(_WORD.findall(text))
+        if words is None:
+            words = set(_WORD.findall(text))
         hits = set(self._simple.intersection(words))
         for name, (parts, rx) in self._dotted.items():
             if words.issuperset(parts) and rx.search(text) is not None:
@@ -116,12 +122,19 @@ def _test_refs(path: str, text: str, names: NameSet) -> list[TestRef]:
     return refs
 
 
-def build_index(tree: RepoTree, names: set[str], changed: dict[str, FileFacts] | None = None) -> RepoIndex:
+def build_index(
+    tree: RepoTree,
+    names: set[str],
+    changed: dict[str, FileFacts] | None = None,
+    test_names: set[str] | None = None,
+) -> RepoIndex:
     """The index of one revision: facts of every file that mentions one of `names`, plus test refs.
 
     `changed` holds facts already parsed for the changed files; they are reused, not parsed again.
     Facts of other files cover the functions that mention a name (or read an alias of such a field),
-    their classes' defaults and enums, and every function's span.
+    their classes' defaults and enums, and every function's span. Test files get a `TestRef` per
+    line that mentions one of `test_names` (default: `names`); a name only searched in tests (the
+    enclosing function of a derivation, say `forward`) does not make a file be parsed.
     """
     index = RepoIndex()
     changed = changed or {}
@@ -129,6 +142,7 @@ def build_index(tree: RepoTree, names: set[str], changed: dict[str, FileFacts] |
         index.add(known)
     index.reused_files = len(changed)
     wanted = NameSet(names)
+    in_tests = wanted if test_names is None else NameSet(test_names)
     paths = [p for p in tree.paths() if _candidate(p) and (p not in changed or is_test_path(p))]
     for path, text in _read(tree, paths):
         if text is None:
@@ -136,16 +150,19 @@ def build_index(tree: RepoTree, names: set[str], changed: dict[str, FileFacts] |
         index.scanned_files += 1
         test = is_test_path(path)
         index.test_files += test
-        hits = wanted.found(text)
-        if not hits:
-            continue
-        here = NameSet(hits)  # the names this file mentions: the only ones its lines and bodies can
+        words = NameSet.words(text)
         if test:
-            index.add_test_refs(_test_refs(path, text, here))
+            tested = in_tests.found(text, words)
+            if tested:
+                index.add_test_refs(_test_refs(path, text, NameSet(tested)))
         if path in changed:
             continue
+        hits = wanted.found(text, words)
+        if not hits:
+            continue
         # Only functions that mention a name (or read an alias of one) are walked: see Walker.walk_body.
-        facts = parse_file(path, text, focus=here.mentions)
+        # The names this file mentions are the only ones its bodies can.
+        facts = parse_file(path, text, focus=NameSet(hits).mentions)
         if facts is not None:
             index.parsed_files += 1
             index.add(facts)

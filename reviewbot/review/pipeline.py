@@ -40,7 +40,7 @@ __all__ = ["ReviewSettings", "Execution", "review_change", "interesting_names"]
 
 log = logging.getLogger(__name__)
 
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _NOISE_WORDS = {"True", "False", "None", "self", "this", "config", "cfg", "not", "and", "or"}
 
 
@@ -68,20 +68,37 @@ class ReviewSettings:
     extra_checks: Sequence[Any] = ()
 
 
-def interesting_names(derivations: list[ChangedDerivation], ctx_preds: list[Any]) -> set[str]:
-    """Identifiers the repository index must know about: fields, functions and guard operands."""
+def _operand_names(text: str) -> list[str]:
+    """Identifiers of a guard atom; of an enum constant (`RopeStyle.No`) only the enum: its members
+    (`No`, `Off`, `LANGUAGE_MODEL`) are common words, and the enum's definition names the enum."""
+    out: list[str] = []
+    for path in _PATH.findall(text):
+        parts = path.split(".")
+        out.extend(parts[:1] if len(parts) > 1 and parts[0][:1].isupper() else parts)
+    return out
+
+
+def interesting_names(
+    derivations: list[ChangedDerivation], ctx_preds: list[Any], functions: bool = True
+) -> set[str]:
+    """Identifiers the repository index must know about: fields, guard operands, config builders and,
+    with `functions`, the functions holding the derivations.
+
+    Function names (`derive`, `forward`) are common words of a code base: the index only searches
+    tests for them (missing-tests) and must not parse every file that mentions one.
+    """
     names: set[str] = set()
     for d in derivations:
         a = d.head
         names.add(a.field)
-        if a.function:
+        if a.function and functions:
             names.add(a.function.replace("::", ".").rsplit(".", 1)[-1])
         if a.guard is not None:
             for atom in a.guard.atoms():
-                names.update(_IDENT.findall(atom.text))
+                names.update(_operand_names(atom.text))
     for p in ctx_preds:
         for atom in p.pred.atoms():
-            names.update(_IDENT.findall(atom.text))
+            names.update(_operand_names(atom.text))
     if any(d.head.guard is not None for d in derivations):
         names.update(BUILDER_NAMES)  # model config builders: how far a guarded rule reaches (review.reach)
     return {n for n in names if n not in _NOISE_WORDS and len(n) > 2}
@@ -157,8 +174,11 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
     timings["parse"] = (time.perf_counter() - clock) * 1000
 
     clock = time.perf_counter()
-    names = interesting_names(derivations, preds)
-    index = build_index(change.head_tree, names, head_facts) if change.head_tree is not None else None
+    names = interesting_names(derivations, preds, functions=False)
+    test_names = interesting_names(derivations, preds)
+    index = (
+        build_index(change.head_tree, names, head_facts, test_names) if change.head_tree is not None else None
+    )
     if index is None:
         from reviewbot.lang.index import RepoIndex
 
