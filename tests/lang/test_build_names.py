@@ -1,8 +1,13 @@
-"""build.NameSet: whole-word matching by word-set intersection agrees with the word-bounded pattern."""
+"""build.NameSet: whole-word matching by word-set intersection agrees with the word-bounded pattern;
+build_index: names searched only in tests."""
 
 from __future__ import annotations
 
-from reviewbot.lang.build import NameSet, names_pattern
+from pathlib import Path
+
+from reviewbot.change.git import GitTree
+from reviewbot.lang.build import NameSet, build_index, names_pattern
+from tests.gitrepo import Repo
 
 TEXTS = [
     "x.flag = 1;",
@@ -40,3 +45,20 @@ def test_scoped_names_match_every_separator_and_whole_words_only() -> None:
 def test_no_names_find_nothing() -> None:
     assert not NameSet({"", " "}) and NameSet({"", " "}).found("anything") == set()
     assert not NameSet(set()).mentions("flag")
+
+
+def test_names_only_searched_in_tests_make_no_file_be_parsed(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    sha = repo.commit(
+        {
+            "src/model.py": "class M:\n    def forward(self, x):\n        return x\n",
+            "src/derive.cc": "void D::derive(Cfg& c) {\n    c.need_cache = false;\n}\n",
+            "tests/test_model.py": "def test_forward():\n    assert M().forward(1) == 1\n",
+        }
+    )
+    with GitTree(repo.path, sha) as tree:
+        index = build_index(tree, {"need_cache"}, test_names={"need_cache", "forward", "derive"})
+    assert sorted(index.files) == ["src/derive.cc"]
+    assert [(r.path, r.line, r.name) for r in index.tests_mentioning(["forward", "derive"])] == [
+        ("tests/test_model.py", 2, "forward")
+    ]
