@@ -9,12 +9,12 @@ lines for every name they mention.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from reviewbot.change.model import RepoTree
 from reviewbot.lang.facts import FileFacts, lang_for_path
 from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
-from reviewbot.lang.parse import parse_file
+from reviewbot.lang.parse import parse_many
 
 __all__ = ["build_index", "names_pattern", "NameSet"]
 
@@ -127,6 +127,7 @@ def build_index(
     names: set[str],
     changed: dict[str, FileFacts] | None = None,
     test_names: set[str] | None = None,
+    workers: int | None = None,
 ) -> RepoIndex:
     """The index of one revision: facts of every file that mentions one of `names`, plus test refs.
 
@@ -134,7 +135,8 @@ def build_index(
     Facts of other files cover the functions that mention a name (or read an alias of such a field),
     their classes' defaults and enums, and every function's span. Test files get a `TestRef` per
     line that mentions one of `test_names` (default: `names`); a name only searched in tests (the
-    enclosing function of a derivation, say `forward`) does not make a file be parsed.
+    enclosing function of a derivation, say `forward`) does not make a file be parsed. Many files
+    are parsed in a process pool of `workers` (default: one per core; see `parse.parse_many`).
     """
     index = RepoIndex()
     changed = changed or {}
@@ -144,6 +146,7 @@ def build_index(
     wanted = NameSet(names)
     in_tests = wanted if test_names is None else NameSet(test_names)
     paths = [p for p in tree.paths() if _candidate(p) and (p not in changed or is_test_path(p))]
+    jobs: list[tuple[str, str, Callable[[str], bool] | None]] = []
     for path, text in _read(tree, paths):
         if text is None:
             continue
@@ -158,11 +161,11 @@ def build_index(
         if path in changed:
             continue
         hits = wanted.found(text, words)
-        if not hits:
-            continue
-        # Only functions that mention a name (or read an alias of one) are walked: see Walker.walk_body.
-        # The names this file mentions are the only ones its bodies can.
-        facts = parse_file(path, text, focus=NameSet(hits).mentions)
+        if hits:
+            # Only functions that mention a name (or read an alias of one) are walked: see
+            # Walker.walk_body. The names this file mentions are the only ones its bodies can.
+            jobs.append((path, text, NameSet(hits).mentions))
+    for facts in parse_many(jobs, workers):
         if facts is not None:
             index.parsed_files += 1
             index.add(facts)
