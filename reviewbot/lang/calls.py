@@ -219,6 +219,8 @@ class CallGraph:
     files: dict[str, FileFacts] = field(default_factory=dict)
     calls: dict[str, FileCalls] = field(default_factory=dict)
     imports: dict[str, tuple[str, ...]] = field(default_factory=dict)  # path -> repository paths
+    _by_name: dict[str, list[Function]] = field(default_factory=dict, repr=False, compare=False)
+    _stamp: int = field(default=-1, repr=False, compare=False)
 
     def facts(self, path: str) -> FileFacts | None:
         return self.files.get(path)
@@ -231,24 +233,30 @@ class CallGraph:
             return []
         return [s for s in found.sites if s.function == function and (wanted is None or s.line in wanted)]
 
-    def _search_order(self, path: str) -> list[str]:
-        order = [path, *self.imports.get(path, ())]
-        order += sorted(p for p in self.files if p not in order)
-        return [p for p in order if p in self.files]
+    def _named(self, qualified: str) -> list[Function]:
+        """Every function in the graph named `qualified` (`Cls.method`, or a free `name`)."""
+        if self._stamp != len(self.files):
+            self._by_name = {}
+            for facts in self.files.values():
+                for fn in facts.functions:
+                    parts = _short(fn.name).split(".")
+                    self._by_name.setdefault(".".join(parts[-2:]), []).append(fn)
+            self._stamp = len(self.files)
+        found = self._by_name.get(qualified, [])
+        # A free name matches only free functions (`helper`, not `Cls.helper`).
+        return [fn for fn in found if "." in qualified or "." not in _short(fn.name)]
 
     def _functions(self, path: str, qualified: str) -> list[Function]:
-        """Functions named `qualified` (`Cls.method` or a free `name`), nearest file first."""
-        want = qualified.split(".")
-        for p in self._search_order(path):
-            hits = []
-            for fn in self.files[p].functions:
-                parts = _short(fn.name).split(".")
-                free = len(want) == 1 and parts == want
-                if free or (len(want) == 2 and parts[-2:] == want):
-                    hits.append(fn)
+        """Functions named `qualified`, nearest first: the same file, then its imports, then any file."""
+        found = self._named(qualified)
+        if not found:
+            return []
+        for near in (path, *self.imports.get(path, ())):
+            hits = [fn for fn in found if fn.path == near]
             if hits:
                 return hits
-        return []
+        first = min(fn.path for fn in found)
+        return [fn for fn in found if fn.path == first]
 
     def binding(self, site: CallSite, name: str) -> tuple[str, str, int, str] | None:
         """(class, argument text, line, statement) of the object `name` a call at `site` is made on.

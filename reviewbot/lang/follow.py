@@ -65,6 +65,7 @@ class _Follower:
         self.graph = CallGraph()
         self.tried: set[str] = set()
         self.looked: set[tuple[str, str, str]] = set()
+        self.by_function: dict[str, set[str]] | None = None
 
     def add(self, path: str, needs: str | None = None) -> bool:
         """Parse `path` in full into the graph; with `needs`, only when its text mentions that name."""
@@ -114,12 +115,20 @@ class _Follower:
         self.looked.add(key)
         for p in self.graph.imports.get(site.path, ()):
             self.add(p, needs=name)
-        tail = qualified.split(".")
-        for p, facts in sorted(self.index.files.items()):
-            if p in self.graph.files or is_test_path(p):
-                continue
-            if any(fn.name.replace("::", ".").split(".")[-len(tail) :] == tail for fn in facts.functions):
+        for p in sorted(self._defining().get(qualified, ())):
+            if p not in self.graph.files and not is_test_path(p):
                 self.add(p, needs=name)
+
+    def _defining(self) -> dict[str, set[str]]:
+        """Indexed files by the functions they define (`Cls.method` and `method`), built once."""
+        if self.by_function is None:
+            self.by_function = {}
+            for p, facts in self.index.files.items():
+                for fn in facts.functions:
+                    parts = fn.name.replace("::", ".").split(".")
+                    for key in {parts[-1], ".".join(parts[-2:])}:
+                        self.by_function.setdefault(key, set()).add(p)
+        return self.by_function
 
 
 def follow_calls(

@@ -11,7 +11,9 @@ Pure: everything comes from the RepoIndex.
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import dataclass, field
+from typing import Any
 
 from reviewbot.lang.facts import Assignment, Function
 from reviewbot.lang.index import RepoIndex, is_test_path
@@ -183,7 +185,33 @@ def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
     )
 
 
+# Several checks ask the same index for the same reach: memoise per index (by identity, dropped with it).
+_MEMO: dict[int, tuple[weakref.ref[RepoIndex], int, dict[Any, Any]]] = {}
+
+
+def _memo(index: RepoIndex) -> dict[Any, Any]:
+    key, stamp = id(index), len(index.files)
+    entry = _MEMO.get(key)
+    if entry is not None and entry[0]() is index and entry[1] == stamp:
+        return entry[2]
+    memo: dict[Any, Any] = {}
+
+    def forget(_ref: weakref.ref[RepoIndex]) -> None:
+        _MEMO.pop(key, None)
+
+    _MEMO[key] = (weakref.ref(index, forget), stamp, memo)
+    return memo
+
+
 def _builders(index: RepoIndex) -> list[tuple[Function, list[Assignment]]]:
+    memo = _memo(index)
+    if "builders" not in memo:
+        memo["builders"] = _find_builders(index)
+    found: list[tuple[Function, list[Assignment]]] = memo["builders"]
+    return found
+
+
+def _find_builders(index: RepoIndex) -> list[tuple[Function, list[Assignment]]]:
     out: list[tuple[Function, list[Assignment]]] = []
     for path, facts in sorted(index.files.items()):
         if is_test_path(path):
@@ -271,6 +299,14 @@ def describe_reach(guard: Pred | None, index: RepoIndex) -> Reach | None:
     """The configurations `guard` is true for, in words, and the model config builders that reach it."""
     if guard is None:
         return None
+    memo = _memo(index)
+    if guard not in memo:
+        memo[guard] = _describe(guard, index)
+    found: Reach | None = memo[guard]
+    return found
+
+
+def _describe(guard: Pred, index: RepoIndex) -> Reach | None:
     atoms = [_atom_reach(index, a, want) for a, want in _literal_atoms(guard)]
     if not atoms:
         return None
