@@ -3,10 +3,12 @@ lines and evidence, and the reach sentence."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from reviewbot.checks import comment_guard_mismatch, guard_ignores_coupled_flag
 from reviewbot.example import EXAMPLE_DIR
 from reviewbot.review.coupled import coupled_fields
 from tests.deeper.helpers import Reviewed, example_repo, line_of, review_repo
@@ -141,3 +143,12 @@ def test_a_consumed_field_forced_under_the_same_predicate_is_not_lost(tmp_path: 
     (finding,) = reviewed.findings("guard-ignores-coupled-flag")
     assert "`use_logn_attn`" in finding.title
     assert "fuse_qkv_add_bias" not in " ".join((finding.title, *finding.evidence, finding.suggestion))
+
+
+def test_without_the_call_graph_the_checks_degrade_to_the_gated_statements(reviewed: Reviewed) -> None:
+    """No repository tree (no follow stage): nothing is followed into calls, nothing crashes, and the
+    comment's population mismatch is still found from the index alone."""
+    ctx = replace(reviewed.ctx, calls=None)
+    assert list(guard_ignores_coupled_flag.run(ctx)) == []
+    (finding,) = comment_guard_mismatch.run(ctx)
+    assert "names `embedding models`" in finding.title and "apply_logn_scaling" not in finding.title
