@@ -7,6 +7,7 @@ way; the tree-sitter specific parts live in `walker.py` and the language modules
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = [
     "canonical_expr",
@@ -26,6 +27,7 @@ _TEMPLATE_ARGS = re.compile(r"<[^<>()]*>")
 _PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
+@lru_cache(maxsize=1 << 14)
 def canonical_expr(text: str) -> str:
     """Language-neutral spelling of an expression.
 
@@ -33,11 +35,16 @@ def canonical_expr(text: str) -> str:
     become `.`, `self.`/`this.` receivers go, and C++ literals take Python spelling. For a plain
     operand the result equals `predicate.canonical_operand`, so targets, values and atoms agree.
     """
+    # Each rewrite is skipped when the text cannot contain what it rewrites: most expressions are
+    # plain names and paths, and the walkers canonicalise every operand, target and value.
     t = " ".join(text.split())
     t = t.replace("(*this).", "").replace("::", ".").replace("->", ".")
-    t = _NON_WORD_SPACE.sub("", t)
-    t = _RECEIVER.sub("", t)
-    t = _LITERAL_WORD.sub(lambda m: _LITERALS[m.group(0)], t)
+    if " " in t:
+        t = _NON_WORD_SPACE.sub("", t)
+    if "self." in t or "this." in t:
+        t = _RECEIVER.sub("", t)
+    if any(word in t for word in _LITERALS):
+        t = _LITERAL_WORD.sub(lambda m: _LITERALS[m.group(0)], t)
     return t
 
 
@@ -73,11 +80,16 @@ def is_log_callee(callee: str) -> bool:
     return len(parts) > 1 and any(p in _LOG_RECEIVERS for p in parts[:-1])
 
 
+@lru_cache(maxsize=4096)
+def _field_pattern(field: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(field)}(?![A-Za-z0-9])")
+
+
 def mentions_field(text: str, field: str) -> bool:
     """`field` starts an identifier in `text` (`x.f` or `x.f_set` for `f`, not `use_f`)."""
-    if not field:
+    if not field or field not in text:
         return False
-    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(field)}(?![A-Za-z0-9])", text) is not None
+    return _field_pattern(field).search(text) is not None
 
 
 def _strip_block_line(line: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from reviewbot.lang.facts import Assignment, FieldDefault, FieldRead, FileFacts, PredicateUse
 from reviewbot.lang.predicate import compound_parts, loose_key
@@ -17,6 +18,7 @@ from reviewbot.lang.predicate import compound_parts, loose_key
 __all__ = ["TestRef", "RepoIndex", "is_test_path"]
 
 
+@lru_cache(maxsize=1 << 16)
 def is_test_path(path: str) -> bool:
     """Test files by the common conventions of both languages (pytest, gtest, bazel)."""
     parts = path.lower().split("/")

@@ -89,6 +89,7 @@ class Walker:
     focus: Callable[[str], bool] | None = None
     reads: ReadLog = field(init=False)
     _deferred: list[tuple[Node, str | None, Callable[[], None]]] = field(default_factory=list)
+    _comments: dict[int, tuple[str, int | None]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.lines = [line.rstrip("\r") for line in self.text.split("\n")]
@@ -137,7 +138,10 @@ class Walker:
         return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
 
     def comment(self, line: int) -> tuple[str, int | None]:
-        return comment_above(self.lines, line, self.lang is Lang.PYTHON)
+        found = self._comments.get(line)
+        if found is None:  # every write of a statement or branch asks for the same line
+            found = self._comments[line] = comment_above(self.lines, line, self.lang is Lang.PYTHON)
+        return found
 
     def branch(self, cond: Node, line: int, block: Node | None, start: int, end: int) -> Branch:
         text, cline = self.comment(line)
