@@ -7,6 +7,7 @@ RepoTree; the lookups are dictionary hits.
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -42,6 +43,10 @@ class TestRef:
     name: str  # which searched name matched
 
 
+def _ref_key(r: TestRef) -> tuple[str, int, str]:
+    return (r.path, r.line, r.name)
+
+
 @dataclass
 class RepoIndex:
     files: dict[str, FileFacts] = field(default_factory=dict)
@@ -55,6 +60,7 @@ class RepoIndex:
     _defaults: dict[str, list[FieldDefault]] = field(default_factory=lambda: defaultdict(list))
     _enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
     reused_files: int = 0  # changed files whose facts were reused instead of parsed again
+    _sorted_refs: dict[str, list[TestRef]] = field(default_factory=dict)
 
     def add(self, facts: FileFacts) -> None:
         self.files[facts.path] = facts
@@ -74,6 +80,7 @@ class RepoIndex:
     def add_test_refs(self, refs: Iterable[TestRef]) -> None:
         for r in refs:
             self.test_refs[r.name].append(r)
+            self._sorted_refs.pop(r.name, None)
 
     def writers(self, field_name: str) -> list[Assignment]:
         return list(self._writers.get(field_name, ()))
@@ -90,8 +97,18 @@ class RepoIndex:
     def enum_members(self, enum_name: str) -> tuple[str, ...]:
         return self._enums.get(enum_name, ())
 
+    def _refs_of(self, name: str) -> list[TestRef]:
+        # Sorted once per name: missing-tests asks for a common function name once per derivation.
+        found = self._sorted_refs.get(name)
+        if found is None:
+            found = sorted(set(self.test_refs.get(name, ())), key=_ref_key)
+            self._sorted_refs[name] = found
+        return found
+
     def tests_mentioning(self, names: Iterable[str]) -> list[TestRef]:
-        out: list[TestRef] = []
-        for n in names:
-            out.extend(self.test_refs.get(n, ()))
-        return sorted(set(out), key=lambda r: (r.path, r.line, r.name))
+        """Test lines that mention one of `names`, by path, line and name."""
+        lists = [found for n in dict.fromkeys(names) if (found := self._refs_of(n))]
+        if len(lists) <= 1:
+            return list(lists[0]) if lists else []
+        # Refs of different names differ (by name): merging the sorted lists needs no deduplication.
+        return list(heapq.merge(*lists, key=_ref_key))

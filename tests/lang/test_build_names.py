@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewbot.change.git import GitTree
+from reviewbot.lang import index as lang_index
 from reviewbot.lang.build import NameSet, build_index, names_pattern
 from tests.gitrepo import Repo
 
@@ -62,3 +63,33 @@ def test_names_only_searched_in_tests_make_no_file_be_parsed(tmp_path: Path) -> 
     assert [(r.path, r.line, r.name) for r in index.tests_mentioning(["forward", "derive"])] == [
         ("tests/test_model.py", 2, "forward")
     ]
+
+
+def test_tests_mentioning_merges_names_in_path_and_line_order() -> None:
+    index = lang_index.RepoIndex()
+    index.add_test_refs(
+        [
+            lang_index.TestRef("tests/b.py", 3, "forward(x)", "forward"),
+            lang_index.TestRef("tests/a.py", 9, "forward(x)", "forward"),
+            lang_index.TestRef("tests/a.py", 9, "forward(x)", "forward"),
+        ]
+    )
+    assert [(r.path, r.line) for r in index.tests_mentioning(["forward"])] == [
+        ("tests/a.py", 9),
+        ("tests/b.py", 3),
+    ]
+    index.add_test_refs(
+        [
+            lang_index.TestRef("tests/a.py", 9, "forward(x).flag", "flag"),
+            lang_index.TestRef("tests/c.py", 1, "flag", "flag"),
+        ]
+    )
+    assert [
+        (r.path, r.line, r.name) for r in index.tests_mentioning(["forward", "flag", "forward", "none"])
+    ] == [
+        ("tests/a.py", 9, "flag"),
+        ("tests/a.py", 9, "forward"),
+        ("tests/b.py", 3, "forward"),
+        ("tests/c.py", 1, "flag"),
+    ]
+    assert index.tests_mentioning(["none"]) == [] and index.tests_mentioning([]) == []
