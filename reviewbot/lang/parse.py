@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
@@ -54,13 +53,10 @@ def _parse_job(job: tuple[str, str, Focus | None]) -> FileFacts | None:
 
 def _context() -> multiprocessing.context.BaseContext:
     # Not fork: the caller may hold threads (the App worker) and pipes (git cat-file) a forked child
-    # would inherit. The fork server imports the front ends once; each worker is forked from it.
+    # would inherit. The fork server imports the front ends once; each worker is forked from it (and
+    # re-runs the main module, `reviewbot.cli`, which imports its commands lazily).
     ctx = multiprocessing.get_context("forkserver")
-    main = getattr(sys.modules.get("__main__"), "__spec__", None)
-    name = getattr(main, "name", "")
-    # A worker re-runs the main module (`reviewbot.cli`); with it preloaded that costs no imports.
-    preload = [*_PRELOAD, name] if name.startswith("reviewbot.") else _PRELOAD
-    ctx.set_forkserver_preload(preload)  # type: ignore[attr-defined]
+    ctx.set_forkserver_preload(_PRELOAD)  # type: ignore[attr-defined]
     return ctx
 
 
