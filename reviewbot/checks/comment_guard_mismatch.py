@@ -158,10 +158,8 @@ def _unmentioned(ctx: CheckContext, d: ChangedDerivation, comment: str) -> list[
     graph = ctx.calls
     if graph is None:
         return []
-    places: list[tuple[str, int, str | None]] = [
-        (sk.path, sk.line, sk.function) for sk, _ in skipped_behaviour(d, ctx.index, graph)
-    ]
-    sites = [s for path, line, fn in places for s in graph.sites_in(path, fn, {line})]
+    skipped = [sk for sk, _ in skipped_behaviour(d, ctx.index, graph)]
+    sites = [s for sk in skipped for s in graph.sites_in(sk.path, sk.function, sk.lines)]
     for _, fn, _ in callees_of_skipped(d, ctx.index, graph):
         sites.extend(graph.sites_in(fn.path, fn.name))
     out: dict[str, tuple[str, str, int, str]] = {}

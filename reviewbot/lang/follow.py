@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from reviewbot.change.model import RepoTree
 from reviewbot.lang.calls import CallGraph, CallSite, extract_calls, split_callee
 from reviewbot.lang.common import mentions_field
-from reviewbot.lang.facts import Lang, lang_for_path
+from reviewbot.lang.facts import GatedStmt, Lang, lang_for_path
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.parse import parse_file
 
@@ -131,6 +131,15 @@ class _Follower:
         return self.by_function
 
 
+def _spans(stmts: tuple[GatedStmt, ...]) -> frozenset[int]:
+    """Lines of gated statements; each may continue up to the next one (`f(\n  cfg.x)`)."""
+    lines: set[int] = set()
+    for s, after in zip(stmts, (*stmts[1:], None)[: len(stmts)], strict=True):
+        last = after.line - 1 if after is not None and after.line > s.line else s.line
+        lines.update(range(s.line, last + 1))
+    return frozenset(lines)
+
+
 def follow_calls(
     tree: RepoTree, index: RepoIndex, fields: Iterable[str], depth: int = 2, max_files: int = 48
 ) -> CallGraph:
@@ -142,7 +151,7 @@ def follow_calls(
             if not r.in_condition or is_test_path(r.path) or not (r.gated or r.gated_else):
                 continue
             f.add(r.path)
-            frontier.append((r.path, r.function, frozenset(s.line for s in (*r.gated, *r.gated_else))))
+            frontier.append((r.path, r.function, _spans(r.gated) | _spans(r.gated_else)))
     seen: set[tuple[str, str | None]] = set()
     for _ in range(depth):
         following: list[tuple[str, str | None, frozenset[int] | None]] = []

@@ -38,6 +38,11 @@ class Skipped:
     read_line: int  # the condition that reads the flag
     alias: str = ""  # the read went through this alias (`self.need_rope`), bound at `alias_line`
     alias_line: int | None = None
+    last_line: int | None = None  # the statement may continue up to here (the next gated statement)
+
+    @property
+    def lines(self) -> set[int]:
+        return set(range(self.line, (self.last_line or self.line) + 1))
 
 
 @dataclass(frozen=True)
@@ -239,8 +244,12 @@ def skipped_behaviour(
         facts = _facts(graph, index, r.path)
         if facts is None or _in_disjunction(facts, r):
             continue
-        for s in r.gated if value == "False" else r.gated_else:
-            out.append((Skipped(r.path, s.line, s.text, r.function, r.line, r.alias or "", r.alias_line), s))
+        stmts = r.gated if value == "False" else r.gated_else
+        for s, after in zip(stmts, (*stmts[1:], None)[: len(stmts)], strict=True):
+            # A statement spans the lines up to the next gated one (`f(\n  cfg.x)`); the last, its own.
+            last = after.line - 1 if after is not None and after.line > s.line else s.line
+            sk = Skipped(r.path, s.line, s.text, r.function, r.line, r.alias or "", r.alias_line, last)
+            out.append((sk, s))
     return out
 
 
@@ -267,7 +276,7 @@ def callees_of_skipped(
                 visit(c.function.path, c.function.name, None, sk, (*chain, step))
 
     for sk, _ in skipped_behaviour(d, index, graph):
-        visit(sk.path, sk.function, {sk.line}, sk, ())
+        visit(sk.path, sk.function, sk.lines, sk, ())
     return out
 
 
@@ -307,12 +316,12 @@ def coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | No
     family = config_family(d, index)
     walk = _Walk(index, graph, family, d.head.field)
     consumers: list[Consumer] = []
-    for sk, stmt in skipped_behaviour(d, index, graph):
+    for sk, _ in skipped_behaviour(d, index, graph):
         facts = _facts(graph, index, sk.path)
         if facts is None:
             continue
-        consumers.extend(walk.consumers_at(facts, sk.function, {stmt.line}, sk, ()))
-        consumers.extend(walk.follow(sk.path, sk.function, {stmt.line}, sk, ()))
+        consumers.extend(walk.consumers_at(facts, sk.function, sk.lines, sk, ()))
+        consumers.extend(walk.follow(sk.path, sk.function, sk.lines, sk, ()))
     tested = guard_fields(d.head.guard, index)
     by_field: dict[str, list[Consumer]] = {}
     for c in consumers:

@@ -3,12 +3,16 @@ C++ and Python with positive and negative annotations (the shared runner then ch
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from reviewbot.change.model import SkipReason
 from reviewbot.checks import comment_guard_mismatch, guard_ignores_coupled_flag
 from reviewbot.checks.registry import CHECKS, doc
 from reviewbot.review.finding import Severity
 from tests.checks.fixtures import FIXTURES, expectations
+from tests.deeper.helpers import review_fixture
 
 RULES = {
     "guard-ignores-coupled-flag": (guard_ignores_coupled_flag, Severity.P2),
@@ -32,3 +36,16 @@ def test_rule_has_cases_in_both_languages_with_positive_and_negative_annotations
     for lang in ("cpp", "py"):
         kinds = {e.kind for case in cases if case.name.startswith(lang + "-") for e in expectations(case)}
         assert {"ruleid", "ok"} <= kinds, f"{rule}/{lang}: needs positive and negative annotations"
+
+
+@pytest.mark.parametrize(
+    "case",
+    sorted(p for rule in RULES for p in (FIXTURES / rule).iterdir() if p.is_dir()),
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_no_check_crashes_on_the_fixture_repositories(case: Path, tmp_path: Path) -> None:
+    """A crashing check is reported as a note, not a failure: a negative case would then pass silently."""
+    reviewed = review_fixture(case.parent.name, case.name, tmp_path / "repo")
+    crashed = [n.message for n in reviewed.review.notes if n.reason is SkipReason.CHECK_CRASHED]
+    assert crashed == []
+    assert reviewed.review.kpi["checks_failed"] == 0
