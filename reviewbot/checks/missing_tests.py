@@ -31,7 +31,7 @@ from reviewbot.checks.base import ChangedDerivation, CheckContext
 from reviewbot.checks.util import assignment_anchor, short_function
 from reviewbot.lang.facts import Lang
 from reviewbot.lang.index import RepoIndex
-from reviewbot.lang.predicate import And, Atom, Not, Pred
+from reviewbot.lang.predicate import Atom, literals
 from reviewbot.review.finding import Finding, Severity
 
 id = "missing-tests"
@@ -39,19 +39,6 @@ severity = Severity.P1
 summary = "A new or changed derivation branch has no test that pins it."
 
 _NEGATE_VALUE = {"False": "True", "True": "False", "false": "true", "true": "false"}
-
-
-def _literals(guard: Pred | None) -> list[tuple[Atom, bool]]:
-    if guard is None:
-        return []
-    parts = guard.args if isinstance(guard, And) else (guard,)
-    out: list[tuple[Atom, bool]] = []
-    for p in parts:
-        if isinstance(p, Atom):
-            out.append((p, True))
-        elif isinstance(p, Not) and isinstance(p.arg, Atom):
-            out.append((p.arg, False))
-    return out
 
 
 def _column(atom: Atom) -> tuple[str, str, str]:
@@ -72,7 +59,7 @@ def rows_to_pin(d: ChangedDerivation, index: RepoIndex) -> tuple[list[str], list
     cols: list[str] = []
     sat: list[str] = []
     unsat: list[str] = []
-    for atom, want in _literals(a.guard):
+    for atom, want in literals(a.guard):
         col, yes, no = _column(atom)
         if yes.startswith("<not ") or no.startswith("<not "):
             enum_name = (no if yes.startswith("<not ") else yes).rsplit(".", 1)[0]

@@ -201,3 +201,20 @@ def compound_parts(p: Pred) -> list[Pred]:
         elif isinstance(node, Not):
             stack.append(node.arg)
     return out
+
+
+def literals(guard: Pred | None) -> list[tuple[Atom, bool]]:
+    """The atoms of a conjunction with the truth value the guard needs (`!x` needs x False).
+
+    Disjunctions and negated compounds are not literals and are left out.
+    """
+    if guard is None:
+        return []
+    parts = guard.args if isinstance(guard, And) else (guard,)
+    out: list[tuple[Atom, bool]] = []
+    for p in parts:
+        if isinstance(p, Atom):
+            out.append((p, True))
+        elif isinstance(p, Not) and isinstance(p.arg, Atom):
+            out.append((p.arg, False))
+    return out

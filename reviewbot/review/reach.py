@@ -17,7 +17,7 @@ from typing import Any
 
 from reviewbot.lang.facts import Assignment, Function
 from reviewbot.lang.index import RepoIndex, is_test_path
-from reviewbot.lang.predicate import And, Atom, Not, Pred, canonical_operand
+from reviewbot.lang.predicate import Atom, Pred, canonical_operand, literals
 
 __all__ = ["AtomReach", "ModelReach", "Reach", "describe_reach", "guard_fields", "BUILDER_NAMES"]
 
@@ -80,18 +80,6 @@ def _is_enum_ref(text: str) -> bool:
 
 def _leaf(text: str) -> str:
     return text.rsplit(".", 1)[-1]
-
-
-def _literal_atoms(guard: Pred) -> list[tuple[Atom, bool]]:
-    """Atoms of a conjunction with the truth value the guard needs (`!x` needs x false)."""
-    parts = guard.args if isinstance(guard, And) else (guard,)
-    out: list[tuple[Atom, bool]] = []
-    for p in parts:
-        if isinstance(p, Atom):
-            out.append((p, True))
-        elif isinstance(p, Not) and isinstance(p.arg, Atom):
-            out.append((p.arg, False))
-    return out
 
 
 def _default_of(index: RepoIndex, fld: str) -> tuple[str, str] | None:
@@ -307,7 +295,7 @@ def describe_reach(guard: Pred | None, index: RepoIndex) -> Reach | None:
 
 
 def _describe(guard: Pred, index: RepoIndex) -> Reach | None:
-    atoms = [_atom_reach(index, a, want) for a, want in _literal_atoms(guard)]
+    atoms = [_atom_reach(index, a, want) for a, want in literals(guard)]
     if not atoms:
         return None
     clauses = [c for c in (_clause(a) for a in atoms) if c]
