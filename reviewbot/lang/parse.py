@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 from reviewbot.lang.facts import FileFacts, Lang, lang_for_path
 
 __all__ = ["parse_file", "parse_many", "parse_workers", "MIN_PARALLEL"]
+
+log = logging.getLogger(__name__)
 
 Focus = Callable[[str], bool]
 # Below this many files, starting worker processes (about 0.1-0.2 s each) costs more than it saves.
@@ -52,9 +56,12 @@ def _parse_job(job: tuple[str, str, Focus | None]) -> FileFacts | None:
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    # Not fork: the caller may hold threads (the App worker) and pipes (git cat-file) a forked child
-    # would inherit. The fork server imports the front ends once; each worker is forked from it (and
-    # re-runs the main module, `reviewbot.cli`, which imports its commands lazily).
+    """fork when this process runs one thread (cheap: nothing to import or pickle to the workers);
+    else a fork server, since forking a process that holds threads (the App worker) can deadlock."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    # The fork server imports the front ends once; each worker is forked from it and re-runs the
+    # main module (`reviewbot.cli` imports its commands lazily).
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(_PRELOAD)  # type: ignore[attr-defined]
     return ctx
@@ -65,11 +72,16 @@ def parse_many(
 ) -> list[FileFacts | None]:
     """`parse_file` of each (path, text, focus), in order; in a process pool when there are many.
 
-    A `focus` must pickle (a module-level function or a bound method of a picklable object).
+    A `focus` should pickle (a module-level function or a bound method of a picklable object). When
+    the pool cannot run (no processes allowed, a focus that does not pickle, a main module that
+    starts a review on import), the files are parsed in this process instead.
     """
     n = parse_workers(len(jobs), workers)
-    if n <= 1:
-        return [parse_file(*job) for job in jobs]
-    chunk = max(1, min(32, len(jobs) // (n * 8)))
-    with ProcessPoolExecutor(n, mp_context=_context()) as pool:
-        return list(pool.map(_parse_job, jobs, chunksize=chunk))
+    if n > 1:
+        chunk = max(1, min(32, len(jobs) // (n * 8)))
+        try:
+            with ProcessPoolExecutor(n, mp_context=_context()) as pool:
+                return list(pool.map(_parse_job, jobs, chunksize=chunk))
+        except Exception as exc:  # parse_file never raises: this is the pool failing, not a file
+            log.warning("parsing %d files in this process: the worker pool failed (%r)", len(jobs), exc)
+    return [parse_file(*job) for job in jobs]
