@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
 from reviewbot.lang.facts import FileFacts, Lang, lang_for_path
 
 __all__ = ["parse_file", "parse_many", "parse_workers", "MIN_PARALLEL"]
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +57,11 @@ def _parse_job(job: tuple[str, str, Focus | None]) -> FileFacts | None:
     return parse_file(*job)
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> BaseContext:
     """fork when this process runs one thread (cheap: nothing to import or pickle to the workers);
     else a fork server, since forking a process that holds threads (the App worker) can deadlock."""
+    import multiprocessing  # here, not at the top: most reviews never start a pool (start-up time)
+
     if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     # The fork server imports the front ends once; each worker is forked from it and re-runs the
@@ -78,6 +82,8 @@ def parse_many(
     """
     n = parse_workers(len(jobs), workers)
     if n > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
         chunk = max(1, min(32, len(jobs) // (n * 8)))
         try:
             with ProcessPoolExecutor(n, mp_context=_context()) as pool:
