@@ -40,4 +40,4 @@ def test_a_focus_that_does_not_pickle_falls_back_to_in_process() -> None:
 
 def test_few_files_are_parsed_in_process() -> None:
     assert parse_workers(MIN_PARALLEL - 1, 8) == 1 and parse_workers(1000, 1) == 1
-    assert parse_workers(1000, 4) == 4
+    assert parse_workers(4 * MIN_PARALLEL, 4) == 4
