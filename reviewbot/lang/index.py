@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from reviewbot.lang.facts import Assignment, FieldDefault, FieldRead, FileFacts, PredicateUse
-from reviewbot.lang.predicate import compound_parts, loose_key
+from reviewbot.lang.predicate import Pred, compound_parts, loose_key
 
 __all__ = ["TestRef", "RepoIndex", "is_test_path"]
 
@@ -43,6 +43,13 @@ class TestRef:
     name: str  # which searched name matched
 
 
+@lru_cache(maxsize=1 << 14)
+def _pred_keys(pred: Pred) -> frozenset[str]:
+    # The predicate itself (also a single atom such as `if (flag)`) and every compound sub-predicate:
+    # `a && b` inside `q || (a && b)` is a use of it. Cached: a repository repeats its predicates.
+    return frozenset({loose_key(pred)} | {loose_key(sub) for sub in compound_parts(pred)})
+
+
 def _ref_key(r: TestRef) -> tuple[str, int, str]:
     return (r.path, r.line, r.name)
 
@@ -69,9 +76,7 @@ class RepoIndex:
         for r in facts.reads:
             self._reads[r.field].append(r)
         for p in facts.predicates:
-            # Index the predicate itself (also a single atom such as `if (flag)`) and every compound
-            # sub-predicate: `a && b` inside `q || (a && b)` is a use of it.
-            for key in {loose_key(p.pred)} | {loose_key(sub) for sub in compound_parts(p.pred)}:
+            for key in _pred_keys(p.pred):
                 self._preds[key].append(p)
         for d in facts.defaults:
             self._defaults[d.field].append(d)
