@@ -16,7 +16,9 @@ def test_rule_module_is_documented(rule: str) -> None:
     doc = module.__doc__ or ""
     assert doc.splitlines()[0].startswith(f"{rule} ("), "first line: `<id> (<severity>): <summary>`"
     positions = [doc.find(h) for h in HEADINGS]
-    assert all(p >= 0 for p in positions), f"{rule}: missing {[h for h, p in zip(HEADINGS, positions) if p < 0]}"
+    assert all(p >= 0 for p in positions), (
+        f"{rule}: missing {[h for h, p in zip(HEADINGS, positions, strict=True) if p < 0]}"
+    )
     assert positions == sorted(positions), f"{rule}: headings out of order"
     assert isinstance(module.severity, Severity) and module.summary
 

@@ -54,8 +54,9 @@ def test_unparsable_cpp_file_is_noted_and_review_is_incomplete(tmp_path: Path) -
 
 def test_garbage_diff_gives_a_note_and_zero_coverage() -> None:
     files, notes = parse_patch("this is not a diff\n@@ nonsense @@\n+++ ???\n")
-    change = ChangeSet(base_sha="a" * 40, head_sha="b" * 40, merge_base="a" * 40, files=files,
-                       patch_bytes=40, notes=notes)
+    change = ChangeSet(
+        base_sha="a" * 40, head_sha="b" * 40, merge_base="a" * 40, files=files, patch_bytes=40, notes=notes
+    )
     review = review_change(change)
     assert any(n.reason is SkipReason.UNPARSABLE_DIFF for n in review.notes)
     assert review.kpi["coverage"] == 0.0
@@ -63,8 +64,8 @@ def test_garbage_diff_gives_a_note_and_zero_coverage() -> None:
 
 
 def test_a_crashing_check_is_reported_and_the_round_goes_on(tmp_path: Path) -> None:
-    from reviewbot.review.pipeline import ReviewSettings
     from reviewbot.review.finding import Severity
+    from reviewbot.review.pipeline import ReviewSettings
 
     class Exploding:
         id = "exploding-check"

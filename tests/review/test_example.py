@@ -27,13 +27,30 @@ def _show(example: ExampleRepo, path: str) -> str:
     import subprocess
 
     return subprocess.run(
-        ["git", "show", f"{example.round1}:{path}"], cwd=example.path, capture_output=True, text=True, check=True
+        ["git", "show", f"{example.round1}:{path}"],
+        cwd=example.path,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
 
 
 def _run_json(example: ExampleRepo, capsys: pytest.CaptureFixture[str], *extra: str) -> dict:
-    code = main(["run", "--path", str(example.path), "--base", example.base, "--head", example.round1,
-                 "--format", "json", "--no-tests", *extra])
+    code = main(
+        [
+            "run",
+            "--path",
+            str(example.path),
+            "--base",
+            example.base,
+            "--head",
+            example.round1,
+            "--format",
+            "json",
+            "--no-tests",
+            *extra,
+        ]
+    )
     assert code == 0
     return json.loads(capsys.readouterr().out)
 
@@ -89,16 +106,41 @@ def test_same_change_twice_gives_identical_json_apart_from_timings(
 
 
 def test_markdown_in_chinese(example: ExampleRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", "--path", str(example.path), "--base", example.base, "--head", example.round1,
-                 "--lang", "zh", "--no-tests"])
+    code = main(
+        [
+            "run",
+            "--path",
+            str(example.path),
+            "--base",
+            example.base,
+            "--head",
+            example.round1,
+            "--lang",
+            "zh",
+            "--no-tests",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "阻塞项" in out and "Checklist Findings（" in out and "通用原则检查清单" in out
 
 
 def test_fail_on_blocking_exits_1(example: ExampleRepo, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", "--path", str(example.path), "--base", example.base, "--head", example.round1,
-                 "--no-tests", "--fail-on-blocking", "--output", str(example.path.parent / "r.md")])
+    code = main(
+        [
+            "run",
+            "--path",
+            str(example.path),
+            "--base",
+            example.base,
+            "--head",
+            example.round1,
+            "--no-tests",
+            "--fail-on-blocking",
+            "--output",
+            str(example.path.parent / "r.md"),
+        ]
+    )
     assert code == 1
     assert (example.path.parent / "r.md").read_text().startswith("## reviewbot review — BLOCKING")
 
