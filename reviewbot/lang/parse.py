@@ -18,10 +18,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Focus = Callable[[str], bool]
-# Below this many files the pool saves nothing: the main process spends about 40% of a file's parse
-# time taking its facts back (unpickling), so on two cores the gain is small per file and only outweighs
-# starting the workers for many files (bench/bench_review.py: no gain at ~350 files, -2.5 s wall and
-# +1.5 s CPU at 4,500).
+# Below this many files a pool saves nothing: taking a file's facts back from a worker (unpickling)
+# costs this process about half the time parsing it would, so the gain per file is small and only
+# outweighs starting workers for many files (measured on two cores: no gain at ~350 files; at 5,000
+# files -15% wall for +15% CPU with this process parsing too, against +50% CPU for a plain pool).
 MIN_PARALLEL = 512
 _WORKERS_ENV = "REVIEWBOT_PARSE_WORKERS"  # 0 or 1: parse in-process (profiling, debugging)
 _PRELOAD = ["reviewbot.lang.build", "reviewbot.lang.cpp", "reviewbot.lang.python"]
@@ -46,7 +46,8 @@ def parse_file(path: str, text: str, focus: Focus | None = None) -> FileFacts | 
 
 
 def parse_workers(jobs: int, workers: int | None = None) -> int:
-    """How many processes parse `jobs` files: 1 (in-process) for few files, else one per usable core.
+    """How many processes parse `jobs` files (this one included): 1 (in-process) for few files, else
+    one per usable core.
 
     `workers` overrides the core count; so does the environment variable REVIEWBOT_PARSE_WORKERS.
     """
@@ -74,10 +75,39 @@ def _context() -> BaseContext:
     return ctx
 
 
+def _parse_chunk(jobs: Sequence[tuple[str, str, Focus | None]]) -> list[FileFacts | None]:
+    return [parse_file(*job) for job in jobs]
+
+
+def _parse_pooled(jobs: Sequence[tuple[str, str, Focus | None]], n: int) -> list[FileFacts | None]:
+    """`n - 1` workers take chunks from the front while this process parses from the back.
+
+    This process has to unpickle what the workers return (about half the time parsing it took), so
+    it shares the parsing rather than waiting: fewer files cross processes and `n` cores stay busy.
+    Chunks are large because this process, busy parsing, feeds the workers and drains their results
+    only when it switches threads.
+    """
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = max(16, min(256, len(jobs) // (n * 4)))
+    chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
+    results: list[list[FileFacts | None] | None] = [None] * len(chunks)
+    with ProcessPoolExecutor(n - 1, mp_context=_context()) as pool:
+        futures = [pool.submit(_parse_chunk, chunk) for chunk in chunks]
+        for i in reversed(range(len(chunks))):
+            if not futures[i].cancel():
+                break  # the workers have taken this chunk, hence all before it (they go in order)
+            results[i] = _parse_chunk(chunks[i])
+        for i, future in enumerate(futures):
+            if results[i] is None:
+                results[i] = future.result()
+    return [facts for chunk in results if chunk is not None for facts in chunk]
+
+
 def parse_many(
     jobs: Sequence[tuple[str, str, Focus | None]], workers: int | None = None
 ) -> list[FileFacts | None]:
-    """`parse_file` of each (path, text, focus), in order; in a process pool when there are many.
+    """`parse_file` of each (path, text, focus), in order; with `parse_workers` processes when many.
 
     A `focus` should pickle (a module-level function or a bound method of a picklable object). When
     the pool cannot run (no processes allowed, a focus that does not pickle, a main module that
@@ -85,12 +115,8 @@ def parse_many(
     """
     n = parse_workers(len(jobs), workers)
     if n > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        chunk = max(1, min(32, len(jobs) // (n * 8)))
         try:
-            with ProcessPoolExecutor(n, mp_context=_context()) as pool:
-                return list(pool.map(_parse_job, jobs, chunksize=chunk))
+            return _parse_pooled(jobs, n)
         except Exception as exc:  # parse_file never raises: this is the pool failing, not a file
             log.warning("parsing %d files in this process: the worker pool failed (%r)", len(jobs), exc)
-    return [parse_file(*job) for job in jobs]
+    return _parse_chunk(jobs)
