@@ -33,6 +33,7 @@ from reviewbot.review.derive import added_predicates, changed_derivations
 from reviewbot.review.finding import Finding
 from reviewbot.review.reach import BUILDER_NAMES
 from reviewbot.review.result import Review, Status
+from reviewbot.review.reach import describe_reach
 from reviewbot.review.strengths import strengths
 from reviewbot.truthtable.table import tables_for_context
 
@@ -159,6 +160,26 @@ def _fold_mutant_evidence(findings: list[Finding]) -> list[Finding]:
                 f = f.with_(evidence=f.evidence + tuple(e for u in proof for e in u.evidence))
         out.append(f)
     return [f for f in out if id(f) not in folded]
+
+
+def _reach_of(derivations: list[ChangedDerivation], index: Any) -> list[dict[str, Any]]:
+    """How far each changed guarded rule reaches, for the JSON report (the sentence is also evidence)."""
+    out: list[dict[str, Any]] = []
+    for d in derivations:
+        reach = describe_reach(d.head.guard, index)
+        if reach is None or not reach.sentence:
+            continue
+        out.append(
+            {
+                "target": d.head.target,
+                "path": d.head.path,
+                "line": d.head.line,
+                "sentence": reach.sentence,
+                "fires_at_default": reach.fires_at_default,
+                "models": list(reach.models),
+            }
+        )
+    return out
 
 
 def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> Review:
@@ -317,6 +338,7 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
         notes=notes,
         kpi=kpi,
         truth_tables=ctx.truth_tables,
+        reach=_reach_of(derivations, index),
         tests=execution.summary if execution is not None else None,
     )
     kpi["timings_ms"] = {k: round(v, 1) for k, v in timings.items()}

@@ -160,3 +160,12 @@ def test_rules_lists_and_documents(capsys: pytest.CaptureFixture[str]) -> None:
     assert "missing-tests" in listing and "P1" in listing
     assert main(["rules", "unconditional-override"]) == 0
     assert "## Why is this bad?" in capsys.readouterr().out
+
+
+def test_json_reach_names_the_population_and_models(
+    example: ExampleRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (reach,) = _run_json(example, capsys)["reach"]
+    assert reach["target"] == "config.need_rope_kv_cache" and reach["path"] == CC
+    assert "every task_type other than LANGUAGE_MODEL" in reach["sentence"]
+    assert [m.split(" ")[0] for m in reach["models"]] == ["Bert", "Cohere", "Baichuan13B"]
