@@ -79,7 +79,8 @@ def _uses(mention: bool, j: int, dense: bool) -> bool:
 
 
 def _cpp(i: int, lines: int, mention: bool, dense: bool = False) -> str:
-    funcs, j = [], 0
+    funcs: list[str] = []
+    j = 0
     while sum(f.count("\n") for f in funcs) < lines:
         funcs.append((CPP_FUNC if _uses(mention, j, dense) else CPP_PLAIN).format(i=i, j=j))
         j += 1
@@ -87,7 +88,8 @@ def _cpp(i: int, lines: int, mention: bool, dense: bool = False) -> str:
 
 
 def _py(i: int, lines: int, mention: bool, dense: bool = False) -> str:
-    methods, j = [], 0
+    methods: list[str] = []
+    j = 0
     while sum(m.count("\n") for m in methods) < lines:
         methods.append((PY_METHOD if _uses(mention, j, dense) else PY_PLAIN).format(j=j))
         j += 1
