@@ -25,12 +25,13 @@ flipped (the input is kept), and the row where the input already has the forced 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from reviewbot.checks.base import ChangedDerivation, CheckContext
 from reviewbot.checks.util import assignment_anchor, short_function
 from reviewbot.lang.facts import Lang
-from reviewbot.lang.index import RepoIndex
+from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.predicate import Atom, literals
 from reviewbot.review.finding import Finding, Severity
 
@@ -122,13 +123,26 @@ def _sketch(d: ChangedDerivation, index: RepoIndex, python_tests: bool) -> tuple
     return code, "cpp"
 
 
+def _definitions(ctx: CheckContext) -> Counter[str]:
+    """How many functions of the indexed source files carry each short name."""
+    return Counter(
+        short_function(fn.name)
+        for facts in ctx.index.files.values()
+        if not is_test_path(facts.path)
+        for fn in facts.functions
+    )
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     python_tests = any(p.endswith(".py") for p in ctx.test_files)
     seen: set[str] = set()
+    defined = _definitions(ctx) if ctx.derivations else Counter()
     for d in ctx.derivations:
         a = d.head
         fn = short_function(a.function)
-        names = [n for n in (a.field, fn) if n]
+        # A test that calls `forward` or `derive` says nothing about this branch when many functions
+        # share that name; only a distinctive function name (defined once) counts as a mention.
+        names = [n for n in (a.field, fn) if n and (n == a.field or defined[n] <= 1)]
         refs = ctx.index.tests_mentioning(names)
         killed = ctx.killed_by(a) if ctx.killed_by is not None else None
         if refs and (killed is None or killed):

@@ -31,9 +31,8 @@ from reviewbot.review.checklist import (
 )
 from reviewbot.review.derive import added_predicates, changed_derivations
 from reviewbot.review.finding import Finding
-from reviewbot.review.reach import BUILDER_NAMES
+from reviewbot.review.reach import BUILDER_NAMES, describe_reach
 from reviewbot.review.result import Review, Status
-from reviewbot.review.reach import describe_reach
 from reviewbot.review.strengths import strengths
 from reviewbot.truthtable.table import tables_for_context
 
