@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewbot.errors import UsageError
+from reviewbot.settings import redact_url
 
 __all__ = ["GitHubSettings", "DEFAULT_API_URL", "default_cache_dir"]
 
@@ -76,6 +77,8 @@ class GitHubSettings:
             value = getattr(self, f.name)
             if f.name in ("token", "private_key") and value is not None:
                 value = "***"
+            elif f.name.endswith("_url") and isinstance(value, str):
+                value = redact_url(value)  # a database URL may carry a password
             shown.append(f"{f.name}={value!r}")
         return f"GitHubSettings({', '.join(shown)})"
 
