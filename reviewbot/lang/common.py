@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from reviewbot.lang.predicate import outside_strings
+
 __all__ = [
     "canonical_expr",
     "last_component",
@@ -37,6 +39,10 @@ def canonical_expr(text: str) -> str:
     """
     # Each rewrite is skipped when the text cannot contain what it rewrites: most expressions are
     # plain names and paths, and the walkers canonicalise every operand, target and value.
+    return outside_strings(text, _canonical_code)
+
+
+def _canonical_code(text: str) -> str:
     t = " ".join(text.split())
     t = t.replace("(*this).", "").replace("::", ".").replace("->", ".")
     if " " in t:

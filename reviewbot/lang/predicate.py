@@ -11,6 +11,7 @@ have the same `key`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = [
@@ -30,10 +31,23 @@ __all__ = [
 _LITERALS = {"true": "True", "false": "False", "nullptr": "None", "NULL": "None"}
 
 
+_STRING = re.compile(r"""("(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*')""")
+
+
+def outside_strings(text: str, rewrite: Callable[[str], str]) -> str:
+    """Apply `rewrite` to the code between string and char literals; literals stay as written.
+
+    `path == "model a.bin"` and `path == "modela.bin"` are different predicates.
+    """
+    if '"' not in text and "'" not in text:
+        return rewrite(text)
+    parts = _STRING.split(text)
+    return "".join(part if i % 2 else rewrite(part) for i, part in enumerate(parts))
+
+
 def canonical_operand(text: str) -> str:
     """Canonical spelling of an operand: no whitespace, `.` for scope/member access, no self/this."""
-    t = "".join(text.split())
-    t = t.replace("::", ".").replace("->", ".")
+    t = outside_strings(text, lambda code: "".join(code.split()).replace("::", ".").replace("->", "."))
     for prefix in ("this.", "self.", "(*this)."):
         if t.startswith(prefix):
             t = t[len(prefix) :]
@@ -168,7 +182,7 @@ def _strip_receiver(text: str) -> str:
     Receivers (`config`, `cfg`, `self.attn_config`) differ between call sites and languages for
     the same field, so the loose key keeps only the field name of lowercase dotted paths.
     """
-    return _PATH_RE.sub(lambda m: m.group(0).rsplit(".", 1)[1], text)
+    return outside_strings(text, lambda code: _PATH_RE.sub(lambda m: m.group(0).rsplit(".", 1)[1], code))
 
 
 def loose_key(p: Pred) -> str:
