@@ -36,8 +36,11 @@ def changed_derivations(
             continue
         added = set(f.added_lines)
         base = base_facts.get(f.old_path or f.path)
+        # `self.use_mmap = True` is canonicalised to `use_mmap`: a bare target is a field (not a
+        # local variable) when the file declares it as a member with a default.
+        members = {d.field for d in facts.defaults}
         for a in facts.assignments:
-            if a.kind not in _DERIVATION_KINDS or "." not in a.target:
+            if a.kind not in _DERIVATION_KINDS or ("." not in a.target and a.target not in members):
                 continue
             if not _touched(a, added):
                 continue
