@@ -30,12 +30,13 @@ if (no_rope_no_kvcache) {
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import place
-from reviewbot.lang.facts import PredicateUse
-from reviewbot.lang.predicate import compound_parts, loose_key
+from reviewbot.lang.facts import Lang, PredicateUse
+from reviewbot.lang.predicate import Pred, compound_parts, literals, loose_key
 from reviewbot.review.finding import Finding, Severity
 
 id = "duplicated-predicate"
@@ -50,6 +51,27 @@ def _scope(use: PredicateUse, other: PredicateUse) -> str:
     if other.path == use.path:
         return "same file"
     return "other language" if other.lang != use.lang else "elsewhere"
+
+
+def _name_for(part: Pred) -> str:
+    """A local's name built from the predicate's atoms: `style_is_no_and_not_use_kvcache`."""
+    words: list[str] = []
+    for atom, want in literals(part):
+        pieces = atom.text.split(" ")
+        if len(pieces) == 3:
+            left, op, right = pieces
+            field, value = (right, left) if left[:1].isupper() else (left, right)
+            word = f"{field.rsplit('.', 1)[-1]}_{'is' if op == '==' else 'is_not'}_{value.rsplit('.', 1)[-1]}"
+        else:
+            word = atom.text.rsplit(".", 1)[-1]
+        words.append(word if want else f"not_{word}")
+    name = "_and_".join(words) or "condition"
+    return re.sub(r"\W+", "_", name).lower().strip("_")
+
+
+def _named(part: Pred, written: str, lang: Lang) -> str:
+    name = _name_for(part)
+    return f"const bool {name} = {written};" if lang is Lang.CPP else f"{name} = {written}"
 
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
@@ -84,8 +106,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
                 anchor=key,
                 evidence=tuple(evidence),
                 suggestion=(
-                    "Extract the condition into one named local or helper (e.g. `const bool no_rope_no_kvcache "
-                    "= ...;`) and reuse it at every site, or document which copy is the source of truth."
+                    f"Extract the condition into one named local or helper (e.g. `{_named(part, shown, use.lang)}`) "
+                    "and reuse it at every site, or document which copy is the source of truth."
                 ),
                 extra=(("predicate", part.key), ("occurrences", str(len(others) + 1))),
             )

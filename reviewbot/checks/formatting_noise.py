@@ -49,7 +49,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             line = max(first.removed[0][0] - first.source_start + first.target_start, 1)
         head_lines = (f.head_text or "").splitlines()
         context = next((t.strip() for t in head_lines[line - 1 : line + 3] if t.strip()), "")
-        blank = all(not t.strip() for _, t in first.removed + first.added)
+        blank = all(not t.strip() for h in noise for _, t in h.removed + h.added)
         kind = "blank-line" if blank else "whitespace"
         removed = sum(len(h.removed) for h in noise)
         added = sum(len(h.added) for h in noise)
