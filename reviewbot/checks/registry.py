@@ -14,7 +14,7 @@ from reviewbot.checks import (
     unconditional_override,
 )
 
-__all__ = ["CHECKS", "ALL_RULES", "KNOWN_RULES", "get", "doc"]
+__all__ = ["CHECKS", "ALL_RULES", "KNOWN_RULES", "EXECUTION_RULES", "get", "doc"]
 
 _MODULES: tuple[ModuleType, ...] = (
     missing_tests,
@@ -51,6 +51,8 @@ def _stage_modules() -> dict[str, ModuleType]:
 
 ALL_RULES: dict[str, ModuleType] = {**CHECKS, **_stage_modules()}
 KNOWN_RULES: frozenset[str] = frozenset(CHECKS) | frozenset(_STAGE_MODULES)
+# Rules only the test-execution stage can report; without executed tests they are not evaluated.
+EXECUTION_RULES: frozenset[str] = frozenset(_STAGE_MODULES)
 
 
 def get(rule_id: str) -> ModuleType | None:

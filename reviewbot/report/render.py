@@ -111,6 +111,7 @@ def render_json(review: Review) -> dict[str, Any]:
                     "section": i.section,
                     "label": i.label,
                     "failed": i.failed,
+                    "evaluated": i.evaluated,
                     "findings": list(i.findings),
                 }
                 for i in review.checklist.items

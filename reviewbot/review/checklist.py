@@ -76,8 +76,13 @@ def bundled_names() -> list[str]:
 
 
 def evaluate(
-    checklists: Sequence[Checklist], findings: Sequence[Finding], lang: str = "en"
+    checklists: Sequence[Checklist],
+    findings: Sequence[Finding],
+    lang: str = "en",
+    not_run: frozenset[str] = frozenset(),
 ) -> ChecklistResult:
+    """Which items fail. An item whose rules all belong to a stage that did not run (`not_run`, e.g.
+    the test-execution rules when tests were not run) is not evaluated rather than passed."""
     by_rule: dict[str, list[str]] = {}
     for f in findings:
         by_rule.setdefault(f.rule, []).append(f.fingerprint)
@@ -87,9 +92,15 @@ def evaluate(
         for item in cl.items:
             prints = tuple(fp for r in item.rules for fp in by_rule.get(r, ()))
             label = item.label_zh if lang == "zh" else item.label
+            evaluated = bool(prints) or not (item.rules and set(item.rules) <= not_run)
             result.items.append(
                 ChecklistItemResult(
-                    f"{cl.id}/{item.id}", section, label, bool(prints), tuple(dict.fromkeys(prints))
+                    f"{cl.id}/{item.id}",
+                    section,
+                    label,
+                    bool(prints),
+                    tuple(dict.fromkeys(prints)),
+                    evaluated,
                 )
             )
     return result

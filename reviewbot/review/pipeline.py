@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from reviewbot.change.model import ChangeSet, Note, SkipReason
 from reviewbot.checks.base import ChangedDerivation, CheckContext
-from reviewbot.checks.registry import CHECKS, KNOWN_RULES
+from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
 from reviewbot.lang.build import build_index
 from reviewbot.lang.facts import Assignment, FileFacts, lang_for_path
 from reviewbot.lang.follow import follow_calls
@@ -271,7 +271,9 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
         else load_checklist(name, known_rules)
         for name in settings.checklists
     ]
-    checklist = evaluate(lists, findings, settings.lang)
+    ran_tests = execution is not None and not execution.summary.get("reason_if_not_run")
+    not_run = frozenset() if ran_tests else EXECUTION_RULES
+    checklist = evaluate(lists, findings, settings.lang, not_run)
     findings = with_checklist_refs(findings, checklist)
 
     coverage = change.coverage

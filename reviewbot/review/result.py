@@ -25,6 +25,7 @@ class ChecklistItemResult:
     label: str  # e.g. `[6.1] Tests — new logic has a focused unit test`
     failed: bool
     findings: tuple[str, ...] = ()  # fingerprints of the findings that failed it
+    evaluated: bool = True  # False: every rule of the item needs a stage that did not run (tests)
 
 
 @dataclass

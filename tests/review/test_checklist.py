@@ -56,3 +56,14 @@ def test_chinese_labels() -> None:
 def test_bad_checklists_are_usage_errors(text: str, message: str) -> None:
     with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_checklist(text, "repo.yaml", ALL_RULES)
+
+
+def test_items_of_rules_that_did_not_run_are_not_evaluated_not_passed() -> None:
+    general = load_checklist("general", ALL_RULES)
+    result = evaluate([general], [], not_run=frozenset({"untested-branch", "ineffective-test"}))
+    by_id = {i.id: i for i in result.items}
+    assert by_id["general/tests-effective"].evaluated is False and not by_id["general/tests-effective"].failed
+    # An item that also names a static rule is still evaluated.
+    assert by_id["general/tests-focused"].evaluated is True
+    ran = evaluate([general], [], not_run=frozenset())
+    assert all(i.evaluated for i in ran.items)
