@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["__version__", "PROJECT_ROOT"]
+__all__ = ["__version__", "PROJECT_ROOT", "DATA_DIR"]
 __version__ = "0.1.0"
 
-# templates/ and checklists/ live beside the package (editable install, see README).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# templates/, checklists/ and examples/ live at the top of the repository; reviewbot/data/ links to
+# them, so a wheel carries real copies and an editable install reads the repository's own files.
+DATA_DIR = Path(__file__).resolve().parent / "data"

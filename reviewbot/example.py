@@ -14,12 +14,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from reviewbot import PROJECT_ROOT
+from reviewbot import DATA_DIR
 from reviewbot.errors import EnvironmentProblem
 
 __all__ = ["ExampleRepo", "build_example", "EXAMPLE_DIR"]
 
-EXAMPLE_DIR = PROJECT_ROOT / "examples" / "pr1361"
+EXAMPLE_DIR = DATA_DIR / "examples" / "pr1361"
 
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "Example Author",

@@ -9,14 +9,14 @@ from typing import Any
 import jinja2
 import yaml
 
-from reviewbot import PROJECT_ROOT, __version__
+from reviewbot import DATA_DIR, __version__
 from reviewbot.report import sanitize
 from reviewbot.review.finding import Finding
 from reviewbot.review.result import Review
 
 __all__ = ["render_markdown", "render_finding", "render_json", "render_sarif", "LANGS"]
 
-TEMPLATES = PROJECT_ROOT / "templates"
+TEMPLATES = DATA_DIR / "templates"
 LANGS = ("en", "zh")
 
 

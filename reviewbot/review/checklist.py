@@ -9,14 +9,14 @@ from typing import Any
 
 import yaml
 
-from reviewbot import PROJECT_ROOT
+from reviewbot import DATA_DIR
 from reviewbot.errors import UsageError
 from reviewbot.review.finding import Finding
 from reviewbot.review.result import ChecklistItemResult, ChecklistResult
 
 __all__ = ["ChecklistItem", "Checklist", "load_checklist", "parse_checklist", "evaluate", "BUNDLED_DIR"]
 
-BUNDLED_DIR = PROJECT_ROOT / "checklists"
+BUNDLED_DIR = DATA_DIR / "checklists"
 
 
 @dataclass(frozen=True)
