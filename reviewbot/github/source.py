@@ -69,8 +69,9 @@ def load_code(settings: GitHubSettings, api: RestApi, pr: PullRequestInfo, git_t
 def review_settings(settings: GitHubSettings, code: Code, pr: PullRequestInfo) -> ReviewSettings:
     """The core's settings: the base revision's `.reviewbot.toml`, plus test execution when allowed.
 
-    The PR's code runs (in the sandbox) only for authors the repository trusts
-    (`trusted_associations`: owners, members, collaborators) and only from a git checkout.
+    The PR's code runs only for authors the repository trusts (`trusted_associations`: owners,
+    members, collaborators), only from a git checkout, and only in a confining sandbox (bwrap or
+    unshare; never unconfined), with the App key, the clone cache and the store hidden.
     """
     cfg = load_repo_config(code.change.base_tree)
     out = ReviewSettings(
@@ -84,13 +85,20 @@ def review_settings(settings: GitHubSettings, code: Code, pr: PullRequestInfo) -
         out = replace(out, now=settings.now)
     if settings.run_tests and code.repo_path is not None:
         from reviewbot.truthtable.execute import ExecSettings, executor
+        from reviewbot.truthtable.sandbox import CONFINING_SANDBOXES, hide_from_sandbox, sqlite_file
+
+        # Paths these settings name beyond the environment's (which the sandbox hides anyway).
+        hide_from_sandbox([settings.private_key_path, settings.cache_root, sqlite_file(settings.db_url)])
 
         trusted = pr.author_association in settings.trusted_associations
         why = (
             f"the PR author's association with the repository is {pr.author_association}; "
             f"tests run only for {', '.join(sorted(settings.trusted_associations))}"
         )
-        out = replace(
-            out, execute=executor(code.repo_path, ExecSettings(trusted=trusted, not_trusted_reason=why))
+        # The author's code must never run unconfined here: an unconfined test could read the worker's
+        # environment (/proc) and files, the App key among them, and reach the network.
+        exec_settings = ExecSettings(
+            trusted=trusted, not_trusted_reason=why, allowed_sandboxes=CONFINING_SANDBOXES
         )
+        out = replace(out, execute=executor(code.repo_path, exec_settings))
     return out

@@ -53,7 +53,9 @@ class ExecSettings:
     not_trusted_reason: str = "the pull request's author is not trusted to run code here"
     max_workers: int | None = None  # parallel mutant runs; default os.cpu_count()
     sandbox: str | None = None  # force `bwrap` / `unshare` / `subprocess`; None: the best that works
-    allowed_sandboxes: tuple[str, ...] = SANDBOXES  # e.g. ("bwrap", "unshare") to refuse unconfined runs
+    # CONFINING_SANDBOXES refuses unconfined runs (the GitHub App); SANDBOXES suits `reviewbot run`, whose
+    # user runs their own code.
+    allowed_sandboxes: tuple[str, ...] = SANDBOXES
     limits: Limits = field(default_factory=Limits)
     max_timeout_s: float | None = None  # caps the configured per-run timeout
     test_config: TestConfig | None = None  # already read from the base; None: read it here
@@ -318,6 +320,18 @@ def _finish(
     return Execution(summary, head, results, findings, notes, new_tests)
 
 
+def _no_sandbox_reason(settings: ExecSettings, kind: str) -> str:
+    allowed = ", ".join(settings.allowed_sandboxes)
+    if settings.sandbox is not None:
+        return f"the sandbox `{kind}` was asked for but only {allowed} may run these tests"
+    if "subprocess" not in settings.allowed_sandboxes:
+        return (
+            f"no confining sandbox ({allowed}) works on this machine, and code from a pull request "
+            "never runs unconfined; install bubblewrap or enable unprivileged user namespaces"
+        )
+    return f"none of the allowed sandboxes ({allowed}) works on this machine"
+
+
 def _remove(path: Path) -> None:
     """Remove a run directory, including directories a test made read-only."""
     shutil.rmtree(path, ignore_errors=True)
@@ -355,8 +369,7 @@ def execute(
             return _not_run(f"could not export the head {change.head_sha[:12]}: {exc}", mutants)
         kind = settings.sandbox or detect_sandbox(scratch / "probe", settings.allowed_sandboxes)
         if kind not in settings.allowed_sandboxes:
-            allowed = ", ".join(settings.allowed_sandboxes)
-            return _not_run(f"none of the allowed sandboxes ({allowed}) works on this machine", mutants)
+            return _not_run(_no_sandbox_reason(settings, kind), mutants)
         timeout = min(cfg.timeout, settings.max_timeout_s or cfg.timeout)
         head_limit = min(timeout, max(1.0, deadline - time.monotonic()))
         head = run_tests(

@@ -4,15 +4,17 @@ Three paths, best first; `detect_sandbox` picks the first that works on this mac
 
 - ``bwrap`` (bubblewrap): own network namespace (no network at all, not even the host's loopback), the
   whole file system read-only except the run directory, a private /dev and /proc, own pid namespace
-  (everything dies with the sandbox).
+  (everything dies with the sandbox). Credentials and reviewbot's own secrets and state are hidden
+  (`hidden_paths`).
 - ``unshare`` (util-linux, an unprivileged user namespace): own network namespace, every mount remounted
   read-only except the run directory (mounts that refuse are listed in `RunResult.notes`), own pid
-  namespace. /proc and /dev stay as they are.
+  namespace, the same paths hidden. /proc and /dev stay as they are.
 - ``subprocess``: nothing is confined but the environment, the limits and the time. The network is NOT
   denied and writes outside the run directory are NOT prevented beyond ordinary file permissions;
   processes that leave the process group survive the timeout.
 
-On every path: the environment is scrubbed (`scrub_env`), HOME and TMPDIR point into the run directory,
+Only ``bwrap`` and ``unshare`` (`CONFINING_SANDBOXES`) may run code of people other than the user: the
+GitHub App allows nothing else. On every path: the environment is scrubbed (`scrub_env`), HOME and TMPDIR point into the run directory,
 rlimits (CPU, address space, file size, processes) are set, and the timeout kills the process group.
 """
 
@@ -28,34 +30,43 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = [
     "SANDBOXES",
+    "CONFINING_SANDBOXES",
     "ISOLATION",
     "Limits",
     "RunResult",
     "scrub_env",
+    "hide_from_sandbox",
+    "service_paths",
+    "hidden_paths",
+    "sqlite_file",
     "detect_sandbox",
     "sandbox_argv",
     "run_sandboxed",
 ]
 
 SANDBOXES = ("bwrap", "unshare", "subprocess")
+# The paths that deny the network and confine the file system; the only ones for other people's code.
+CONFINING_SANDBOXES = ("bwrap", "unshare")
 
 # What each path guarantees, said in the report next to the results.
 ISOLATION: dict[str, dict[str, str]] = {
     "bwrap": {
         "network": "denied (own network namespace)",
-        "filesystem": "read-only except the run directory",
+        "filesystem": "read-only except the run directory; credentials and reviewbot's key, config, "
+        "state and clone cache hidden",
         "environment": "scrubbed",
         "processes": "own pid namespace, killed with the sandbox",
     },
     "unshare": {
         "network": "denied (own network namespace)",
-        "filesystem": "read-only except the run directory (/proc and /dev not confined)",
+        "filesystem": "read-only except the run directory (/proc and /dev not confined); credentials "
+        "and reviewbot's key, config, state and clone cache hidden",
         "environment": "scrubbed",
         "processes": "own pid namespace, killed with the sandbox",
     },
@@ -137,8 +148,68 @@ def scrub_env(env: Mapping[str, str], home: Path, tmp: Path) -> dict[str, str]:
     return out
 
 
-def _existing_credentials() -> list[Path]:
-    return [p for p in (Path(c).expanduser() for c in _CREDENTIAL_PATHS) if p.exists()]
+# Paths this process registered as secret (`hide_from_sandbox`): only ever grows, so a sandbox started
+# later can never see what an earlier caller hid.
+_REGISTERED: set[Path] = set()
+
+
+def hide_from_sandbox(paths: Iterable[Path | str | None]) -> None:
+    """Hide `paths` (files or directories) from every sandbox this process starts from now on.
+
+    For secrets and state only the caller knows of, e.g. a private key or config file named on the
+    command line; the environment's (`service_paths`) are hidden anyway."""
+    _REGISTERED.update(Path(p).expanduser() for p in paths if p)
+
+
+def sqlite_file(url: str | None) -> Path | None:
+    """The file of a `sqlite:///FILE` URL; None for any other URL."""
+    if url and url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
+        return Path(url[len("sqlite:///") :].split("?", 1)[0])
+    return None
+
+
+def service_paths(env: Mapping[str, str] | None = None) -> list[Path]:
+    """reviewbot's own secrets and state as `env` (default os.environ) and the defaults place them.
+
+    The App private key, the config file, the state directory (rounds store, queue), the clone cache
+    (other repositories) and SQLite files named by the database and queue URLs."""
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home())
+    out = [Path(env[v]) for v in ("REVIEWBOT_PRIVATE_KEY_PATH", "REVIEWBOT_CONFIG") if env.get(v)]
+    # The explicit directory and the default one: a setting from a config file moves only one of them.
+    for var, xdg, default in (
+        ("REVIEWBOT_CACHE_DIR", "XDG_CACHE_HOME", home / ".cache"),
+        ("REVIEWBOT_STATE_DIR", "XDG_STATE_HOME", home / ".local" / "state"),
+    ):
+        if env.get(var):
+            out.append(Path(env[var]))
+        out.append(Path(env.get(xdg) or default) / "reviewbot")
+    out += [f for f in (sqlite_file(env.get(v)) for v in ("REVIEWBOT_DB_URL", "REVIEWBOT_QUEUE_URL")) if f]
+    return [p.expanduser() for p in out]
+
+
+def _within(path: Path, parent: Path) -> bool:
+    return path == parent or parent in path.parents
+
+
+def hidden_paths(root: Path | None = None) -> list[Path]:
+    """The existing paths a sandbox hides: credentials under ~, `service_paths`, registered ones.
+
+    Symlinks are hidden at both ends; paths inside `root` (the run directory) and paths inside
+    another hidden directory are left out."""
+    candidates = [Path(c).expanduser() for c in _CREDENTIAL_PATHS]
+    candidates += service_paths() + sorted(_REGISTERED)
+    found: set[Path] = set()
+    for p in candidates:
+        p = Path(os.path.abspath(p))
+        for q in (p, p.resolve()):
+            if q.exists() and not (root is not None and _within(q, root)):
+                found.add(q)
+    out: list[Path] = []
+    for p in sorted(found, key=lambda q: (len(q.parts), q)):  # parents first
+        if not any(_within(p, d) for d in out if d.is_dir()):
+            out.append(p)
+    return out
 
 
 def _mountinfo() -> list[tuple[str, str]]:
@@ -172,10 +243,14 @@ def _unshare_prelude(root: Path) -> str:
         flags = "remount,bind,ro" + (f",{keep}" if keep else "")
         q = shlex.quote(point)
         lines.append(f"mount -o {flags} {q} 2>/dev/null || echo {q} >> {failures}")
-    for cred in _existing_credentials():
-        q = shlex.quote(str(cred))
-        how = f"mount -t tmpfs -o ro,size=0 none {q}" if cred.is_dir() else f"mount --bind /dev/null {q}"
-        lines.append(f"{how} 2>/dev/null || echo {q} >> {failures}")
+    hide_failures = shlex.quote(str(root / ".sandbox-hide-failures"))
+    for secret in hidden_paths(root):
+        q = shlex.quote(str(secret))
+        if _within(root, secret):  # a tmpfs here would hide the run directory too
+            lines.append(f"echo {q} >> {hide_failures}")
+            continue
+        how = f"mount -t tmpfs -o ro,size=0 none {q}" if secret.is_dir() else f"mount --bind /dev/null {q}"
+        lines.append(f"{how} 2>/dev/null || echo {q} >> {hide_failures}")
     lines.append('cd "$REVIEWBOT_WORKDIR" || exit 97')
     lines.append('unset REVIEWBOT_WORKDIR; exec sh -c "$1"')
     return "\n".join(lines)
@@ -185,9 +260,16 @@ def sandbox_argv(kind: str, command: str, root: Path, workdir: Path) -> list[str
     """The argv that runs `command` with `sh -c` in `workdir` inside sandbox `kind`."""
     if kind == "bwrap":
         argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        for cred in _existing_credentials():
-            argv += ["--tmpfs", str(cred)] if cred.is_dir() else ["--ro-bind", "/dev/null", str(cred)]
+        secrets = hidden_paths(root)
+        for secret in secrets:
+            hide = ["--tmpfs", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
+            argv += hide
+        # After the hiding, so that the run directory stays visible even inside a hidden directory.
         argv += ["--bind", str(root), str(root)]
+        for secret in secrets:
+            # bwrap's tmpfs is writable; read-only keeps "writable: the run directory only" true.
+            if secret.is_dir() and not _within(root, secret):
+                argv += ["--remount-ro", str(secret)]
         argv += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         argv += ["--die-with-parent", "--new-session", "--chdir", str(workdir)]
         return [*argv, "sh", "-c", command]
@@ -262,6 +344,9 @@ def run_sandboxed(
     failures = root / ".sandbox-mount-failures"
     if failures.exists():
         notes.append("could not make read-only: " + ", ".join(failures.read_text().split()))
+    hide_failures = root / ".sandbox-hide-failures"
+    if hide_failures.exists():
+        notes.append("could not hide: " + ", ".join(hide_failures.read_text().split()))
     return RunResult(
         exit_code=None if timed_out else proc.returncode,
         timed_out=timed_out,
