@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import pytest
 
+from reviewbot.checks import ineffective_test, untested_branch
 from reviewbot.checks.registry import ALL_RULES, KNOWN_RULES
 from reviewbot.review.finding import Severity
 
@@ -14,14 +17,22 @@ HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use inst
 def test_rule_module_is_documented(rule: str) -> None:
     module = ALL_RULES[rule]
     doc = module.__doc__ or ""
-    assert doc.splitlines()[0].startswith(f"{rule} ("), "first line: `<id> (<severity>): <summary>`"
+    assert module.id == rule
+    assert doc.splitlines()[0].startswith(f"{rule} ({module.severity.value}"), (
+        "first line: `<id> (<severity>): <summary>`"
+    )
     positions = [doc.find(h) for h in HEADINGS]
     assert all(p >= 0 for p in positions), (
         f"{rule}: missing {[h for h, p in zip(HEADINGS, positions, strict=True) if p < 0]}"
     )
     assert positions == sorted(positions), f"{rule}: headings out of order"
-    assert isinstance(module.severity, Severity) and module.summary
+    assert isinstance(module.severity, Severity) and module.summary.endswith(".")
 
 
 def test_every_known_rule_has_a_module() -> None:
     assert set(ALL_RULES) == set(KNOWN_RULES)
+
+
+@pytest.mark.parametrize("module", [untested_branch, ineffective_test], ids=lambda m: m.id)
+def test_execution_stage_rules_are_registered_at_p2(module: ModuleType) -> None:
+    assert ALL_RULES[module.id] is module and module.severity is Severity.P2
