@@ -66,20 +66,33 @@ def run_git(
     repo: Path,
     args: Sequence[str],
     *,
-    ok_codes: Sequence[int] = (0,),
+    ok_codes: Sequence[int] | None = (0,),
     env: dict[str, str] | None = None,
+    stdin: bytes | None = None,
+    timeout: float | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run `git -C repo ARGS` and return the finished process (stdout as bytes).
 
-    Raises EnvironmentProblem when git is missing or `repo` is not a repository, GitError when
-    git exits with a code outside `ok_codes`.
+    `env` adds to (or overrides) git_env(); `stdin` is fed to git. Raises
+    EnvironmentProblem when git is missing or `repo` is not a repository, GitError when git runs
+    longer than `timeout` seconds or exits with a code outside `ok_codes` (None: the caller
+    checks the code, e.g. to word an error without a secret git may have echoed).
     """
     check_repo_dir(repo)
     try:
-        proc = subprocess.run(git_argv(repo, args), capture_output=True, env=git_env(env), check=False)
+        proc = subprocess.run(
+            git_argv(repo, args),
+            input=stdin,
+            capture_output=True,
+            env=git_env(env),
+            timeout=timeout,
+            check=False,
+        )
     except OSError as exc:
         raise not_installed(exc) from exc
-    if proc.returncode not in ok_codes:
+    except subprocess.TimeoutExpired as exc:
+        raise GitError(f"git {args[0]} took longer than {exc.timeout:.0f}s in {repo}") from exc
+    if ok_codes is not None and proc.returncode not in ok_codes:
         raise git_problem(repo, args, proc.returncode, proc.stderr)
     return proc
 

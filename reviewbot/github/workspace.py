@@ -14,10 +14,8 @@ from __future__ import annotations
 import base64
 import fcntl
 import logging
-import os
 import re
 import shutil
-import subprocess
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
@@ -25,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from reviewbot.change.gitproc import run_git
 from reviewbot.errors import EnvironmentProblem, GitError
 
 __all__ = ["Checkout", "GitWorkspace"]
@@ -32,16 +31,6 @@ __all__ = ["Checkout", "GitWorkspace"]
 log = logging.getLogger(__name__)
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-_LOCATING = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_COMMON_DIR",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_CONFIG_COUNT",
-)
 
 
 @dataclass(frozen=True)
@@ -92,7 +81,7 @@ class GitWorkspace:
                 raise GitError(f"{sha!r} is not a commit id")
         started = time.monotonic()
         path = self.repo_dir(api_url, repo)
-        env = _env(clone_url, token)
+        env = _auth_env(clone_url, token)
         with _locked(path):
             if not (path / "HEAD").exists():
                 path.mkdir(parents=True, exist_ok=True)
@@ -175,32 +164,12 @@ class GitWorkspace:
         log.debug("prefetched %d blobs", len(missing))
 
     def _has_commit(self, path: Path, env: dict[str, str], sha: str) -> bool:
-        return self._run(path, ["cat-file", "-e", f"{sha}^{{commit}}"], env).returncode == 0
+        proc = run_git(
+            path, ["cat-file", "-e", f"{sha}^{{commit}}"], ok_codes=None, env=env, timeout=self.timeout
+        )
+        return proc.returncode == 0
 
-    # --- running git ------------------------------------------------------------------------------
-    def _run(
-        self,
-        path: Path,
-        args: Sequence[str],
-        env: dict[str, str],
-        *,
-        stdin: str | None = None,
-    ) -> subprocess.CompletedProcess[str]:
-        try:
-            return subprocess.run(
-                ["git", "-C", str(path), *args],
-                input=stdin,
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=self.timeout,
-                check=False,
-            )
-        except FileNotFoundError as exc:
-            raise EnvironmentProblem("git is not installed; install git and put it on PATH") from exc
-        except subprocess.TimeoutExpired as exc:
-            raise GitError(f"git {args[0]} took longer than {self.timeout:.0f}s in {path}") from exc
-
+    # --- running git (gitproc builds the command line and the environment) ----------------------
     def _git(
         self,
         path: Path,
@@ -212,18 +181,27 @@ class GitWorkspace:
         stdout: bool = False,
     ) -> str:
         """Run git; returns stderr (or stdout with `stdout=True`)."""
-        proc = self._run(path, args, env, stdin=stdin)
+        proc = run_git(
+            path,
+            args,
+            ok_codes=None,  # checked here, so that the message is redacted
+            env=env,
+            stdin=None if stdin is None else stdin.encode(),
+            timeout=self.timeout,
+        )
+        stderr = proc.stderr.decode("utf-8", "replace")
         if proc.returncode not in ok:
             raise GitError(
                 f"git {' '.join(a for a in args if not a.startswith('-'))[:80]} failed "
-                f"(exit {proc.returncode}): {_redacted(proc.stderr.strip())[:500]}"
+                f"(exit {proc.returncode}): {_redacted(stderr.strip())[:500]}"
             )
-        return proc.stdout if stdout else proc.stderr
+        return proc.stdout.decode("utf-8", "replace") if stdout else stderr
 
 
-def _env(clone_url: str, token: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
-    env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", GIT_OPTIONAL_LOCKS="0")
+def _auth_env(clone_url: str, token: str | None) -> dict[str, str]:
+    """What git's environment (gitproc.git_env) gets on top for a fetch: never a prompt, and the token."""
+    # GIT_CONFIG_COUNT=0 makes git ignore GIT_CONFIG_KEY_*/VALUE_* the bot itself was started with.
+    env = {"GIT_ASKPASS": "true", "GIT_CONFIG_COUNT": "0"}
     if token and clone_url.startswith("https://"):
         basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
         # Config from the environment (git >= 2.31): not on the command line, not in a file.

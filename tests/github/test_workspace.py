@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from reviewbot.change.gitproc import git_env
 from reviewbot.errors import EnvironmentProblem, GitError
 from reviewbot.github import run_pr_round
 from reviewbot.github.api import RestApi
 from reviewbot.github.auth import connect
 from reviewbot.github.client import ApiCounter
 from reviewbot.github.fallback import change_from_api, undo_hunks
-from reviewbot.github.workspace import GitWorkspace, _env
+from reviewbot.github.workspace import GitWorkspace, _auth_env
 from tests.fakegithub import example_remote, push
 from tests.fakegithub.repos import make_bare
 from tests.github.conftest import AUTHOR, PR, REPO, Seeded, settings
@@ -115,10 +116,10 @@ def test_an_unreachable_remote_is_a_git_error(tmp_path: Path) -> None:
 
 
 def test_the_token_reaches_git_through_the_environment_only() -> None:
-    env = _env("https://github.com/acme/x.git", "s3cret")
+    env = git_env(_auth_env("https://github.com/acme/x.git", "s3cret"))
     assert env["GIT_CONFIG_KEY_0"] == "http.extraHeader" and "s3cret" not in env["GIT_CONFIG_VALUE_0"]
     assert env["GIT_CONFIG_VALUE_0"].startswith("Authorization: Basic ") and env["GIT_TERMINAL_PROMPT"] == "0"
-    assert "GIT_CONFIG_KEY_0" not in _env("file:///tmp/x.git", "s3cret")
+    assert "GIT_CONFIG_KEY_0" not in _auth_env("file:///tmp/x.git", "s3cret")
 
 
 def test_when_git_cannot_fetch_the_round_uses_the_api_and_says_so(seeded: Seeded, tmp_path: Path) -> None:
