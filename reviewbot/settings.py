@@ -19,7 +19,14 @@ import yaml
 
 from reviewbot.errors import UsageError
 
-__all__ = ["Settings", "load_settings", "redact_url", "DEFAULT_API_URL", "MAX_WEBHOOK_BYTES"]
+__all__ = [
+    "Settings",
+    "load_settings",
+    "redact_url",
+    "require_github_credentials",
+    "DEFAULT_API_URL",
+    "MAX_WEBHOOK_BYTES",
+]
 
 DEFAULT_API_URL = "https://api.github.com"
 MAX_WEBHOOK_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
@@ -34,6 +41,23 @@ def redact_url(url: str | None) -> str | None:
     if url is None:
         return None
     return _PASSWORD.sub(r"\g<head>:***@", url)
+
+
+def require_github_credentials(*, token: str | None, app_id: int | None, has_private_key: bool) -> None:
+    """Fail before any request when there is nothing to authenticate to GitHub with.
+
+    Shared by the service settings and GitHubSettings, so both word the missing setting alike.
+    """
+    if token or (app_id is not None and has_private_key):
+        return
+    if app_id is not None or has_private_key:
+        raise UsageError(
+            "a GitHub App needs both REVIEWBOT_APP_ID and REVIEWBOT_PRIVATE_KEY_PATH; set the missing one"
+        )
+    raise UsageError(
+        "no GitHub credentials: set GITHUB_TOKEN, "
+        "or REVIEWBOT_APP_ID and REVIEWBOT_PRIVATE_KEY_PATH for a GitHub App"
+    )
 
 
 def _default_state_dir() -> Path:
@@ -104,15 +128,8 @@ class Settings:
 
     def require_credentials(self) -> None:
         """Fail early when the worker could not talk to GitHub at all."""
-        if self.github_token or self.uses_app:
-            return
-        if self.app_id is not None or self.private_key_path is not None:
-            raise UsageError(
-                "a GitHub App needs both REVIEWBOT_APP_ID and REVIEWBOT_PRIVATE_KEY_PATH; set the missing one"
-            )
-        raise UsageError(
-            "no GitHub credentials: set REVIEWBOT_APP_ID and REVIEWBOT_PRIVATE_KEY_PATH (GitHub App) "
-            "or GITHUB_TOKEN"
+        require_github_credentials(
+            token=self.github_token, app_id=self.app_id, has_private_key=self.private_key_path is not None
         )
 
 

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from reviewbot.errors import UsageError
-from reviewbot.settings import redact_url
+from reviewbot.settings import DEFAULT_API_URL, redact_url, require_github_credentials
 
 __all__ = ["GitHubSettings", "DEFAULT_API_URL", "default_cache_dir"]
 
-DEFAULT_API_URL = "https://api.github.com"
 TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 
 
@@ -92,15 +91,10 @@ class GitHubSettings:
 
     def require_credentials(self) -> None:
         """Fail before any request when there is nothing to authenticate with."""
-        if self.uses_app or self.token:
-            return
-        if self.app_id is not None or self.private_key_path is not None:
-            raise UsageError(
-                "a GitHub App needs both REVIEWBOT_APP_ID and REVIEWBOT_PRIVATE_KEY_PATH; set the missing one"
-            )
-        raise UsageError(
-            "no GitHub credentials: set GITHUB_TOKEN, "
-            "or REVIEWBOT_APP_ID and REVIEWBOT_PRIVATE_KEY_PATH for a GitHub App"
+        require_github_credentials(
+            token=self.token,
+            app_id=self.app_id,
+            has_private_key=self.private_key is not None or self.private_key_path is not None,
         )
 
     def app_private_key(self) -> str:
