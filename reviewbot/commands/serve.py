@@ -11,10 +11,9 @@ import sys
 
 import uvicorn
 
-from reviewbot.errors import UsageError
+from reviewbot.commands._service import add_service_arguments, service_settings
 from reviewbot.service.app import Lifecycle, create_app
 from reviewbot.service.runtime import Runtime
-from reviewbot.settings import load_settings
 
 __all__ = ["add_arguments", "main"]
 
@@ -25,19 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8080, help="port to listen on (default: 8080)")
     parser.add_argument("--with-worker", action="store_true", help="also run rounds in this process")
-    parser.add_argument("--workers", type=int, default=1, help="with --with-worker: rounds run at once")
-    parser.add_argument(
-        "--config", help="YAML settings file (default: $REVIEWBOT_CONFIG); the environment wins"
-    )
+    add_service_arguments(parser, workers_help="with --with-worker: rounds run at once")
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.workers < 1:
-        raise UsageError("--workers must be at least 1")
-    settings = load_settings(args.config)
-    settings.require_secret()
-    if args.with_worker:
-        settings.require_credentials()
+    settings = service_settings(args, secret=True, credentials=args.with_worker)
     runtime = Runtime.open(settings)
     try:
         lifecycle = _embedded_worker(runtime, args.workers) if args.with_worker else None

@@ -6,11 +6,10 @@ import argparse
 import logging
 import sys
 
-from reviewbot.errors import UsageError
+from reviewbot.commands._service import add_service_arguments, service_settings
 from reviewbot.service.github_round import github_round
 from reviewbot.service.runtime import Runtime
 from reviewbot.service.worker import Worker, make_consumer
-from reviewbot.settings import load_settings
 
 __all__ = ["add_arguments", "main"]
 
@@ -18,17 +17,11 @@ log = logging.getLogger(__name__)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--workers", type=int, default=1, help="rounds run at once by this process (threads)")
-    parser.add_argument(
-        "--config", help="YAML settings file (default: $REVIEWBOT_CONFIG); the environment wins"
-    )
+    add_service_arguments(parser, workers_help="rounds run at once by this process (threads)")
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.workers < 1:
-        raise UsageError("--workers must be at least 1")
-    settings = load_settings(args.config)
-    settings.require_credentials()
+    settings = service_settings(args, secret=False, credentials=True)
     runtime = Runtime.open(settings)
     try:
         worker = Worker(settings, runtime.book, runtime.queue, github_round(settings))

@@ -1,0 +1,32 @@
+"""What `reviewbot serve` and `reviewbot worker` share: the `--workers`/`--config` options and the
+checked settings they start from."""
+
+from __future__ import annotations
+
+import argparse
+
+from reviewbot.errors import UsageError
+from reviewbot.settings import Settings, load_settings
+
+__all__ = ["add_service_arguments", "service_settings"]
+
+
+def add_service_arguments(parser: argparse.ArgumentParser, *, workers_help: str) -> None:
+    """Add `--workers N` (rounds run at once) and `--config FILE`."""
+    parser.add_argument("--workers", type=int, default=1, help=workers_help)
+    parser.add_argument(
+        "--config", help="YAML settings file (default: $REVIEWBOT_CONFIG); the environment wins"
+    )
+
+
+def service_settings(args: argparse.Namespace, *, secret: bool, credentials: bool) -> Settings:
+    """The settings from `--config` and the environment, failing early (UsageError) on a bad
+    `--workers`, or on a missing webhook secret / GitHub credentials when the caller needs them."""
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    settings = load_settings(args.config)
+    if secret:
+        settings.require_secret()
+    if credentials:
+        settings.require_credentials()
+    return settings
