@@ -185,7 +185,8 @@ def service_paths(env: Mapping[str, str] | None = None) -> list[Path]:
             out.append(Path(env[var]))
         out.append(Path(env.get(xdg) or default) / "reviewbot")
     out += [f for f in (sqlite_file(env.get(v)) for v in ("REVIEWBOT_DB_URL", "REVIEWBOT_QUEUE_URL")) if f]
-    return [p.expanduser() for p in out]
+    # "~" means the home of `env`, like the settings loaders that read it.
+    return [home / p.relative_to("~") if p.parts[:1] == ("~",) else p.expanduser() for p in out]
 
 
 def _within(path: Path, parent: Path) -> bool:
