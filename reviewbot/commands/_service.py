@@ -4,9 +4,11 @@ checked settings they start from."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from reviewbot.errors import UsageError
 from reviewbot.settings import Settings, load_settings
+from reviewbot.truthtable.sandbox import hide_from_sandbox
 
 __all__ = ["add_service_arguments", "service_settings"]
 
@@ -25,6 +27,13 @@ def service_settings(args: argparse.Namespace, *, secret: bool, credentials: boo
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     settings = load_settings(args.config)
+    # Pull-request tests run in a sandbox on this host: it must not see the service's own secrets
+    # and state, wherever the config file put them (the defaults are hidden already).
+    hide_from_sandbox(
+        Path(p)
+        for p in (args.config, settings.private_key_path, settings.state_dir, settings.cache_dir)
+        if p is not None
+    )
     if secret:
         settings.require_secret()
     if credentials:

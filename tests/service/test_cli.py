@@ -98,3 +98,19 @@ def test_worker_refuses_to_start_without_credentials(settings: Settings, tmp_pat
     assert done.returncode == 2
     assert "GITHUB_TOKEN" in done.stderr and "REVIEWBOT_APP_ID" in done.stderr
     assert _run(["worker", "--workers", "0"], env, tmp_path).returncode == 2
+
+
+def test_service_settings_hide_the_config_file_and_state_from_sandboxes(tmp_path: Path) -> None:
+    import argparse
+
+    from reviewbot.commands._service import service_settings
+    from reviewbot.truthtable.sandbox import hidden_paths
+
+    state = tmp_path / "elsewhere-state"
+    state.mkdir()
+    config = tmp_path / "reviewbot.yaml"
+    config.write_text(f"state_dir: {state}\nwebhook_secret: s3cret\n")
+    assert config not in hidden_paths() and state not in hidden_paths()
+    service_settings(argparse.Namespace(workers=1, config=str(config)), secret=True, credentials=False)
+    hidden = hidden_paths()
+    assert config in hidden and state in hidden
