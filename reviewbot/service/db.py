@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 import os
 import re
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Connection, Engine, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from reviewbot.errors import StoreError
@@ -80,7 +81,14 @@ def _create_engine(url: URL) -> Engine:
     memory = url.database in (None, "", ":memory:")
     if not memory:
         Path(str(url.database)).parent.mkdir(parents=True, exist_ok=True)
-    engine = sa.create_engine(url, poolclass=StaticPool) if memory else sa.create_engine(url)
+    # The driver's own busy timeout applies from the first statement of a connection, before the
+    # PRAGMAs below run (switching to WAL needs the lock too).
+    args = {"timeout": 30}
+    engine = (
+        sa.create_engine(url, poolclass=StaticPool, connect_args=args)
+        if memory
+        else sa.create_engine(url, connect_args=args)
+    )
 
     @sa.event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -141,6 +149,23 @@ def migrate(engine: Engine) -> None:
         command.upgrade(cfg, "head")
 
 
+def _migrate_when_free(engine: Engine, attempts: int = 6) -> None:
+    """`migrate`, retried while SQLite reports the file locked by workers opening it at the same time.
+
+    SQLite can answer SQLITE_BUSY without waiting (e.g. while another connection recovers the WAL
+    or switches the journal mode), so the busy timeout alone does not cover a burst of opens.
+    """
+    for attempt in range(attempts):
+        try:
+            migrate(engine)
+            return
+        except OperationalError as exc:
+            locked = "locked" in str(exc) or "busy" in str(exc)
+            if engine.dialect.name != "sqlite" or not locked or attempt == attempts - 1:
+                raise
+            time.sleep(0.1 * 2**attempt)
+
+
 def utc(value: datetime) -> datetime:
     """`value` as an aware UTC datetime."""
     # SQLite hands back naive datetimes; every stored time is UTC.
@@ -157,7 +182,7 @@ def open_engine(url: str | None = None) -> Engine:
             f"cannot use the rounds database {shown(target)}: {exc}; check --db / REVIEWBOT_DB_URL"
         ) from exc
     try:
-        migrate(engine)
+        _migrate_when_free(engine)
     except StoreError:
         engine.dispose()
         raise
