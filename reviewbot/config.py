@@ -19,8 +19,8 @@ from typing import Any
 
 import tomllib
 
-from reviewbot.change.model import RepoTree
 from reviewbot.errors import UsageError
+from reviewbot.model.change import RepoTree
 
 __all__ = ["RepoConfig", "parse_repo_config", "load_repo_config", "CONFIG_PATH"]
 

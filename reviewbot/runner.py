@@ -25,15 +25,15 @@ from typing import Any
 
 from reviewbot.change.diff import load_change
 from reviewbot.change.git import diff_patch_chunks, is_ancestor, run_git
-from reviewbot.change.model import ChangeSet
 from reviewbot.change.patch import parse_section
 from reviewbot.errors import EnvironmentProblem
+from reviewbot.model.change import ChangeSet
+from reviewbot.model.review import Review
 from reviewbot.report.marker import State, encode_state
 from reviewbot.report.render import render_json, render_markdown
 from reviewbot.review.pipeline import ReviewSettings, review_change
-from reviewbot.review.result import Review
 from reviewbot.review.rounds import Delta, PreviousRound, apply_round
-from reviewbot.service.store import RoundRecord, Store
+from reviewbot.store.store import RoundRecord, Store
 
 __all__ = [
     "RoundOutcome",

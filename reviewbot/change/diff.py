@@ -24,10 +24,10 @@ from reviewbot.change.git import (
     merge_base,
     resolve,
 )
-from reviewbot.change.model import ChangedFile, ChangeSet, FileStatus, Note, SkipReason
 from reviewbot.change.notes import human_size, skip_note, unparsable_note
 from reviewbot.change.patch import ParsedSection, parse_patch, parse_section
 from reviewbot.errors import UsageError
+from reviewbot.model.change import ChangedFile, ChangeSet, FileStatus, Note, SkipReason
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "load_change", "parse_patch"]
 

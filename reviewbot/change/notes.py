@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reviewbot.change.model import Note, SkipReason
+from reviewbot.model.change import Note, SkipReason
 
 __all__ = ["human_size", "skip_note", "unparsable_note"]
 

@@ -14,8 +14,8 @@ from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchedFile
 
-from reviewbot.change.model import ChangedFile, FileStatus, Hunk, Note, SkipReason
 from reviewbot.change.notes import skip_note, unparsable_note
+from reviewbot.model.change import ChangedFile, FileStatus, Hunk, Note, SkipReason
 
 __all__ = ["ParsedSection", "parse_patch", "parse_section", "split_sections"]
 

@@ -13,8 +13,8 @@ from types import TracebackType
 from typing import IO
 
 from reviewbot.change.gitproc import check_repo_dir, decode_path, git_argv, git_env, not_installed, run_git
-from reviewbot.change.model import SkipReason
 from reviewbot.errors import GitError
+from reviewbot.model.change import SkipReason
 
 __all__ = ["BINARY_SNIFF_BYTES", "GITLINK_MODE", "REGULAR_MODES", "SYMLINK_MODE", "GitTree", "decode_text"]
 
@@ -72,6 +72,7 @@ class GitTree:
         self.sha = sha
         self.max_bytes = max_bytes
         self._blobs: dict[str, _Blob] | None = None
+        self._missing: list[str] = []
         self._proc: subprocess.Popen[bytes] | None = None
         self._finalizer: weakref.finalize | None = None
         self._lock = threading.RLock()  # one conversation with cat-file at a time
@@ -110,14 +111,21 @@ class GitTree:
                 # Symlinks and submodules are not source files: their "content" is a target
                 # path or a commit id.
                 if kind == "blob" and mode in REGULAR_MODES:
-                    if not size.isdigit():  # "BAD": the object is not in the repository
-                        raise GitError(
-                            f"{decode_path(raw_path)} (object {sha}) is missing from {self.repo} at "
-                            f"{self.sha[:12]}; the clone is damaged or partial: run `git fsck` or clone again"
-                        )
+                    if not size.isdigit():
+                        # "BAD": the object is not in the repository (a partial clone or a mirror that
+                        # leaves large files out). One unreadable file must not sink the review: it is
+                        # left out of the tree and named by `missing()`, so the caller can note it when
+                        # the analysis needed it.
+                        self._missing.append(decode_path(raw_path))
+                        continue
                     blobs[decode_path(raw_path)] = _Blob(mode, sha, int(size))
             self._blobs = blobs
         return self._blobs
+
+    def missing(self) -> list[str]:
+        """Files of the commit whose objects the repository does not hold, in git's order."""
+        self._entries()
+        return list(self._missing)
 
     def paths(self) -> list[str]:
         """Every regular file of the commit, in git's order (symlinks and submodules left out)."""

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from reviewbot.change.model import ChangeSet
+from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.lang.calls import CallGraph
-from reviewbot.lang.facts import Assignment, FileFacts, PredicateUse
+from reviewbot.lang.facts import FileFacts, PredicateUse
 from reviewbot.lang.index import RepoIndex
-from reviewbot.review.finding import Finding, Severity
+from reviewbot.model.change import ChangeSet
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.tests import ExecutionResults
 
-__all__ = ["Check", "CheckContext", "ChangedDerivation"]
-
-
-@dataclass(frozen=True)
-class ChangedDerivation:
-    """A head assignment that the change added or whose guard/value it changed."""
-
-    head: Assignment
-    base: tuple[Assignment, ...]  # base writes of the same target in the same function (may be empty)
-    new_branch: bool  # the guarded branch did not exist at base (new `if` or new assignment)
+__all__ = ["Check", "CheckContext"]
 
 
 @dataclass
@@ -32,11 +25,10 @@ class CheckContext:
     index: RepoIndex  # head revision, whole repository
     derivations: list[ChangedDerivation] = field(default_factory=list)
     added_predicates: list[PredicateUse] = field(default_factory=list)
-    settings: dict[str, object] = field(default_factory=dict)
     test_files: list[str] = field(default_factory=list)  # test files in the head tree (index.is_test_path)
-    # Set when the project's tests were executed against mutants: the test ids that fail when this
-    # derivation's branch is reverted (empty list: the mutant survived). None: tests were not run.
-    killed_by: Callable[[Assignment], list[str] | None] | None = None
+    # Set by the test stage before the rules run: the head run, each mutant's verdict, the new tests.
+    # None: the test stage was not part of this round.
+    execution: ExecutionResults | None = None
     truth_tables: list[dict[str, Any]] = field(default_factory=list)
     # Full facts and call sites of the files behind the read sites of the derived fields, for following
     # gated code into the functions it calls (reviewbot.lang.follow). None: not built this round.

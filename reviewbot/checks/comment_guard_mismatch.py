@@ -36,13 +36,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from reviewbot.checks.base import ChangedDerivation, CheckContext
+from reviewbot.analysis.coupled import callees_of_skipped, skipped_behaviour
+from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.reach import Reach, describe_reach
+from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import place
 from reviewbot.lang.calls import split_callee
 from reviewbot.lang.common import is_log_callee
-from reviewbot.review.coupled import callees_of_skipped, skipped_behaviour
-from reviewbot.review.finding import Finding, Location, Severity
-from reviewbot.review.reach import Reach, describe_reach
+from reviewbot.model.finding import Finding, Location, Severity
 
 id = "comment-guard-mismatch"
 severity = Severity.P3

@@ -37,7 +37,7 @@ from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import place
 from reviewbot.lang.facts import Lang, PredicateUse
 from reviewbot.lang.predicate import Pred, compound_parts, literals, loose_key
-from reviewbot.review.finding import Finding, Severity
+from reviewbot.model.finding import Finding, Severity
 
 id = "duplicated-predicate"
 severity = Severity.P3

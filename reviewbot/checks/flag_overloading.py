@@ -33,7 +33,7 @@ from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import place
 from reviewbot.lang.facts import FieldRead
 from reviewbot.lang.index import is_test_path
-from reviewbot.review.finding import Finding, Severity
+from reviewbot.model.finding import Finding, Severity
 
 id = "flag-overloading"
 severity = Severity.P3

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 from reviewbot.checks.base import CheckContext
 from reviewbot.lang.facts import lang_for_path
-from reviewbot.review.finding import Finding, Severity
+from reviewbot.model.finding import Finding, Severity
 
 id = "formatting-noise"
 severity = Severity.P3

@@ -37,13 +37,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reviewbot.checks.base import ChangedDerivation, CheckContext
+from reviewbot.analysis.coupled import Consumer, CoupledField, coupled_fields
+from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.reach import describe_reach
+from reviewbot.checks.base import CheckContext
 from reviewbot.checks.missing_tests import rows_to_pin
 from reviewbot.checks.util import assignment_anchor, place, short_function
 from reviewbot.lang.facts import Lang
-from reviewbot.review.coupled import Consumer, CoupledField, coupled_fields
-from reviewbot.review.finding import Finding, Location, Severity
-from reviewbot.review.reach import describe_reach
+from reviewbot.model.finding import Finding, Location, Severity
 
 id = "guard-ignores-coupled-flag"
 severity = Severity.P2

@@ -26,16 +26,24 @@ and assert on the derived value itself, or keep the smoke test and add a focused
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from reviewbot.review.finding import Finding, Severity
-from reviewbot.truthtable.results import MutantResult, NewTest, TestRun
+from reviewbot.checks.base import CheckContext
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.tests import MutantResult, NewTest, TestRun
 
-__all__ = ["id", "severity", "summary", "findings"]
+__all__ = ["id", "severity", "summary", "run", "findings"]
 
 id = "ineffective-test"
 severity = Severity.P2
 summary = "A test added by the pull request passes with every changed derivation branch reverted."
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    ex = ctx.execution
+    if ex is None or not ex.ran or ex.head is None:
+        return []
+    return findings(ex.new_tests, ex.mutants, ex.head)
 
 
 def findings(new_tests: Sequence[NewTest], results: Sequence[MutantResult], head: TestRun) -> list[Finding]:

@@ -28,12 +28,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from reviewbot.checks.base import ChangedDerivation, CheckContext
+from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import assignment_anchor, short_function
 from reviewbot.lang.facts import Lang
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.predicate import Atom, literals
-from reviewbot.review.finding import Finding, Severity
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.tests import ExecutionResults
 
 id = "missing-tests"
 severity = Severity.P1
@@ -123,6 +125,16 @@ def _sketch(d: ChangedDerivation, index: RepoIndex, python_tests: bool) -> tuple
     return code, "cpp"
 
 
+def _survived(ex: ExecutionResults, path: str, line: int) -> str:
+    """The proof that no test pins the branch: its mutant ran and every test still passed."""
+    r = ex.mutant_for(path, line)
+    what = f"mutant {r.mutant.id} ({r.mutant.description})" if r is not None else "the branch reverted"
+    return (
+        f"ran `{ex.command}` with {what} applied ({ex.sandbox} sandbox): every test still passes "
+        "(the mutant survives)."
+    )
+
+
 def _definitions(ctx: CheckContext) -> Counter[str]:
     """How many functions of the indexed source files carry each short name."""
     return Counter(
@@ -144,7 +156,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         # share that name; only a distinctive function name (defined once) counts as a mention.
         names = [n for n in (a.field, fn) if n and (n == a.field or defined[n] <= 1)]
         refs = ctx.index.tests_mentioning(names)
-        killed = ctx.killed_by(a) if ctx.killed_by is not None else None
+        killed = ctx.execution.killed_by(a.path, a.line) if ctx.execution is not None else None
         if refs and (killed is None or killed):
             continue
         anchor = assignment_anchor(a)
@@ -156,9 +168,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             evidence = [f"{searched}: no test mentions them."]
         else:
             evidence = [f"{searched}: mentioned at " + ", ".join(f"{r.path}:{r.line}" for r in refs[:5])]
-            evidence.append(
-                "executed with the branch reverted: every test still passes (the mutant survives)."
-            )
+        if killed == [] and ctx.execution is not None:
+            evidence.append(_survived(ctx.execution, a.path, a.line))
         cols, rows = rows_to_pin(d, ctx.index)
         table = "; ".join(
             "(" + ", ".join(f"{c}={v}" for c, v in zip(cols, inp, strict=True)) + f") -> {exp}"

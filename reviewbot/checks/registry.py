@@ -1,8 +1,12 @@
-"""The explicit list of checks. A check is a module with `id`, `severity`, `summary`, `run(ctx)`."""
+"""The explicit, typed list of rules. Every rule is a module with `id`, `severity`, `summary`, `run(ctx)`.
+
+Static rules and the execution-stage rules (which read `ctx.execution`) are registered alike: the pipeline
+runs every rule through `run(ctx)`, `reviewbot rules` and SARIF describe every one of them.
+"""
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import cast
 
 from reviewbot.checks import (
     comment_guard_mismatch,
@@ -10,55 +14,41 @@ from reviewbot.checks import (
     flag_overloading,
     formatting_noise,
     guard_ignores_coupled_flag,
+    ineffective_test,
     missing_tests,
     unconditional_override,
+    untested_branch,
+)
+from reviewbot.checks.base import Check
+
+__all__ = ["RULES", "CHECKS", "ALL_RULES", "KNOWN_RULES", "EXECUTION_RULES", "get", "doc"]
+
+# In report order. A module satisfies the Check protocol by its module-level names.
+RULES: tuple[Check, ...] = tuple(
+    cast(Check, m)
+    for m in (
+        missing_tests,
+        unconditional_override,
+        duplicated_predicate,
+        flag_overloading,
+        formatting_noise,
+        guard_ignores_coupled_flag,
+        comment_guard_mismatch,
+        untested_branch,
+        ineffective_test,
+    )
 )
 
-__all__ = ["CHECKS", "ALL_RULES", "KNOWN_RULES", "EXECUTION_RULES", "get", "doc"]
-
-_MODULES: tuple[ModuleType, ...] = (
-    missing_tests,
-    unconditional_override,
-    duplicated_predicate,
-    flag_overloading,
-    formatting_noise,
-    guard_ignores_coupled_flag,
-    comment_guard_mismatch,
-)
-
-CHECKS: dict[str, ModuleType] = {m.id: m for m in _MODULES}
-
-# Rules whose findings come from later stages (test execution). They are documented modules too; the
-# pipeline does not call their `run` directly.
-_STAGE_MODULES: dict[str, str] = {
-    "untested-branch": "reviewbot.checks.untested_branch",
-    "ineffective-test": "reviewbot.checks.ineffective_test",
-}
+CHECKS: dict[str, Check] = {r.id: r for r in RULES}
+ALL_RULES = CHECKS  # one registry: kept as a name for callers that list rules
+KNOWN_RULES: frozenset[str] = frozenset(CHECKS)
+# Rules that judge executed tests; without executed tests they are not evaluated (checklist).
+EXECUTION_RULES: frozenset[str] = frozenset({untested_branch.id, ineffective_test.id})
 
 
-def _stage_modules() -> dict[str, ModuleType]:
-    import importlib
-
-    out: dict[str, ModuleType] = {}
-    for name in _STAGE_MODULES.values():
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError:
-            continue
-        out[module.id] = module
-    return out
-
-
-ALL_RULES: dict[str, ModuleType] = {**CHECKS, **_stage_modules()}
-KNOWN_RULES: frozenset[str] = frozenset(CHECKS) | frozenset(_STAGE_MODULES)
-# Rules only the test-execution stage can report; without executed tests they are not evaluated.
-EXECUTION_RULES: frozenset[str] = frozenset(_STAGE_MODULES)
-
-
-def get(rule_id: str) -> ModuleType | None:
-    return ALL_RULES.get(rule_id)
+def get(rule_id: str) -> Check | None:
+    return CHECKS.get(rule_id)
 
 
 def doc(rule_id: str) -> str:
-    module = ALL_RULES[rule_id]
-    return (module.__doc__ or "").strip()
+    return (CHECKS[rule_id].__doc__ or "").strip()

@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from reviewbot.analysis.reach import describe_reach
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import assignment_anchor, place
 from reviewbot.lang.facts import AssignKind
 from reviewbot.lang.index import is_test_path
-from reviewbot.review.finding import Finding, Severity
-from reviewbot.review.reach import describe_reach
+from reviewbot.model.finding import Finding, Severity
 
 id = "unconditional-override"
 severity = Severity.P2

@@ -29,16 +29,33 @@ expect(derive(RopeStyle::No, /*use_kvcache=*/true, /*need_rope_kv_cache=*/true).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from reviewbot.review.finding import Finding, Severity
-from reviewbot.truthtable.results import MutantResult, TestRun
+from reviewbot.checks import missing_tests
+from reviewbot.checks.base import CheckContext
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.tests import MutantResult, TestRun
 
-__all__ = ["id", "severity", "summary", "findings"]
+__all__ = ["id", "severity", "summary", "run", "findings"]
 
 id = "untested-branch"
 severity = Severity.P2
 summary = "The tests still pass with a new or changed derivation branch reverted."
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    """Surviving mutants of branches that some test mentions; where none does, missing-tests already
+    says so (with the surviving mutant as its proof), so the branch is one finding, not two."""
+    ex = ctx.execution
+    if ex is None or not ex.ran or ex.head is None:
+        return []
+    untested = {dict(f.extra).get("assignment") for f in missing_tests.run(ctx)}
+    judged = [
+        r
+        for r in ex.mutants
+        if not all(f"{p}:{n}" in untested for p, n in r.mutant.covers) or not r.mutant.covers
+    ]
+    return findings(judged, ex.head, ex.command, ex.sandbox)
 
 
 def findings(results: Sequence[MutantResult], head: TestRun, command: str, sandbox: str) -> list[Finding]:

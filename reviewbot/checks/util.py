@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reviewbot.lang.facts import Assignment
+from reviewbot.analysis.derive import assignment_anchor
 
 __all__ = ["place", "short_function", "backtick", "assignment_anchor"]
 
@@ -20,9 +20,3 @@ def short_function(name: str | None) -> str:
 
 def backtick(text: str) -> str:
     return f"`{text}`"
-
-
-def assignment_anchor(a: Assignment) -> str:
-    """Line-independent anchor of a guarded write: function, guard and statement."""
-    guard = a.guard.key if a.guard is not None else ""
-    return f"{a.function or ''}|{guard}|{a.target}={a.value}"

@@ -7,8 +7,8 @@ import argparse
 from pathlib import Path
 
 from reviewbot.errors import UsageError
+from reviewbot.execution.sandbox import hide_from_sandbox
 from reviewbot.settings import Settings, load_settings
-from reviewbot.truthtable.sandbox import hide_from_sandbox
 
 __all__ = ["add_service_arguments", "service_settings"]
 

@@ -23,8 +23,8 @@ from reviewbot.errors import UsageError
 from reviewbot.github.dryrun import plan_json, plan_text
 from reviewbot.github.round import PrRoundOutcome, run_pr_round
 from reviewbot.github.settings import GitHubSettings
+from reviewbot.model.review import Status
 from reviewbot.report.render import render_sarif
-from reviewbot.review.result import Status
 from reviewbot.runner import owner_name
 
 __all__ = ["add_arguments", "main", "repo_from_checkout", "settings_from_args"]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from reviewbot.errors import UsageError
 
 if TYPE_CHECKING:
-    from reviewbot.service.store import RoundSummary
+    from reviewbot.store.store import RoundSummary
 
 __all__ = ["add_arguments", "main", "history_table"]
 
@@ -87,7 +87,7 @@ def _repository(args: argparse.Namespace) -> str:
 def main(args: argparse.Namespace) -> int:
     from reviewbot.service.job_records import jobs_table
     from reviewbot.service.jobs import jobs_of_pr
-    from reviewbot.service.store import Store
+    from reviewbot.store.store import Store
 
     if args.round is not None and args.round < 1:
         raise UsageError(f"--round counts from 1, not {args.round}")

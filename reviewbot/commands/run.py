@@ -8,15 +8,15 @@ import sys
 import time
 from pathlib import Path
 
-from reviewbot.change.model import ChangeSet
 from reviewbot.config import load_repo_config
 from reviewbot.errors import UsageError
+from reviewbot.execution.execute import ExecSettings, executor
+from reviewbot.model.change import ChangeSet
+from reviewbot.model.review import Review, Status
 from reviewbot.report.render import LANGS, render_json, render_markdown, render_sarif
 from reviewbot.review.pipeline import ReviewSettings
-from reviewbot.review.result import Review, Status
 from reviewbot.runner import RoundOutcome, run_local_round
-from reviewbot.service.store import Store
-from reviewbot.truthtable.execute import ExecSettings, executor
+from reviewbot.store.store import Store
 
 __all__ = ["add_arguments", "main", "review_local", "emit"]
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import base64
 import logging
 
-from reviewbot.change.model import ChangedFile, ChangeSet, FileStatus, Hunk, Note, SkipReason
 from reviewbot.change.patch import parse_patch
 from reviewbot.github.api import PullFile, PullRequestInfo, RestApi
 from reviewbot.github.client import ApiError
+from reviewbot.model.change import ChangedFile, ChangeSet, FileStatus, Hunk, Note, SkipReason
 
 __all__ = ["change_from_api", "undo_hunks", "MAX_FILES"]
 

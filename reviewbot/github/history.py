@@ -14,7 +14,7 @@ from reviewbot.errors import StoreError
 from reviewbot.report.marker import State
 from reviewbot.review.rounds import PreviousRound
 from reviewbot.runner import previous_from_store
-from reviewbot.service.store import Store
+from reviewbot.store.store import Store
 
 __all__ = ["previous_round"]
 

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewbot.change.model import ChangeSet, FileStatus
+from reviewbot.model.change import ChangeSet, FileStatus
+from reviewbot.model.finding import Finding
+from reviewbot.model.review import Review, Status
 from reviewbot.report import sanitize
 from reviewbot.report.render import render_finding
-from reviewbot.review.finding import Finding
-from reviewbot.review.result import Review, Status
 
 __all__ = [
     "COMMENT_LIMIT",

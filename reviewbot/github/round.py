@@ -28,9 +28,9 @@ from reviewbot.github.plan import PublicationPlan, build_plan, commentable_lines
 from reviewbot.github.publish import Published, find_bot_comment, find_bot_review, publish_into
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.source import Code, load_code, review_settings
+from reviewbot.model.review import Review
 from reviewbot.report.marker import State, decode_state
 from reviewbot.review.pipeline import review_change
-from reviewbot.review.result import Review
 from reviewbot.review.rounds import apply_round
 from reviewbot.runner import continue_round, render_round
 
@@ -105,7 +105,7 @@ def _plan(
 
 
 def _record(settings: GitHubSettings, review: Review, markdown_en: str, doc: dict[str, Any], pr: int) -> bool:
-    from reviewbot.service.store import RoundRecord, Store
+    from reviewbot.store.store import RoundRecord, Store
 
     try:
         with Store.open(settings.db_url) as store:

@@ -13,13 +13,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reviewbot.change.diff import load_change
-from reviewbot.change.model import ChangeSet
 from reviewbot.config import load_repo_config
 from reviewbot.errors import EnvironmentProblem, GitError
 from reviewbot.github.api import PullRequestInfo, RestApi
 from reviewbot.github.fallback import change_from_api
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.workspace import GitWorkspace
+from reviewbot.model.change import ChangeSet
 from reviewbot.review.pipeline import ReviewSettings
 
 __all__ = ["Code", "load_code", "review_settings"]
@@ -84,8 +84,8 @@ def review_settings(settings: GitHubSettings, code: Code, pr: PullRequestInfo) -
     if settings.now is not None:
         out = replace(out, now=settings.now)
     if settings.run_tests and code.repo_path is not None:
-        from reviewbot.truthtable.execute import ExecSettings, executor
-        from reviewbot.truthtable.sandbox import CONFINING_SANDBOXES, hide_from_sandbox, sqlite_file
+        from reviewbot.execution.execute import ExecSettings, executor
+        from reviewbot.execution.sandbox import CONFINING_SANDBOXES, hide_from_sandbox, sqlite_file
 
         # Paths these settings name beyond the environment's (which the sandbox hides anyway).
         hide_from_sandbox([settings.private_key_path, settings.cache_root, sqlite_file(settings.db_url)])

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from reviewbot.change.model import RepoTree
 from reviewbot.lang.facts import FileFacts, lang_for_path
 from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
 from reviewbot.lang.parse import parse_many
+from reviewbot.model.change import RepoTree
 
 __all__ = ["build_index", "names_pattern", "NameSet"]
 

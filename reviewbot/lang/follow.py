@@ -13,12 +13,12 @@ import logging
 import posixpath
 from collections.abc import Iterable
 
-from reviewbot.change.model import RepoTree
 from reviewbot.lang.calls import CallGraph, CallSite, extract_calls, split_callee
 from reviewbot.lang.common import mentions_field
 from reviewbot.lang.facts import GatedStmt, Lang, lang_for_path
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.parse import parse_file
+from reviewbot.model.change import RepoTree
 
 __all__ = ["follow_calls", "resolve_import"]
 

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from reviewbot.review.finding import Finding, Severity
-from reviewbot.review.result import Review
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.review import Review
 from reviewbot.review.rounds import OPEN_STATES, PreviousRound
 
 __all__ = ["MarkedFinding", "State", "encode_state", "decode_state", "VERSION"]

@@ -10,9 +10,9 @@ import jinja2
 import yaml
 
 from reviewbot import DATA_DIR, __version__
+from reviewbot.model.finding import Finding
+from reviewbot.model.review import Review
 from reviewbot.report import sanitize
-from reviewbot.review.finding import Finding
-from reviewbot.review.result import Review
 
 __all__ = ["render_markdown", "render_finding", "render_json", "render_sarif", "LANGS"]
 

@@ -11,8 +11,8 @@ import yaml
 
 from reviewbot import DATA_DIR
 from reviewbot.errors import UsageError
-from reviewbot.review.finding import Finding
-from reviewbot.review.result import ChecklistItemResult, ChecklistResult
+from reviewbot.model.finding import Finding
+from reviewbot.model.review import ChecklistItemResult, ChecklistResult
 
 __all__ = ["ChecklistItem", "Checklist", "load_checklist", "parse_checklist", "evaluate", "BUNDLED_DIR"]
 

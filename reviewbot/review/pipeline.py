@@ -14,14 +14,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from reviewbot.change.model import ChangeSet, Note, SkipReason
-from reviewbot.checks.base import ChangedDerivation, CheckContext
+from reviewbot.analysis.derive import ChangedDerivation, added_predicates, changed_derivations
+from reviewbot.analysis.reach import BUILDER_NAMES, describe_reach
+from reviewbot.analysis.truthtable import build_truth_tables
+from reviewbot.checks.base import CheckContext
 from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
 from reviewbot.lang.build import build_index
-from reviewbot.lang.facts import Assignment, FileFacts, lang_for_path
+from reviewbot.lang.facts import FileFacts, lang_for_path
 from reviewbot.lang.follow import follow_calls
 from reviewbot.lang.index import is_test_path
 from reviewbot.lang.parse import parse_file
+from reviewbot.model.change import ChangeSet, Note, SkipReason
+from reviewbot.model.finding import Finding
+from reviewbot.model.review import Review, Status
+from reviewbot.model.tests import ExecutionResults
 from reviewbot.review.checklist import (
     Checklist,
     evaluate,
@@ -29,12 +35,7 @@ from reviewbot.review.checklist import (
     parse_checklist,
     with_checklist_refs,
 )
-from reviewbot.review.derive import added_predicates, changed_derivations
-from reviewbot.review.finding import Finding
-from reviewbot.review.reach import BUILDER_NAMES, describe_reach
-from reviewbot.review.result import Review, Status
 from reviewbot.review.strengths import strengths
-from reviewbot.truthtable.table import tables_for_context
 
 __all__ = ["ReviewSettings", "Execution", "review_change", "interesting_names"]
 
@@ -45,13 +46,12 @@ _NOISE_WORDS = {"True", "False", "None", "self", "this", "config", "cfg", "not",
 
 
 class Execution(Protocol):
-    """What the test-execution stage returns (see reviewbot.truthtable.execute)."""
+    """What the test-execution stage returns (see reviewbot.execution.execute)."""
 
     summary: dict[str, Any]
-    findings: list[Finding]
     notes: list[Note]
 
-    def killed_by(self, assignment: Assignment) -> list[str] | None: ...
+    def results(self) -> ExecutionResults: ...
 
 
 @dataclass
@@ -139,28 +139,6 @@ def _dedupe(findings: list[Finding]) -> tuple[list[Finding], int]:
     return ordered, merged
 
 
-def _fold_mutant_evidence(findings: list[Finding]) -> list[Finding]:
-    """A branch with no test at all is one finding, not two: the surviving mutant proves missing-tests.
-
-    `untested-branch` stays a finding of its own where tests do mention the branch (so missing-tests
-    did not fire) but none of them fails with it reverted.
-    """
-    untested = [f for f in findings if f.rule == "untested-branch"]
-    if not untested:
-        return findings
-    out: list[Finding] = []
-    folded: set[int] = set()
-    for f in findings:
-        if f.rule == "missing-tests":
-            where = dict(f.extra).get("assignment")
-            proof = [u for u in untested if where and where in dict(u.extra).get("covers", "").split(", ")]
-            if proof:
-                folded.update(id(u) for u in proof)
-                f = f.with_(evidence=f.evidence + tuple(e for u in proof for e in u.evidence))
-        out.append(f)
-    return [f for f in out if id(f) not in folded]
-
-
 def _reach_of(derivations: list[ChangedDerivation], index: Any) -> list[dict[str, Any]]:
     """How far each changed guarded rule reaches, for the JSON report (the sentence is also evidence)."""
     out: list[dict[str, Any]] = []
@@ -179,6 +157,11 @@ def _reach_of(derivations: list[ChangedDerivation], index: Any) -> list[dict[str
             }
         )
     return out
+
+
+def tables_for_context(ctx: CheckContext) -> list[dict[str, Any]]:
+    """The `ReviewSettings.truth_tables` hook: tables of the round's changed derivations."""
+    return build_truth_tables(ctx.derivations, ctx.head_facts, ctx.index)
 
 
 def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> Review:
@@ -239,7 +222,7 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
         execution = settings.execute(change, derivations)
         timings["tests"] = (time.perf_counter() - clock) * 1000
         if execution is not None:
-            ctx.killed_by = execution.killed_by
+            ctx.execution = execution.results()
             notes.extend(execution.notes)
     ctx.truth_tables = (settings.truth_tables or tables_for_context)(ctx)
 
@@ -258,9 +241,6 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
             notes.append(
                 Note(SkipReason.CHECK_CRASHED, f"check `{check.id}` crashed: {type(exc).__name__}: {exc}")
             )
-    if execution is not None:
-        raw.extend(f for f in execution.findings if f.rule not in settings.disabled_rules)
-    raw = _fold_mutant_evidence(raw)
     findings, merged = _dedupe(raw)
     timings["checks"] = (time.perf_counter() - clock) * 1000
 
@@ -271,7 +251,7 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
         else load_checklist(name, known_rules)
         for name in settings.checklists
     ]
-    ran_tests = execution is not None and not execution.summary.get("reason_if_not_run")
+    ran_tests = ctx.execution is not None and ctx.execution.ran
     not_run = frozenset() if ran_tests else EXECUTION_RULES
     checklist = evaluate(lists, findings, settings.lang, not_run)
     findings = with_checklist_refs(findings, checklist)

@@ -37,9 +37,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from reviewbot.change.model import ChangeSet, RepoTree, SkipReason
-from reviewbot.review.finding import Finding, normalise_anchor
-from reviewbot.review.result import Review, RoundInfo, Status
+from reviewbot.model.change import ChangeSet, RepoTree, SkipReason
+from reviewbot.model.finding import Finding, normalise_anchor
+from reviewbot.model.review import Review, RoundInfo, Status
 
 __all__ = ["Delta", "PreviousRound", "apply_round", "delta_of", "OPEN_STATES"]
 

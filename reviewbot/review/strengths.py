@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from reviewbot.analysis.reach import describe_reach
 from reviewbot.checks.base import CheckContext
 from reviewbot.lang.facts import lang_for_path
 from reviewbot.lang.index import is_test_path
 from reviewbot.lang.predicate import loose_key
-from reviewbot.review.finding import Finding
-from reviewbot.review.reach import describe_reach
+from reviewbot.model.finding import Finding
 
 __all__ = ["strengths"]
 
@@ -66,8 +66,9 @@ def strengths(ctx: CheckContext, findings: list[Finding], lang: str = "en") -> l
                 if zh
                 else "Safe default: with every guard input at its default, the rule does not fire."
             )
-    if ctx.killed_by is not None and ctx.derivations:
-        killed = [d for d in ctx.derivations if ctx.killed_by(d.head)]
+    ex = ctx.execution
+    if ex is not None and ex.ran and ctx.derivations:
+        killed = [d for d in ctx.derivations if ex.killed_by(d.head.path, d.head.line)]
         if killed and len(killed) == len(ctx.derivations):
             out.append(
                 "每个变更分支的变异体都被测试杀死：测试确实固定了这次变更。"

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from reviewbot.service.tables import service_metrics
+from reviewbot.store.tables import service_metrics
 
 __all__ = ["bump", "observe", "read_all", "labels_key", "DURATION_BUCKETS"]
 

@@ -34,8 +34,8 @@ from reviewbot.service.job_records import (
     jobs_table,
     utcnow,
 )
-from reviewbot.service.store import rounds
-from reviewbot.service.tables import deliveries, jobs
+from reviewbot.store.store import rounds
+from reviewbot.store.tables import deliveries, jobs
 
 __all__ = [
     "Job",

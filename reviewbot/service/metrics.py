@@ -24,7 +24,7 @@ from reviewbot.errors import ReviewbotError
 from reviewbot.service import counters
 from reviewbot.service.jobs import JobBook
 from reviewbot.service.queue import JobQueue
-from reviewbot.service.tables import JOB_STATES
+from reviewbot.store.tables import JOB_STATES
 
 __all__ = ["ServiceMetrics"]
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from reviewbot.service.jobs import JobBook
 from reviewbot.service.queue import JobQueue
-from reviewbot.service.store import Store
 from reviewbot.settings import Settings
+from reviewbot.store.store import Store
 
 __all__ = ["Runtime"]
 

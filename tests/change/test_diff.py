@@ -10,8 +10,8 @@ import pytest
 
 from reviewbot.change import diff
 from reviewbot.change.diff import Limits, load_change
-from reviewbot.change.model import ChangeSet, FileStatus, SkipReason
 from reviewbot.errors import EnvironmentProblem, UsageError
+from reviewbot.model.change import ChangeSet, FileStatus, SkipReason
 from tests.gitrepo import Repo
 
 BASE_TEXT = "".join(f"line {n}\n" for n in range(1, 21))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from reviewbot.change.diff import load_change
 from reviewbot.change.git import changed_paths
-from reviewbot.change.model import FileStatus
 from reviewbot.example import build_example
+from reviewbot.model.change import FileStatus
 
 PATH = "rtp_llm/cpp/config/ModelConfig.cc"
 

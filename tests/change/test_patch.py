@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from reviewbot.change.diff import parse_patch
-from reviewbot.change.model import ChangedFile, ChangeSet, FileStatus, Note, SkipReason
+from reviewbot.model.change import ChangedFile, ChangeSet, FileStatus, Note, SkipReason
 
 GOLDEN = Path(__file__).parent / "golden"
 DIFFS = sorted(GOLDEN.glob("*.diff"))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reviewbot.change.diff import load_change
-from reviewbot.review.finding import Finding
+from reviewbot.model.finding import Finding
 from reviewbot.review.pipeline import ReviewSettings, review_change
 from tests.gitrepo import Repo
 

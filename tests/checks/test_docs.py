@@ -8,7 +8,7 @@ import pytest
 
 from reviewbot.checks import ineffective_test, untested_branch
 from reviewbot.checks.registry import ALL_RULES, KNOWN_RULES
-from reviewbot.review.finding import Severity
+from reviewbot.model.finding import Severity
 
 HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from reviewbot.change.diff import load_change
 from reviewbot.checks.base import CheckContext
 from reviewbot.example import EXAMPLE_DIR
-from reviewbot.review.finding import Finding, Severity
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.review import Review
 from reviewbot.review.pipeline import ReviewSettings, review_change
-from reviewbot.review.result import Review
 from tests.checks.fixtures import FIXTURES, build_case
 from tests.gitrepo import Repo
 

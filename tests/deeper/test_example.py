@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from reviewbot.analysis.coupled import coupled_fields
 from reviewbot.checks import comment_guard_mismatch, guard_ignores_coupled_flag
 from reviewbot.example import EXAMPLE_DIR
-from reviewbot.review.coupled import coupled_fields
 from tests.deeper.helpers import Reviewed, example_repo, line_of, review_repo
 
 CC = "rtp_llm/cpp/config/ModelConfig.cc"

@@ -1,11 +1,11 @@
-"""How far the example's rule reaches (reviewbot.review.reach): atoms, builders, guard fields."""
+"""How far the example's rule reaches (reviewbot.analysis.reach): atoms, builders, guard fields."""
 
 from __future__ import annotations
 
 import pytest
 
+from reviewbot.analysis.reach import ModelReach, describe_reach, guard_fields
 from reviewbot.lang.predicate import And, Atom, Not
-from reviewbot.review.reach import ModelReach, describe_reach, guard_fields
 from tests.deeper.helpers import Reviewed, example_repo, review_repo
 
 

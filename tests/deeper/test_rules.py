@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from reviewbot.change.model import SkipReason
 from reviewbot.checks import comment_guard_mismatch, guard_ignores_coupled_flag
 from reviewbot.checks.registry import CHECKS, doc
-from reviewbot.review.finding import Severity
+from reviewbot.model.change import SkipReason
+from reviewbot.model.finding import Severity
 from tests.checks.fixtures import FIXTURES, expectations
 from tests.deeper.helpers import review_fixture
 

@@ -14,9 +14,9 @@ from reviewbot.github.plan import (
     fit_body,
     suggestion_block,
 )
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.review import ChecklistResult, Review, Status
 from reviewbot.report.marker import decode_state
-from reviewbot.review.finding import Finding, Severity
-from reviewbot.review.result import ChecklistResult, Review, Status
 from reviewbot.runner import render_round
 from tests.fakegithub import example_remote
 from tests.fakegithub.gitdiff import diff_lines, pr_files

@@ -6,8 +6,8 @@ import urllib.parse
 from pathlib import Path
 
 from reviewbot.github import run_pr_round
+from reviewbot.model.review import Status
 from reviewbot.report.marker import decode_state
-from reviewbot.review.result import Status
 from tests.fakegithub import push
 from tests.github.conftest import APP_SLUG, AUTHOR, PR, REPO, Seeded, bot_comments, settings
 from tests.gitrepo import git

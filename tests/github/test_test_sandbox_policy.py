@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from reviewbot.change.diff import load_change
+from reviewbot.execution import sandbox
 from reviewbot.github.api import PullRequestInfo
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.source import Code, review_settings
-from reviewbot.truthtable import sandbox
-from tests.truthtable.probe import flag_derivation, make_repo, toml
+from tests.execution.probe import flag_derivation, make_repo, toml
 
 
 def _pr(base: str, head: str, association: str) -> PullRequestInfo:

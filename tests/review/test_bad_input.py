@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewbot.change.diff import load_change
-from reviewbot.change.model import ChangeSet, SkipReason
 from reviewbot.change.patch import parse_patch
+from reviewbot.model.change import ChangeSet, SkipReason
+from reviewbot.model.review import Status
 from reviewbot.review.pipeline import review_change
-from reviewbot.review.result import Status
 from tests.gitrepo import Repo
 
 CLEAN = "def derive(cfg):\n    return cfg\n"
@@ -64,7 +64,7 @@ def test_garbage_diff_gives_a_note_and_zero_coverage() -> None:
 
 
 def test_a_crashing_check_is_reported_and_the_round_goes_on(tmp_path: Path) -> None:
-    from reviewbot.review.finding import Severity
+    from reviewbot.model.finding import Severity
     from reviewbot.review.pipeline import ReviewSettings
 
     class Exploding:

@@ -4,6 +4,7 @@ import pytest
 
 from reviewbot.checks.registry import KNOWN_RULES as ALL_RULES
 from reviewbot.errors import UsageError
+from reviewbot.model.finding import Finding, Severity
 from reviewbot.review.checklist import (
     bundled_names,
     evaluate,
@@ -11,7 +12,6 @@ from reviewbot.review.checklist import (
     parse_checklist,
     with_checklist_refs,
 )
-from reviewbot.review.finding import Finding, Severity
 
 
 def _finding(rule: str, severity: Severity = Severity.P3) -> Finding:

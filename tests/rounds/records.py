@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from reviewbot.change.model import ChangeSet, Note
-from reviewbot.review.finding import Finding, Severity
-from reviewbot.review.result import ChecklistResult, Review, Status
+from reviewbot.model.change import ChangeSet, Note
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.review import ChecklistResult, Review, Status
 
 CONFIG = "src/config.cc"
 

@@ -11,12 +11,12 @@ import pytest
 from reviewbot import cli
 from reviewbot.change.diff import load_change
 from reviewbot.example import ExampleRepo, build_example
+from reviewbot.model.review import Review, Status
 from reviewbot.report.marker import decode_state
 from reviewbot.review.pipeline import ReviewSettings, review_change
-from reviewbot.review.result import Review, Status
 from reviewbot.review.rounds import PreviousRound
 from reviewbot.runner import RoundOutcome, continue_round, owner_name, run_local_round
-from reviewbot.service.store import Store
+from reviewbot.store.store import Store
 from tests.gitrepo import git
 
 PR = 1361

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from reviewbot.change.diff import load_change
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.review import Review
 from reviewbot.report import sanitize
 from reviewbot.report.marker import MarkedFinding, State, decode_state, encode_state
 from reviewbot.report.render import render_markdown
-from reviewbot.review.finding import Finding, Severity
-from reviewbot.review.result import Review
 from reviewbot.review.rounds import PreviousRound, apply_round
 from tests.gitrepo import Repo
 from tests.rounds.records import finding, review_of

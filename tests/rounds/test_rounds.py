@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from reviewbot.change.diff import load_change
-from reviewbot.change.model import ChangeSet, Note, SkipReason
-from reviewbot.review.finding import Finding, Severity
-from reviewbot.review.result import Review, Status
+from reviewbot.model.change import ChangeSet, Note, SkipReason
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.review import Review, Status
 from reviewbot.review.rounds import PreviousRound, apply_round, delta_of
 from tests.gitrepo import Repo
 from tests.rounds.records import CONFIG, finding, review_of

@@ -16,8 +16,8 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from reviewbot.errors import StoreError
-from reviewbot.review.finding import Finding, Location, Severity
-from reviewbot.service.db import (
+from reviewbot.model.finding import Finding, Location, Severity
+from reviewbot.store.db import (
     MIGRATIONS_DIR,
     VERSION_TABLE,
     default_db_url,
@@ -25,7 +25,7 @@ from reviewbot.service.db import (
     known_revisions,
     schema_revision,
 )
-from reviewbot.service.store import FindingRecord, RoundRecord, Store, metadata
+from reviewbot.store.store import FindingRecord, RoundRecord, Store, metadata
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -18,8 +18,8 @@ import httpx
 from reviewbot.service.app import create_app
 from reviewbot.service.jobs import Job
 from reviewbot.service.runtime import Runtime
-from reviewbot.service.store import RoundRecord
 from reviewbot.settings import Settings
+from reviewbot.store.store import RoundRecord
 from tests.fakegithub import ExampleRemote, FakeGitHub, example_remote, push
 from tests.fakegithub.keys import app_keypair
 from tests.gitrepo import git

@@ -104,7 +104,7 @@ def test_service_settings_hide_the_config_file_and_state_from_sandboxes(tmp_path
     import argparse
 
     from reviewbot.commands._service import service_settings
-    from reviewbot.truthtable.sandbox import hidden_paths
+    from reviewbot.execution.sandbox import hidden_paths
 
     state = tmp_path / "elsewhere-state"
     state.mkdir()

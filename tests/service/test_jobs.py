@@ -11,9 +11,9 @@ import sqlalchemy as sa
 
 from reviewbot.service.events import Decision, RoundRequest
 from reviewbot.service.jobs import JobBook, jobs_of_pr, jobs_table, utcnow
-from reviewbot.service.store import Store, rounds
-from reviewbot.service.tables import jobs
 from reviewbot.settings import Settings
+from reviewbot.store.store import Store, rounds
+from reviewbot.store.tables import jobs
 
 REPO = "acme/rtp-llm"
 LEASE = 30.0

@@ -9,10 +9,10 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from reviewbot.service.db import VERSION_TABLE
-from reviewbot.service.store import Store
-from reviewbot.service.tables import metadata
 from reviewbot.settings import Settings
+from reviewbot.store.db import VERSION_TABLE
+from reviewbot.store.store import Store
+from reviewbot.store.tables import metadata
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -6,9 +6,9 @@ import sys
 import time
 from pathlib import Path
 
-from reviewbot.truthtable.execute import ExecSettings, execute
-from reviewbot.truthtable.results import EXIT_STATUS_TEST
-from tests.truthtable.probe import change_of, flag_derivation, make_repo, runner_command, toml
+from reviewbot.execution.execute import ExecSettings, execute
+from reviewbot.model.tests import EXIT_STATUS_TEST
+from tests.execution.probe import change_of, flag_derivation, make_repo, runner_command, stage_findings, toml
 
 KILLS = """from types import SimpleNamespace as NS
 
@@ -39,7 +39,7 @@ def test_a_test_that_pins_the_row_kills_the_mutant_and_names_itself(tmp_path: Pa
     ex = execute(change_of(repo, base, head), repo.path, derivations, FAST)
     assert ex.summary["ran"] == 1 and ex.summary["passed"] == 1 and ex.summary["killed"] == 1
     assert ex.killed_by(derivations[0].head) == ["test_cfg::test_row"]
-    assert [f.rule for f in ex.findings] == []
+    assert [f.rule for f in stage_findings(ex)] == []
 
 
 def test_a_new_test_that_misses_the_branch_is_ineffective_and_the_branch_untested(tmp_path: Path) -> None:
@@ -48,7 +48,7 @@ def test_a_new_test_that_misses_the_branch_is_ineffective_and_the_branch_unteste
     derivations = flag_derivation()
     ex = execute(change_of(repo, base, head), repo.path, derivations, FAST)
     assert ex.summary["survived"] == 1 and ex.killed_by(derivations[0].head) == []
-    by_rule = {f.rule: f for f in ex.findings}
+    by_rule = {f.rule: f for f in stage_findings(ex)}
     assert set(by_rule) == {"untested-branch", "ineffective-test"}
     assert (by_rule["untested-branch"].path, by_rule["untested-branch"].line) == ("cfg.py", 2)
     assert (by_rule["ineffective-test"].path, by_rule["ineffective-test"].line) == ("test_cfg.py", 6)
@@ -70,7 +70,7 @@ def test_a_hanging_command_is_killed_at_its_timeout_and_the_round_goes_on(tmp_pa
     ex = execute(change_of(repo, base, head), repo.path, flag_derivation(), FAST)
     assert time.monotonic() - started < 20
     assert ex.summary["timed_out"] is True and "did not finish within 1 s" in ex.summary["reason_if_not_run"]
-    assert ex.summary["not_run"] == 1 and ex.findings == []
+    assert ex.summary["not_run"] == 1 and stage_findings(ex) == []
     assert any("did not finish within" in n.message and "killed" in n.message for n in ex.notes)
     assert ex.killed_by(flag_derivation()[0].head) is None
 
@@ -82,7 +82,7 @@ def test_a_mutant_that_hangs_is_killed_and_reported_without_a_verdict(tmp_path: 
     (result,) = ex.mutants
     assert result.status == "timeout" and "did not finish within 2 s" in result.reason
     assert ex.summary["passed"] == 1 and ex.summary["not_run"] == 1
-    assert [f.rule for f in ex.findings] == []  # no verdict, no claim
+    assert [f.rule for f in stage_findings(ex)] == []  # no verdict, no claim
     assert any(n.message.startswith("Mutant m1") for n in ex.notes)
 
 
@@ -133,7 +133,7 @@ def test_only_tests_the_change_edits_count_as_new(tmp_path: Path) -> None:
     )
     ex = execute(change_of(repo, base, head), repo.path, flag_derivation(), FAST)
     assert [t.id for t in ex.new_tests] == ["test_cfg::test_new_smoke"]
-    assert [(f.rule, f.line) for f in ex.findings if f.rule == "ineffective-test"] == [
+    assert [(f.rule, f.line) for f in stage_findings(ex) if f.rule == "ineffective-test"] == [
         ("ineffective-test", 10)
     ]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewbot.truthtable.execute import ExecSettings, execute
-from reviewbot.truthtable.sandbox import (
+from reviewbot.execution.execute import ExecSettings, execute
+from reviewbot.execution.sandbox import (
     ISOLATION,
     SANDBOXES,
     Limits,
@@ -20,7 +20,7 @@ from reviewbot.truthtable.sandbox import (
     run_sandboxed,
     scrub_env,
 )
-from tests.truthtable.probe import change_of, flag_derivation, make_repo, runner_command, toml
+from tests.execution.probe import change_of, flag_derivation, make_repo, runner_command, toml
 
 PROBES = """import os, socket, pathlib
 

@@ -9,34 +9,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from reviewbot.change.model import ChangeSet
-from reviewbot.checks.base import ChangedDerivation
-from reviewbot.checks.util import assignment_anchor
+from reviewbot.analysis.derive import ChangedDerivation, assignment_anchor
 from reviewbot.lang.facts import AssignKind, Assignment, Lang
+from reviewbot.model.change import ChangeSet
+from reviewbot.model.tests import Mutant
 
 __all__ = ["Mutant", "build_mutants", "statement_range"]
 
 _MAX_STATEMENT_LINES = 60
-
-
-@dataclass(frozen=True)
-class Mutant:
-    id: str  # m1, m2, ... in file/line order
-    path: str
-    line: int  # the branch (guard line, or the write for unguarded ones)
-    kind: str  # drop-branch | restore-value | restore-guard
-    description: str  # one sentence, constructs in backticks
-    covers: tuple[tuple[str, int], ...]  # head writes (path, line) this mutant reverts
-    text: str  # the whole mutated file
-    problem: str = ""  # non-empty: the mutant cannot be built (and is not run)
-    anchor: str = ""  # line-independent: the reverted writes (function, guard, statement)
-    reverted: str = ""  # what the mutant does, as a phrase: "`x = false;` removed"
-
-    @property
-    def key(self) -> str:
-        return f"{self.path}:{self.line}:{self.kind}"
 
 
 def _code(line: str, lang: Lang) -> str:

@@ -19,8 +19,8 @@ from typing import Any
 
 import tomllib
 
-from reviewbot.change.model import ChangeSet
 from reviewbot.errors import UsageError
+from reviewbot.model.change import ChangeSet
 
 __all__ = [
     "CONFIG_FILE",

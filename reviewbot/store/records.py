@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from reviewbot.review.finding import Finding, Location, Severity
-from reviewbot.review.result import Review
+from reviewbot.model.finding import Finding, Location, Severity
+from reviewbot.model.review import Review
 from reviewbot.review.rounds import OPEN_STATES
 
 __all__ = ["FindingRecord", "RoundRecord", "RoundSummary", "SavedRound"]

@@ -1,6 +1,6 @@
 """Alembic environment: runs the migrations on the connection `Store.open` hands over.
 
-`reviewbot.service.db.migrate` opens a transaction, takes a lock and puts the connection in
+`reviewbot.store.db.migrate` opens a transaction, takes a lock and puts the connection in
 `config.attributes["connection"]`; every revision runs inside that one transaction. The `alembic`
 command line also works (`-x url=...`), for a developer inspecting a database by hand.
 """
@@ -11,7 +11,7 @@ from alembic import context
 from sqlalchemy import create_engine
 from sqlalchemy.engine import Connection
 
-from reviewbot.service.db import VERSION_TABLE, engine_url
+from reviewbot.store.db import VERSION_TABLE, engine_url
 
 
 def _run(connection: Connection) -> None:

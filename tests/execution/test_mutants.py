@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from reviewbot.change.model import ChangedFile, ChangeSet, FileStatus, Hunk
-from reviewbot.checks.base import ChangedDerivation
+from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.example import EXAMPLE_DIR
+from reviewbot.execution.mutants import build_mutants
 from reviewbot.lang.facts import AssignKind, Lang
 from reviewbot.lang.predicate import Atom, Not
-from reviewbot.truthtable.mutants import build_mutants
-from tests.truthtable.seedfacts import CC, assign, seed_head
+from reviewbot.model.change import ChangedFile, ChangeSet, FileStatus, Hunk
+from tests.execution.seedfacts import CC, assign, seed_head
 
 
 def _change(path: str, base: str, head: str, added: dict[int, str]) -> ChangeSet:

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from reviewbot.errors import UsageError
-from reviewbot.truthtable.config import parse_test_config
-from reviewbot.truthtable.config import test_config_from_table as config_from_table
-from reviewbot.truthtable.junit import TestCase, belongs_to, parse_junit
+from reviewbot.execution.config import parse_test_config
+from reviewbot.execution.config import test_config_from_table as config_from_table
+from reviewbot.execution.junit import TestCase, belongs_to, parse_junit
 
 
 def test_tests_table_is_validated_at_load() -> None:

@@ -2,7 +2,7 @@
 
     execution = execute(change, repo_path, derivations, ExecSettings(trusted=True))
     execution.summary          # {ran, passed, failed, seconds, mutants, killed, survived, not_run, ...}
-    execution.findings         # untested-branch / ineffective-test
+    execution.results()        # the record the rules read (untested-branch, ineffective-test)
     execution.killed_by(a)     # test ids that fail with `a`'s branch reverted; [] survived; None unknown
 
 The command comes from `.reviewbot.toml` at the base revision and runs on an export of the head in a
@@ -25,20 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.change.git import checkout
-from reviewbot.change.model import ChangeSet, FileStatus, Note, SkipReason
-from reviewbot.checks import ineffective_test, untested_branch
-from reviewbot.checks.base import ChangedDerivation
 from reviewbot.errors import ReviewbotError
+from reviewbot.execution.config import TestConfig, load_base_test_config
+from reviewbot.execution.junit import belongs_to
+from reviewbot.execution.mutants import Mutant, build_mutants
+from reviewbot.execution.runner import run_tests
+from reviewbot.execution.sandbox import ISOLATION, SANDBOXES, Limits, detect_sandbox
 from reviewbot.lang.facts import Assignment
 from reviewbot.lang.index import is_test_path
-from reviewbot.review.finding import Finding
-from reviewbot.truthtable.config import TestConfig, load_base_test_config
-from reviewbot.truthtable.junit import belongs_to
-from reviewbot.truthtable.mutants import Mutant, build_mutants
-from reviewbot.truthtable.results import EXIT_STATUS_TEST, MutantResult, NewTest, TestRun
-from reviewbot.truthtable.runner import run_tests
-from reviewbot.truthtable.sandbox import ISOLATION, SANDBOXES, Limits, detect_sandbox
+from reviewbot.model.change import ChangeSet, FileStatus, Note, SkipReason
+from reviewbot.model.tests import EXIT_STATUS_TEST, ExecutionResults, MutantResult, NewTest, TestRun
 
 __all__ = ["ExecSettings", "Execution", "execute", "executor"]
 
@@ -68,18 +66,27 @@ class Execution:
     summary: dict[str, Any]
     head: TestRun | None = None
     mutants: list[MutantResult] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     new_tests: list[NewTest] = field(default_factory=list)
 
+    @property
+    def ran(self) -> bool:
+        return self.head is not None and not self.summary.get("reason_if_not_run")
+
+    def results(self) -> ExecutionResults:
+        """The record the rules read (the execution-stage rules run from the registry like all others)."""
+        return ExecutionResults(
+            ran=self.ran,
+            command=str(self.summary.get("command") or ""),
+            sandbox=str(self.summary.get("sandbox") or ""),
+            head=self.head,
+            mutants=tuple(self.mutants),
+            new_tests=tuple(self.new_tests),
+        )
+
     def killed_by(self, assignment: Assignment) -> list[str] | None:
         """Tests that fail with this write's branch reverted; [] when it survived; None when unknown."""
-        for r in self.mutants:
-            if (assignment.path, assignment.line) in r.mutant.covers:
-                if r.status == "killed":
-                    return list(r.killed_by)
-                return [] if r.status == "survived" else None
-        return None
+        return self.results().killed_by(assignment.path, assignment.line)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -292,8 +299,6 @@ def _finish(
         )
     notes.extend(Note(SkipReason.UNAVAILABLE, f"Test run `{head.label}`: {n}") for n in head.notes)
     new_tests = _new_tests(change, head) if head.cases else []
-    findings = untested_branch.findings(results, head, cfg.command, kind)
-    findings += ineffective_test.findings(new_tests, results, head)
     per_test = bool(head.cases)
     summary = _summary()
     summary.update(
@@ -317,7 +322,7 @@ def _finish(
         if head.timed_out
         else "",
     )
-    return Execution(summary, head, results, findings, notes, new_tests)
+    return Execution(summary, head, results, notes, new_tests)
 
 
 def _no_sandbox_reason(settings: ExecSettings, kind: str) -> str:

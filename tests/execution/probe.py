@@ -6,12 +6,15 @@ import json
 import sys
 from pathlib import Path
 
+from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.change.diff import load_change
-from reviewbot.change.model import ChangeSet
-from reviewbot.checks.base import ChangedDerivation
+from reviewbot.checks import ineffective_test, untested_branch
+from reviewbot.execution.execute import Execution
+from reviewbot.execution.sandbox import SANDBOXES, detect_sandbox
 from reviewbot.lang.facts import Assignment, Lang
 from reviewbot.lang.predicate import Atom, Not, conj
-from reviewbot.truthtable.sandbox import SANDBOXES, detect_sandbox
+from reviewbot.model.change import ChangeSet
+from reviewbot.model.finding import Finding
 from tests.gitrepo import Repo
 
 BASE_CFG = "def derive(cfg):\n    return cfg\n"
@@ -93,3 +96,13 @@ def flag_derivation() -> list[ChangedDerivation]:
 
 def working_sandboxes(scratch: Path) -> list[str]:
     return [k for k in SANDBOXES if detect_sandbox(scratch, (k,)) == k]
+
+
+def stage_findings(ex: Execution) -> list[Finding]:
+    """What the execution-stage rules say about this execution alone (no static facts)."""
+    r = ex.results()
+    if r.head is None or not r.ran:
+        return []
+    return untested_branch.findings(r.mutants, r.head, r.command, r.sandbox) + ineffective_test.findings(
+        r.new_tests, r.mutants, r.head
+    )

@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
-from reviewbot.change.model import ChangeSet
-from reviewbot.checks.base import ChangedDerivation
+from dataclasses import dataclass
+
 from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, PredicateUse
 from reviewbot.lang.index import is_test_path
+from reviewbot.model.change import ChangeSet
 
-__all__ = ["changed_derivations", "added_predicates"]
+__all__ = ["ChangedDerivation", "assignment_anchor", "changed_derivations", "added_predicates"]
+
+
+@dataclass(frozen=True)
+class ChangedDerivation:
+    """A head assignment that the change added or whose guard/value it changed."""
+
+    head: Assignment
+    base: tuple[Assignment, ...]  # base writes of the same target in the same function (may be empty)
+    new_branch: bool  # the guarded branch did not exist at base (new `if` or new assignment)
+
+
+def assignment_anchor(a: Assignment) -> str:
+    """Line-independent anchor of a guarded write: function, guard and statement."""
+    guard = a.guard.key if a.guard is not None else ""
+    return f"{a.function or ''}|{guard}|{a.target}={a.value}"
+
 
 _DERIVATION_KINDS = (AssignKind.PLAIN, AssignKind.TERNARY, AssignKind.AUGMENTED)
 

@@ -20,8 +20,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from reviewbot.errors import StoreError
-from reviewbot.service.db import open_engine, shown, utc
-from reviewbot.service.records import FindingRecord, RoundRecord, RoundSummary, SavedRound
+from reviewbot.store.db import open_engine, shown, utc
+from reviewbot.store.records import FindingRecord, RoundRecord, RoundSummary, SavedRound
 
 __all__ = [
     "FindingRecord",

@@ -4,32 +4,14 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+
+from reviewbot.model.tests import TestCase
 
 __all__ = ["TestCase", "parse_junit", "belongs_to"]
 
 # Larger reports are skipped rather than parsed: they come from the code under review.
 _MAX_BYTES = 32 << 20
-
-
-@dataclass(frozen=True)
-class TestCase:
-    __test__ = False  # not a pytest test class
-
-    id: str  # `classname::name`, or `name` when there is no classname
-    outcome: str  # passed | failed | error | skipped
-    classname: str = ""
-    name: str = ""
-    file: str = ""  # the `file` attribute when the runner writes one
-
-    @property
-    def passed(self) -> bool:
-        return self.outcome == "passed"
-
-    @property
-    def failed(self) -> bool:
-        return self.outcome in ("failed", "error")
 
 
 def _outcome(case: ET.Element) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from reviewbot.checks.base import ChangedDerivation
+from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.truthtable import OTHER, build_truth_tables
 from reviewbot.lang.facts import Lang
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import Atom, Not, conj
-from reviewbot.truthtable.table import OTHER, build_truth_tables
-from tests.truthtable.seedfacts import assign, seed_head, seed_index
+from tests.execution.seedfacts import assign, seed_head, seed_index
 
 INPUT = "attn_config.need_rope_kv_cache"
 STYLE = "config.rope_config.style"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from reviewbot.truthtable.config import TestConfig
-from reviewbot.truthtable.junit import TestCase, parse_junit
-from reviewbot.truthtable.mutants import Mutant
-from reviewbot.truthtable.results import TestRun
-from reviewbot.truthtable.sandbox import Limits, run_sandboxed
+from reviewbot.execution.config import TestConfig
+from reviewbot.execution.junit import TestCase, parse_junit
+from reviewbot.execution.mutants import Mutant
+from reviewbot.execution.sandbox import Limits, run_sandboxed
+from reviewbot.model.tests import TestRun
 
 __all__ = ["run_tests"]
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from reviewbot.change.model import Note
-from reviewbot.review.finding import Finding, Severity
+from reviewbot.model.change import Note
+from reviewbot.model.finding import Finding, Severity
 
 __all__ = ["Status", "ChecklistItemResult", "ChecklistResult", "RoundInfo", "Review"]
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewbot.checks.base import ChangedDerivation, CheckContext
+from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, Lang
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import And, Atom, Not, Or, Pred
@@ -27,7 +27,6 @@ __all__ = [
     "Outcome",
     "build_truth_tables",
     "truth_table",
-    "tables_for_context",
 ]
 
 MAX_ROWS = 2**10
@@ -395,8 +394,3 @@ def build_truth_tables(
         ]
         tables.append(truth_table(group, same, index, max_rows))
     return sorted(tables, key=lambda t: (t["path"], t["line"], t["target"]))
-
-
-def tables_for_context(ctx: CheckContext) -> list[dict[str, Any]]:
-    """The `ReviewSettings.truth_tables` hook: tables of the round's changed derivations."""
-    return build_truth_tables(ctx.derivations, ctx.head_facts, ctx.index)

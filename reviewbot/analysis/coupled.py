@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from reviewbot.checks.base import ChangedDerivation
+from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.reach import guard_fields
+from reviewbot.analysis.truthtable import Outcome, truth_table
 from reviewbot.lang.calls import Callee, CallGraph
 from reviewbot.lang.common import last_component, mentions_field
 from reviewbot.lang.facts import AssignKind, Assignment, FieldRead, FileFacts, Function, GatedStmt
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.predicate import Or, Pred
-from reviewbot.review.reach import guard_fields
-from reviewbot.truthtable.table import Outcome, truth_table
 
 __all__ = ["Consumer", "Skipped", "CoupledField", "coupled_fields", "skipped_behaviour", "config_family"]
 

@@ -13,10 +13,10 @@ import pytest
 
 from reviewbot.change.diff import load_change
 from reviewbot.example import ExampleRepo, build_example
-from reviewbot.review.pipeline import ReviewSettings, review_change
-from reviewbot.review.result import Review
-from reviewbot.truthtable.execute import ExecSettings, Execution, execute
-from reviewbot.truthtable.table import tables_for_context
+from reviewbot.execution.execute import ExecSettings, Execution, execute
+from reviewbot.model.review import Review
+from reviewbot.review.pipeline import ReviewSettings, review_change, tables_for_context
+from tests.execution.probe import stage_findings
 
 CC = "rtp_llm/cpp/config/ModelConfig.cc"
 SMOKE = "rtp_llm/test/test_bert_smoke.py"
@@ -66,9 +66,12 @@ def test_round1_branch_survives_its_mutant(round1: tuple[Review, Execution]) -> 
     assert review.tests["ran"] == 2 and review.tests["failed"] == 0
     # With no test mentioning the branch, the surviving mutant is folded into missing-tests as its proof.
     assert "untested-branch" not in _rules(review)
-    assert ex.findings[0].rule == "untested-branch" and (ex.findings[0].path, ex.findings[0].line) == (CC, 20)
+    assert stage_findings(ex)[0].rule == "untested-branch" and (
+        stage_findings(ex)[0].path,
+        stage_findings(ex)[0].line,
+    ) == (CC, 20)
     (missing,) = [f for f in review.findings if f.rule == "missing-tests"]
-    assert any("with the mutant applied" in e for e in missing.evidence)
+    assert any("mutant m1" in e and "the mutant survives" in e for e in missing.evidence)
     (mutant,) = ex.mutants
     assert mutant.mutant.covers == ((CC, 21),) and mutant.killed_by == ()
 

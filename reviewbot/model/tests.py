@@ -5,13 +5,47 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewbot.truthtable.junit import TestCase
-from reviewbot.truthtable.mutants import Mutant
-
-__all__ = ["TestRun", "MutantResult", "NewTest", "EXIT_STATUS_TEST"]
+__all__ = ["TestCase", "Mutant", "TestRun", "MutantResult", "NewTest", "ExecutionResults", "EXIT_STATUS_TEST"]
 
 # The pseudo test id used when the command writes no JUnit XML: the command as a whole.
 EXIT_STATUS_TEST = "<exit status of the test command>"
+
+
+@dataclass(frozen=True)
+class TestCase:
+    __test__ = False  # not a pytest test class
+
+    id: str  # `classname::name`, or `name` when there is no classname
+    outcome: str  # passed | failed | error | skipped
+    classname: str = ""
+    name: str = ""
+    file: str = ""  # the `file` attribute when the runner writes one
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome in ("failed", "error")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str  # m1, m2, ... in file/line order
+    path: str
+    line: int  # the branch (guard line, or the write for unguarded ones)
+    kind: str  # drop-branch | restore-value | restore-guard
+    description: str  # one sentence, constructs in backticks
+    covers: tuple[tuple[str, int], ...]  # head writes (path, line) this mutant reverts
+    text: str  # the whole mutated file
+    problem: str = ""  # non-empty: the mutant cannot be built (and is not run)
+    anchor: str = ""  # line-independent: the reverted writes (function, guard, statement)
+    reverted: str = ""  # what the mutant does, as a phrase: "`x = false;` removed"
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}:{self.line}:{self.kind}"
 
 
 @dataclass
@@ -86,3 +120,30 @@ class NewTest:
     path: str
     line: int
     text: str  # the line that defines it
+
+
+@dataclass(frozen=True)
+class ExecutionResults:
+    """What the test stage hands to the rules: the head run, every mutant's verdict and the new tests.
+
+    `ran` is False when the tests did not run (turned off, untrusted author, no sandbox, timed out): rules
+    that judge executions then have nothing to say, and the checklist shows their items as not evaluated.
+    """
+
+    ran: bool
+    command: str = ""
+    sandbox: str = ""
+    head: TestRun | None = None
+    mutants: tuple[MutantResult, ...] = ()
+    new_tests: tuple[NewTest, ...] = ()
+
+    def mutant_for(self, path: str, line: int) -> MutantResult | None:
+        """The mutant that reverts the write at path:line, if one was built."""
+        return next((r for r in self.mutants if (path, line) in r.mutant.covers), None)
+
+    def killed_by(self, path: str, line: int) -> list[str] | None:
+        """Tests that fail with this write's branch reverted; [] when it survived; None when unknown."""
+        r = self.mutant_for(path, line)
+        if r is None or not r.has_verdict:
+            return None
+        return list(r.killed_by) if r.status == "killed" else []

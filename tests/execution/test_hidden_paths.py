@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from reviewbot.truthtable.execute import ExecSettings, execute
-from reviewbot.truthtable.sandbox import (
+from reviewbot.execution.execute import ExecSettings, execute
+from reviewbot.execution.sandbox import (
     CONFINING_SANDBOXES,
     SANDBOXES,
     detect_sandbox,
@@ -16,7 +16,7 @@ from reviewbot.truthtable.sandbox import (
     run_sandboxed,
     service_paths,
 )
-from tests.truthtable.probe import change_of, flag_derivation, make_repo, toml
+from tests.execution.probe import change_of, flag_derivation, make_repo, toml
 
 SECRET = "s3cret-material-"
 

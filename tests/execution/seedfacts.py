@@ -5,7 +5,7 @@ Used where a test needs exactly these records; the end-to-end tests parse the bu
 
 from __future__ import annotations
 
-from reviewbot.checks.base import ChangedDerivation
+from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.lang.facts import AssignKind, Assignment, FieldDefault, FileFacts, Lang
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import And, Atom, Not, Or, conj

@@ -1,1 +1,0 @@
-"""Numbered migration files (Alembic revisions); see reviewbot.service.migrations."""

@@ -1,0 +1,1 @@
+"""Numbered migration files (Alembic revisions); see reviewbot.store.migrations."""
