@@ -1,0 +1,1054 @@
+"""Accuracy on the labelled corpus: review each labelled commit and print per-rule precision and recall.
+
+    python3 bench/accuracy.py                              # every case of bench/corpus/*.yaml
+    python3 bench/accuracy.py --only rtp-llm --jobs 2      # the cases whose id contains `rtp-llm`
+    python3 bench/accuracy.py --write docs/accuracy.md     # also publish the tables (date, commit)
+    python3 bench/accuracy.py --json                       # machine output on stdout
+
+The repository keeps only the manifests (bench/corpus/*.yaml: repo, commit, labels) and this script;
+no third-party source is committed. Each case is built from the fetched copy of its repository, a bare
+git directory at MIRRORS/<owner>+<name>/repo (MIRRORS: `--mirrors`, else $REVIEWBOT_ACCURACY_MIRRORS,
+else /work/.mirror). A case whose repository (or commit) is absent is skipped with the fetch to run:
+`skip <id>: run fetch github:<owner>/<name>`.
+
+Each case is one `reviewbot run --path GITDIR --base BASE --head COMMIT --no-tests --format json`
+process (the CLI, not the package's internals), on the bare directory; when that fails, on a
+`git clone --no-checkout --shared` of it under ~/.cache/reviewbot-accuracy/. Its wall time is printed.
+
+Scoring is a pure function of the labels and the findings (`score`), apart from running the reviews:
+
+- a finding matches a label when the rule ids and paths are equal, |line - label line| <= 3 and, when
+  the label names a `field`, the finding names it as a whole word: in `extra.field` when the finding
+  has one (so the six coupled-flag findings of one guard, each about its own field, are told apart),
+  else anywhere in its title, evidence or extra values;
+- each `expect` label counts once: the nearest matching finding is its true positive, further findings
+  on it are "duplicates" (neither true nor false positives); a finding that matches an `allow` label is
+  neutral; one that matches a `forbid` label, or no label, is a false positive;
+- per rule: precision = TP / (TP + FP), recall = matched expect labels / expect labels ("—": undefined).
+  A rule under 0.9 precision with at least 5 scored findings (TP + FP) is on probation;
+- per severity band, the recall of the expect labels over all rules, including rule ids reviewbot does
+  not have yet (those are misses); the P0–P2 recall is held to the 0.6 target; misses are listed by
+  kind (the rule id, or the label's `kind` for rule `other`);
+- a `pass` case should get no P0–P2 finding: such cases are counted and listed.
+
+Cases that are skipped, or whose review fails, are not scored (they are listed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = ROOT / "bench" / "corpus"
+DEFAULT_MIRRORS = Path("/work/.mirror")
+MIRRORS_ENV = "REVIEWBOT_ACCURACY_MIRRORS"
+DEFAULT_CACHE = Path.home() / ".cache" / "reviewbot-accuracy"
+
+SEVERITIES = ("P0", "P1", "P2", "P3")
+BLOCKING = ("P0", "P1", "P2")  # the bands issue 13's recall target is about
+VERDICTS = ("flag", "pass")
+LINE_TOLERANCE = 3
+RECALL_TARGET = 0.6
+PROBATION_PRECISION = 0.9
+PROBATION_MIN_FINDINGS = 5
+SLOW_SECONDS = 10.0
+TITLE_WIDTH = 100
+OTHER_RULE = "other"
+
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_TOP_KEYS = {"repo", "cases", "notes", "description"}
+_CASE_KEYS = {
+    "id",
+    "commit",
+    "base",
+    "verdict",
+    "summary",
+    "expect",
+    "allow",
+    "forbid",
+    "pr",
+    "title",
+    "notes",
+    "url",
+}
+_LABEL_KEYS = {
+    "expect": {"rule", "severity", "path", "line", "why", "field", "kind"},
+    "allow": {"rule", "severity", "path", "line", "why", "field", "kind"},
+    "forbid": {"rule", "severity", "path", "line", "why", "field", "kind"},
+}
+
+
+# --------------------------------------------------------------------------------------------- manifest
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be used; the message names the file and the case."""
+
+
+@dataclass(frozen=True)
+class Label:
+    rule: str
+    path: str
+    line: int
+    why: str = ""
+    severity: str | None = None  # required on `expect` labels
+    field: str | None = None
+    kind: str | None = None
+
+    @property
+    def miss_kind(self) -> str:
+        """What a miss of this label is listed under: the rule id, or the `kind` of an `other` label."""
+        if self.rule == OTHER_RULE:
+            return f"{OTHER_RULE}: {self.kind}" if self.kind else OTHER_RULE
+        return self.rule
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    repo: str  # owner/name
+    commit: str
+    verdict: str
+    base: str | None = None  # None: commit^
+    summary: str = ""
+    expect: tuple[Label, ...] = ()
+    allow: tuple[Label, ...] = ()
+    forbid: tuple[Label, ...] = ()
+    source: str = ""  # the manifest file
+
+    @property
+    def mirror_name(self) -> str:
+        return self.repo.replace("/", "+")
+
+
+def _label(raw: Any, where: str, group: str) -> Label:
+    if not isinstance(raw, dict):
+        raise ManifestError(f"{where}: a label must be a mapping, got {type(raw).__name__}")
+    unknown = set(raw) - _LABEL_KEYS[group]
+    if unknown:
+        raise ManifestError(
+            f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))} "
+            f"(allowed: {', '.join(sorted(_LABEL_KEYS[group]))})"
+        )
+    for key in ("rule", "path"):
+        if not isinstance(raw.get(key), str) or not raw[key].strip():
+            raise ManifestError(f"{where}: `{key}` is missing or not a string")
+    line = raw.get("line")
+    if isinstance(line, bool) or not isinstance(line, int) or line < 1:
+        raise ManifestError(f"{where}: `line` must be a positive integer, got {line!r}")
+    severity = raw.get("severity")
+    if severity is None and group == "expect":
+        raise ManifestError(f"{where}: `severity` is missing (one of {', '.join(SEVERITIES)})")
+    if severity is not None and severity not in SEVERITIES:
+        raise ManifestError(f"{where}: severity {severity!r} is not one of {', '.join(SEVERITIES)}")
+    for key in ("why", "field", "kind"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ManifestError(f"{where}: `{key}` must be a string, got {raw[key]!r}")
+    return Label(
+        rule=raw["rule"].strip(),
+        path=_norm_path(raw["path"]),
+        line=line,
+        why=(raw.get("why") or "").strip(),
+        severity=severity,
+        field=(raw.get("field") or "").strip() or None,
+        kind=(raw.get("kind") or "").strip() or None,
+    )
+
+
+def parse_manifest(data: Any, source: str = "<manifest>") -> list[Case]:
+    """The cases of one manifest's parsed YAML; raises ManifestError naming the file and the case."""
+    if not isinstance(data, dict):
+        raise ManifestError(f"{source}: the manifest must be a mapping with `repo` and `cases`")
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise ManifestError(f"{source}: unknown top-level key(s) {', '.join(sorted(map(str, unknown)))}")
+    repo = data.get("repo")
+    if not isinstance(repo, str) or not _REPO.match(repo):
+        raise ManifestError(f"{source}: `repo` must be owner/name, got {repo!r}")
+    raw_cases = data.get("cases")
+    if not isinstance(raw_cases, list):
+        raise ManifestError(f"{source}: `cases` must be a list")
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_cases):
+        if not isinstance(raw, dict):
+            raise ManifestError(f"{source}: case #{index + 1}: must be a mapping")
+        case_id = raw.get("id")
+        if not isinstance(case_id, str) or not case_id.strip():
+            raise ManifestError(f"{source}: case #{index + 1}: `id` is missing")
+        where = f"{source}: case {case_id}"
+        if case_id in seen:
+            raise ManifestError(f"{where}: the id is used twice")
+        seen.add(case_id)
+        unknown = set(raw) - _CASE_KEYS
+        if unknown:
+            raise ManifestError(
+                f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))} "
+                f"(allowed: {', '.join(sorted(_CASE_KEYS))})"
+            )
+        commit = raw.get("commit")
+        if commit is None:
+            raise ManifestError(f"{where}: `commit` is missing")
+        if not isinstance(commit, str) or not _SHA.match(commit):
+            raise ManifestError(f"{where}: `commit` must be a full 40-hex sha, got {commit!r}")
+        base = raw.get("base")
+        if base is not None and (not isinstance(base, str) or not _SHA.match(base)):
+            raise ManifestError(f"{where}: `base` must be a full 40-hex sha, got {base!r}")
+        verdict = raw.get("verdict")
+        if verdict not in VERDICTS:
+            raise ManifestError(f"{where}: `verdict` must be one of {', '.join(VERDICTS)}, got {verdict!r}")
+        groups: dict[str, tuple[Label, ...]] = {}
+        for group in ("expect", "allow", "forbid"):
+            items = raw.get(group) or []
+            if not isinstance(items, list):
+                raise ManifestError(f"{where}: `{group}` must be a list")
+            groups[group] = tuple(
+                _label(item, f"{where}: {group}[{i}]", group) for i, item in enumerate(items)
+            )
+        summary = raw.get("summary") or ""
+        cases.append(
+            Case(
+                id=case_id,
+                repo=repo,
+                commit=commit,
+                base=base,
+                verdict=verdict,
+                summary=str(summary).strip(),
+                source=source,
+                **groups,
+            )
+        )
+    return cases
+
+
+def load_corpus(corpus: Path) -> list[Case]:
+    """Every case of CORPUS/*.yaml (sorted by file), ids unique over the corpus."""
+    files = sorted([*corpus.glob("*.yaml"), *corpus.glob("*.yml")])
+    if not files:
+        raise ManifestError(f"{corpus}: no *.yaml manifest")
+    cases: list[Case] = []
+    where: dict[str, str] = {}
+    for path in files:
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ManifestError(f"{path}: not valid YAML: {exc}") from exc
+        for case in parse_manifest(data, str(path)):
+            if case.id in where:
+                raise ManifestError(f"{path}: case {case.id}: the id is also used in {where[case.id]}")
+            where[case.id] = str(path)
+            cases.append(case)
+    return cases
+
+
+# --------------------------------------------------------------------------------------------- findings
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str
+    path: str
+    line: int
+    title: str = ""
+    text: str = ""  # title, evidence and extra values: where a label's field is looked for
+    field: str | None = None  # extra.field, when the finding names its field there
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Finding:
+        extra = raw.get("extra") or {}
+        evidence = raw.get("evidence") or []
+        if isinstance(evidence, str):
+            evidence = [evidence]
+        title = str(raw.get("title") or "")
+        parts = [title, *map(str, evidence)]
+        if isinstance(extra, dict):
+            parts += [str(v) for v in extra.values()]
+        own = extra.get("field") if isinstance(extra, dict) else None
+        return cls(
+            rule=str(raw.get("rule") or ""),
+            severity=str(raw.get("severity") or ""),
+            path=_norm_path(str(raw.get("path") or "")),
+            line=int(raw.get("line") or 0),
+            title=title,
+            text="\n".join(parts),
+            field=str(own) if own else None,
+        )
+
+
+def _norm_path(path: str) -> str:
+    path = path.strip()
+    while path.startswith("./"):
+        path = path[2:]
+    return path
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
+
+
+def matches(finding: Finding, label: Label, tolerance: int = LINE_TOLERANCE) -> bool:
+    """Same rule, same path, line within the tolerance and, when the label names a field, the finding too."""
+    if finding.rule != label.rule or finding.path != label.path:
+        return False
+    if abs(finding.line - label.line) > tolerance:
+        return False
+    if label.field is None:
+        return True
+    if finding.field is not None:
+        return _mentions(finding.field, label.field) or _mentions(label.field, finding.field)
+    return _mentions(finding.text, label.field)
+
+
+# --------------------------------------------------------------------------------------------- scoring
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One finding with what it counted as: tp, duplicate, allowed, fp-forbid or fp-unlabelled."""
+
+    case_id: str
+    finding: Finding
+    outcome: str
+    label: Label | None = None
+
+
+@dataclass(frozen=True)
+class Miss:
+    case_id: str
+    label: Label
+    implemented: bool | None  # does reviewbot have the label's rule id (None: unknown)
+
+
+@dataclass
+class RuleScore:
+    rule: str
+    implemented: bool | None = None
+    findings: int = 0
+    tp: int = 0
+    fp: int = 0
+    duplicates: int = 0
+    allowed: int = 0
+    labels: int = 0  # expect labels of this rule
+    matched: int = 0
+
+    @property
+    def precision(self) -> float | None:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    @property
+    def recall(self) -> float | None:
+        return self.matched / self.labels if self.labels else None
+
+    @property
+    def probation(self) -> bool:
+        p = self.precision
+        return p is not None and p < PROBATION_PRECISION and self.tp + self.fp >= PROBATION_MIN_FINDINGS
+
+
+@dataclass
+class BandScore:
+    severity: str
+    labels: int = 0
+    matched: int = 0
+
+    @property
+    def recall(self) -> float | None:
+        return self.matched / self.labels if self.labels else None
+
+
+@dataclass
+class CaseScore:
+    case_id: str
+    verdict: str
+    findings: int = 0
+    tp: int = 0
+    fp: int = 0
+    duplicates: int = 0
+    allowed: int = 0
+    labels: int = 0
+    matched: int = 0
+    blocking_findings: int = 0  # findings at P0–P2
+
+
+@dataclass
+class Report:
+    rules: list[RuleScore]
+    bands: list[BandScore]
+    blocking: BandScore  # P0–P2 together
+    cases: list[CaseScore]
+    scored: list[Scored]
+    misses: list[Miss]
+
+    @property
+    def false_positives(self) -> list[Scored]:
+        return [s for s in self.scored if s.outcome.startswith("fp")]
+
+    @property
+    def duplicates(self) -> list[Scored]:
+        return [s for s in self.scored if s.outcome == "duplicate"]
+
+    @property
+    def pass_cases_flagged(self) -> list[CaseScore]:
+        return [c for c in self.cases if c.verdict == "pass" and c.blocking_findings]
+
+    def misses_by_kind(self, bands: Sequence[str] = BLOCKING) -> list[tuple[str, list[Miss]]]:
+        groups: dict[str, list[Miss]] = {}
+        for miss in self.misses:
+            if miss.label.severity in bands:
+                groups.setdefault(miss.label.miss_kind, []).append(miss)
+        return sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+
+
+def score_case(case: Case, findings: Sequence[Finding], tolerance: int = LINE_TOLERANCE) -> list[Scored]:
+    """What each finding of one case counts as. Each expect label takes its nearest matching finding."""
+    pairs = sorted(
+        (abs(f.line - lab.line), fi, li)
+        for fi, f in enumerate(findings)
+        for li, lab in enumerate(case.expect)
+        if matches(f, lab, tolerance)
+    )
+    taken_f: dict[int, int] = {}
+    taken_l: set[int] = set()
+    for _, fi, li in pairs:
+        if fi not in taken_f and li not in taken_l:
+            taken_f[fi] = li
+            taken_l.add(li)
+    out: list[Scored] = []
+    for fi, f in enumerate(findings):
+        if fi in taken_f:
+            out.append(Scored(case.id, f, "tp", case.expect[taken_f[fi]]))
+            continue
+        on_expect = next((lab for lab in case.expect if matches(f, lab, tolerance)), None)
+        if on_expect is not None:
+            out.append(Scored(case.id, f, "duplicate", on_expect))
+            continue
+        allowed = next((lab for lab in case.allow if matches(f, lab, tolerance)), None)
+        if allowed is not None:
+            out.append(Scored(case.id, f, "allowed", allowed))
+            continue
+        forbidden = next((lab for lab in case.forbid if matches(f, lab, tolerance)), None)
+        if forbidden is not None:
+            out.append(Scored(case.id, f, "fp-forbid", forbidden))
+        else:
+            out.append(Scored(case.id, f, "fp-unlabelled"))
+    return out
+
+
+def score(
+    results: Iterable[tuple[Case, Sequence[Finding]]],
+    known_rules: Iterable[str] | None = None,
+    tolerance: int = LINE_TOLERANCE,
+) -> Report:
+    """The per-rule, per-band and per-case figures of reviewed cases: a pure function of labels and findings.
+
+    `known_rules` are reviewbot's rule ids (to mark labels of rules it does not have); None: not known.
+    """
+    known = set(known_rules) if known_rules is not None else None
+    rules: dict[str, RuleScore] = {}
+
+    def rule(rule_id: str) -> RuleScore:
+        if rule_id not in rules:
+            rules[rule_id] = RuleScore(rule_id, None if known is None else rule_id in known)
+        return rules[rule_id]
+
+    bands = {s: BandScore(s) for s in SEVERITIES}
+    blocking = BandScore("P0–P2")
+    cases: list[CaseScore] = []
+    scored: list[Scored] = []
+    misses: list[Miss] = []
+    for case, findings in results:
+        cs = CaseScore(case.id, case.verdict, findings=len(findings), labels=len(case.expect))
+        outcomes = score_case(case, findings, tolerance)
+        scored.extend(outcomes)
+        hit: set[int] = set()
+        for s in outcomes:
+            r = rule(s.finding.rule)
+            r.findings += 1
+            if s.finding.severity in BLOCKING:
+                cs.blocking_findings += 1
+            if s.outcome == "tp":
+                r.tp += 1
+                cs.tp += 1
+                assert s.label is not None
+                hit.add(id(s.label))
+            elif s.outcome == "duplicate":
+                r.duplicates += 1
+                cs.duplicates += 1
+            elif s.outcome == "allowed":
+                r.allowed += 1
+                cs.allowed += 1
+            else:
+                r.fp += 1
+                cs.fp += 1
+        for lab in (*case.allow, *case.forbid):
+            rule(lab.rule)
+        for lab in case.expect:
+            r = rule(lab.rule)
+            r.labels += 1
+            band = bands[lab.severity or "P3"]
+            band.labels += 1
+            if lab.severity in BLOCKING:
+                blocking.labels += 1
+            if id(lab) in hit:
+                r.matched += 1
+                band.matched += 1
+                cs.matched += 1
+                if lab.severity in BLOCKING:
+                    blocking.matched += 1
+            else:
+                misses.append(Miss(case.id, lab, r.implemented))
+        cases.append(cs)
+    return Report(
+        rules=sorted(rules.values(), key=lambda r: r.rule),
+        bands=[bands[s] for s in SEVERITIES],
+        blocking=blocking,
+        cases=cases,
+        scored=scored,
+        misses=misses,
+    )
+
+
+# --------------------------------------------------------------------------------------------- running
+
+
+@dataclass
+class CaseRun:
+    """The outcome of reviewing one case: findings, or why it was skipped or failed."""
+
+    case: Case
+    findings: list[Finding] | None = None
+    seconds: float = 0.0
+    skipped: str | None = None  # the skip message
+    error: str | None = None
+    base: str = ""
+    via: str = ""  # the git directory reviewed
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def skip_message(case: Case, reason: str = "") -> str:
+    owner, name = case.repo.split("/", 1)
+    return f"skip {case.id}: {reason}run fetch github:{owner}/{name}"
+
+
+def _git(gitdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "--git-dir", str(gitdir), *args], capture_output=True, text=True, check=check
+    )
+
+
+def reviewbot_command() -> list[str]:
+    exe = shutil.which("reviewbot")
+    if exe:
+        return [exe]
+    return [sys.executable, "-c", "import sys; from reviewbot.cli import main; sys.exit(main())"]
+
+
+def known_rule_ids(command: Sequence[str]) -> list[str] | None:
+    """reviewbot's rule ids (`reviewbot rules`), or None when they cannot be listed."""
+    try:
+        out = subprocess.run([*command, "rules"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    ids = [line.split()[0] for line in out.stdout.splitlines() if line.strip() and not line.startswith(" ")]
+    return [i for i in ids if re.match(r"^[a-z0-9][a-z0-9-]*$", i)] or None
+
+
+class Runner:
+    """Reviews cases with the `reviewbot` CLI, one process per case, from the fetched mirrors."""
+
+    def __init__(
+        self,
+        mirrors: Path,
+        cache: Path = DEFAULT_CACHE,
+        command: Sequence[str] | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        self.mirrors = mirrors
+        self.cache = cache
+        self.command = list(command) if command else reviewbot_command()
+        self.timeout = timeout
+        self._clone_lock = threading.Lock()
+
+    def gitdir(self, case: Case) -> Path:
+        return self.mirrors / case.mirror_name / "repo"
+
+    def run(self, case: Case) -> CaseRun:
+        gitdir = self.gitdir(case)
+        if not gitdir.is_dir():
+            return CaseRun(case, skipped=skip_message(case))
+        if _git(gitdir, "cat-file", "-e", f"{case.commit}^{{commit}}", check=False).returncode != 0:
+            return CaseRun(
+                case, skipped=skip_message(case, f"commit {case.commit[:12]} is not in the mirror; ")
+            )
+        base = case.base
+        if base is None:
+            parent = _git(
+                gitdir, "rev-parse", "--verify", "--quiet", f"{case.commit}^{{commit}}^", check=False
+            )
+            if parent.returncode != 0:
+                return CaseRun(case, error=f"{case.commit[:12]} has no parent in the mirror; give `base`")
+            base = parent.stdout.strip()
+        start = time.monotonic()
+        run = self._review(case, gitdir, base)
+        if run.error is None:
+            return run
+        # The bare mirror did not do: review a shared clone of it instead.
+        try:
+            clone = self._clone(case, gitdir)
+        except subprocess.CalledProcessError as exc:
+            run.error = f"{run.error}; cloning the mirror failed too: {exc.stderr.strip()[-300:]}"
+        else:
+            retry = self._review(case, clone, base)
+            if retry.error is None:
+                return retry
+            run.error = f"{run.error}; on a clone too: {retry.error}"
+        run.seconds = time.monotonic() - start
+        return run
+
+    def _clone(self, case: Case, gitdir: Path) -> Path:
+        target = self.cache / case.mirror_name
+        with self._clone_lock:
+            if not (target / ".git").is_dir():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                subprocess.run(
+                    ["git", "clone", "--quiet", "--no-checkout", "--shared", str(gitdir), str(target)],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+        return target
+
+    def _review(self, case: Case, gitdir: Path, base: str) -> CaseRun:
+        with tempfile.TemporaryDirectory(prefix="reviewbot-accuracy-") as tmp:
+            env = {**os.environ, "REVIEWBOT_STATE_DIR": str(Path(tmp) / "state")}
+            argv = [
+                *self.command,
+                "run",
+                "--path",
+                str(gitdir),
+                "--base",
+                base,
+                "--head",
+                case.commit,
+                "--no-tests",
+                "--format",
+                "json",
+            ]
+            start = time.monotonic()
+            try:
+                out = subprocess.run(
+                    argv, capture_output=True, text=True, timeout=self.timeout, env=env, cwd=tmp
+                )
+            except subprocess.TimeoutExpired:
+                return CaseRun(
+                    case, base=base, via=str(gitdir), error=f"timed out after {self.timeout:.0f} s"
+                )
+            seconds = time.monotonic() - start
+        if out.returncode != 0:
+            tail = (out.stderr.strip() or out.stdout.strip())[-500:]
+            return CaseRun(
+                case, base=base, via=str(gitdir), seconds=seconds, error=f"exit {out.returncode}: {tail}"
+            )
+        try:
+            report = json.loads(out.stdout)
+            findings = [Finding.from_json(f) for f in report["findings"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            return CaseRun(case, base=base, via=str(gitdir), seconds=seconds, error=f"unreadable JSON: {exc}")
+        timings = ((report.get("kpi") or {}).get("timings_ms")) or {}
+        return CaseRun(case, findings, seconds=seconds, base=base, via=str(gitdir), timings_ms=dict(timings))
+
+
+def run_all(
+    cases: Sequence[Case], runner: Runner, jobs: int = 1, progress: Callable[[CaseRun], None] | None = None
+) -> list[CaseRun]:
+    """Every case reviewed (in the corpus order), `jobs` at a time; `progress` sees each as it ends."""
+
+    def one(case: Case) -> CaseRun:
+        result = runner.run(case)
+        if progress is not None:
+            progress(result)
+        return result
+
+    if jobs <= 1:
+        return [one(c) for c in cases]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(one, cases))
+
+
+# --------------------------------------------------------------------------------------------- output
+
+
+def ratio(num: int, den: int) -> str:
+    return f"{num / den:.2f}" if den else "—"
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _cut(text: str, width: int = TITLE_WIDTH) -> str:
+    one = " ".join(text.split())
+    if len(one) <= width:
+        return one
+    cut = one[: width - 1] + "…"
+    return cut + "`" if cut.count("`") % 2 else cut  # keep inline code closed
+
+
+def _rule_note(r: RuleScore) -> str:
+    notes = []
+    if r.implemented is False:
+        notes.append("not in reviewbot")
+    if r.probation:
+        notes.append("probation")
+    return ", ".join(notes)
+
+
+def rule_rows(report: Report) -> list[list[str]]:
+    rows = []
+    for r in report.rules:
+        rows.append(
+            [
+                r.rule,
+                str(r.findings),
+                str(r.tp),
+                str(r.fp),
+                str(r.duplicates),
+                str(r.allowed),
+                _fmt(r.precision),
+                f"{r.matched}/{r.labels}",
+                _fmt(r.recall),
+                _rule_note(r),
+            ]
+        )
+    return rows
+
+
+RULE_HEADER = ["rule", "findings", "TP", "FP", "dup", "allowed", "precision", "matched", "recall", "note"]
+
+
+def _text_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    def esc(cell: str) -> str:
+        return cell.replace("|", "\\|")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _band_rows(report: Report) -> list[list[str]]:
+    rows = [[b.severity, str(b.labels), str(b.matched), _fmt(b.recall)] for b in report.bands]
+    b = report.blocking
+    rows.append([b.severity, str(b.labels), str(b.matched), _fmt(b.recall)])
+    return rows
+
+
+def _target_line(report: Report) -> str:
+    recall = report.blocking.recall
+    if recall is None:
+        return f"P0–P2 recall: — (no P0–P2 label scored; target ≥ {RECALL_TARGET})"
+    verdict = "met" if recall >= RECALL_TARGET else "NOT met"
+    return (
+        f"P0–P2 recall: {report.blocking.matched}/{report.blocking.labels} = {recall:.2f} "
+        f"(target ≥ {RECALL_TARGET}: {verdict})"
+    )
+
+
+def _miss_line(m: Miss) -> str:
+    lab = m.label
+    field_note = f" field `{lab.field}`" if lab.field else ""
+    return f"{m.case_id} {lab.severity} {lab.path}:{lab.line}{field_note} — {_cut(lab.why or '(no why)')}"
+
+
+def _fp_line(s: Scored) -> str:
+    f = s.finding
+    why = "forbidden" if s.outcome == "fp-forbid" else "unlabelled"
+    return f"{s.case_id} {f.rule} {f.severity} {f.path}:{f.line} ({why}) — {_cut(f.title)}"
+
+
+def _timing_rows(runs: Sequence[CaseRun]) -> list[list[str]]:
+    done = sorted((r for r in runs if r.findings is not None), key=lambda r: -r.seconds)
+    rows = []
+    for r in done:
+        index = r.timings_ms.get("index")
+        rows.append(
+            [
+                r.case.id,
+                f"{r.seconds:.1f}",
+                "—" if index is None else f"{index / 1000:.1f}",
+                str(len(r.findings or [])),
+                "slow" if r.seconds > SLOW_SECONDS else "",
+            ]
+        )
+    return rows
+
+
+TIMING_HEADER = ["case", "wall s", "index s", "findings", ""]
+
+
+def _not_run(runs: Sequence[CaseRun]) -> tuple[list[CaseRun], list[CaseRun]]:
+    return [r for r in runs if r.skipped], [r for r in runs if r.error]
+
+
+def format_text(report: Report, runs: Sequence[CaseRun]) -> str:
+    skipped, failed = _not_run(runs)
+    scored = len(runs) - len(skipped) - len(failed)
+    out = [f"cases: {len(runs)} ({scored} scored, {len(skipped)} skipped, {len(failed)} failed)", ""]
+    out += [_text_table(RULE_HEADER, rule_rows(report)), ""]
+    out += [
+        _text_table(["band", "labels", "matched", "recall"], _band_rows(report)),
+        _target_line(report),
+        "",
+    ]
+    out.append("misses (P0–P2) by kind:")
+    for kind, misses in report.misses_by_kind():
+        out.append(f"  {kind}: {len(misses)}")
+        out += [f"    {_miss_line(m)}" for m in misses]
+    out.append(f"false positives: {len(report.false_positives)}")
+    out += [f"  {_fp_line(s)}" for s in report.false_positives]
+    flagged = report.pass_cases_flagged
+    out.append(
+        f"pass cases with a P0–P2 finding: {len(flagged)}/{sum(c.verdict == 'pass' for c in report.cases)}"
+    )
+    out += [f"  {c.case_id}: {c.blocking_findings} finding(s) at P0–P2" for c in flagged]
+    out += ["", _text_table(TIMING_HEADER, _timing_rows(runs))]
+    for r in failed:
+        out.append(f"FAILED {r.case.id}: {r.error}")
+    return "\n".join(out)
+
+
+def format_markdown(report: Report, runs: Sequence[CaseRun], meta: dict[str, str]) -> str:
+    skipped, failed = _not_run(runs)
+    scored = len(runs) - len(skipped) - len(failed)
+    repos: dict[str, int] = {}
+    for r in runs:
+        repos[r.case.repo] = repos.get(r.case.repo, 0) + 1
+    out = [
+        "# Accuracy on the labelled corpus",
+        "",
+        "<!-- Generated by `python3 bench/accuracy.py --write docs/accuracy.md`; do not edit by hand. -->",
+        "",
+        f"Measured on {meta['date']} at reviewbot commit `{meta['commit']}`{meta.get('dirty', '')}, "
+        f"`--no-tests` reviews, by `{meta['command']}`.",
+        "",
+        f"Corpus: {len(runs)} cases ({scored} scored, {len(skipped)} skipped, {len(failed)} failed) from "
+        + ", ".join(f"{repo} ({n})" for repo, n in sorted(repos.items()))
+        + ". The repository keeps only the manifests (`bench/corpus/*.yaml`); each case is reviewed from "
+        "the fetched copy of its repository.",
+        "",
+        "A finding matches a label when the rule ids and paths are equal, the lines are at most "
+        f"{LINE_TOLERANCE} apart and, when the label names a field, the finding names it (its `extra.field`, "
+        "else its text). Each expected label counts once (further findings on it are duplicates, neither "
+        "TP nor FP); findings on `allow` labels are neutral; findings on `forbid` labels or on no label "
+        "are false positives. Precision = TP / (TP + FP); recall = matched / expected labels. "
+        f"Probation: precision under {PROBATION_PRECISION} with at least {PROBATION_MIN_FINDINGS} "
+        "scored findings.",
+        "",
+        "## Per rule",
+        "",
+        _md_table(RULE_HEADER, rule_rows(report)),
+        "",
+        "## Recall by severity",
+        "",
+        _md_table(["band", "labels", "matched", "recall"], _band_rows(report)),
+        "",
+        f"**{_target_line(report)}** — over all rules, labels of rule ids reviewbot does not have count "
+        "as misses.",
+        "",
+        "## Misses (P0–P2) by kind",
+        "",
+    ]
+    kinds = report.misses_by_kind()
+    if not kinds:
+        out.append("None.")
+    for kind, misses in kinds:
+        implemented = misses[0].implemented
+        note = (
+            " (no such rule in reviewbot)" if implemented is False and not kind.startswith(OTHER_RULE) else ""
+        )
+        out.append(f"- **{kind}**{note}: {len(misses)}")
+        out += [f"  - {_miss_line(m)}" for m in misses]
+    out += ["", f"## False positives ({len(report.false_positives)})", ""]
+    if not report.false_positives:
+        out.append("None.")
+    out += [f"- {_fp_line(s)}" for s in report.false_positives]
+    flagged = report.pass_cases_flagged
+    n_pass = sum(c.verdict == "pass" for c in report.cases)
+    out += ["", f"## Pass cases with a P0–P2 finding ({len(flagged)} of {n_pass})", ""]
+    if not flagged:
+        out.append("None.")
+    out += [f"- {c.case_id}: {c.blocking_findings} finding(s) at P0–P2" for c in flagged]
+    out += [
+        "",
+        "## Time per case",
+        "",
+        f"Wall seconds of each `reviewbot run` process (cold, `--no-tests`), slowest first; "
+        f"over {SLOW_SECONDS:.0f} s is marked slow.",
+        "",
+        _md_table(TIMING_HEADER, _timing_rows(runs)),
+    ]
+    if skipped or failed:
+        out += ["", "## Not scored", ""]
+        out += [f"- {r.skipped}" for r in skipped]
+        out += [f"- failed {r.case.id}: {_cut(r.error or '', 300)}" for r in failed]
+    return "\n".join(out) + "\n"
+
+
+def to_json(report: Report, runs: Sequence[CaseRun], meta: dict[str, str]) -> dict[str, Any]:
+    def rule_json(r: RuleScore) -> dict[str, Any]:
+        return {**asdict(r), "precision": r.precision, "recall": r.recall, "probation": r.probation}
+
+    return {
+        "meta": meta,
+        "rules": [rule_json(r) for r in report.rules],
+        "bands": [{**asdict(b), "recall": b.recall} for b in report.bands],
+        "blocking": {**asdict(report.blocking), "recall": report.blocking.recall, "target": RECALL_TARGET},
+        "misses_by_kind": {
+            kind: [{"case": m.case_id, **asdict(m.label)} for m in misses]
+            for kind, misses in report.misses_by_kind(SEVERITIES)
+        },
+        "false_positives": [
+            {
+                "case": s.case_id,
+                "rule": s.finding.rule,
+                "severity": s.finding.severity,
+                "path": s.finding.path,
+                "line": s.finding.line,
+                "reason": s.outcome,
+                "title": _cut(s.finding.title),
+            }
+            for s in report.false_positives
+        ],
+        "pass_cases_flagged": [c.case_id for c in report.pass_cases_flagged],
+        "cases": [asdict(c) for c in report.cases],
+        "runs": [
+            {
+                "case": r.case.id,
+                "seconds": round(r.seconds, 2),
+                "skipped": r.skipped,
+                "error": r.error,
+                "base": r.base,
+                "via": r.via,
+                "findings": None if r.findings is None else len(r.findings),
+                "timings_ms": r.timings_ms,
+            }
+            for r in runs
+        ],
+    }
+
+
+def measured_at() -> dict[str, str]:
+    def git(*args: str) -> str:
+        out = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+        return out.stdout.strip() if out.returncode == 0 else ""
+
+    dirty = git("status", "--porcelain", "--", "reviewbot")
+    return {
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
+        "commit": git("rev-parse", "--short", "HEAD") or "unknown",
+        "dirty": " (with uncommitted changes under reviewbot/)" if dirty else "",
+    }
+
+
+# --------------------------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="folder of *.yaml manifests")
+    parser.add_argument("--only", help="only the cases whose id contains this")
+    parser.add_argument("--write", type=Path, help="write the markdown report here (e.g. docs/accuracy.md)")
+    parser.add_argument("--jobs", type=int, default=1, help="reviews at a time (default 1)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--mirrors",
+        type=Path,
+        default=Path(os.environ.get(MIRRORS_ENV) or DEFAULT_MIRRORS),
+        help=f"where fetched repositories are, as <owner>+<name>/repo (default ${MIRRORS_ENV} or {DEFAULT_MIRRORS})",
+    )
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where fallback clones go")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per review")
+    args = parser.parse_args(argv)
+
+    log_stream = sys.stderr if args.json else sys.stdout
+
+    def log(msg: str) -> None:
+        print(msg, file=log_stream, flush=True)
+
+    try:
+        cases = load_corpus(args.corpus)
+    except ManifestError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.only:
+        cases = [c for c in cases if args.only in c.id]
+        if not cases:
+            print(f"error: no case id contains {args.only!r}", file=sys.stderr)
+            return 2
+
+    runner = Runner(args.mirrors, args.cache, timeout=args.timeout)
+    lock = threading.Lock()
+
+    def progress(r: CaseRun) -> None:
+        with lock:
+            if r.skipped:
+                log(r.skipped)
+            elif r.error:
+                log(f"FAILED {r.case.id} ({r.seconds:.1f} s): {r.error}")
+            else:
+                log(f"{r.case.id}: {r.seconds:.1f} s, {len(r.findings or [])} findings")
+
+    runs = run_all(cases, runner, max(1, args.jobs), progress)
+    known = known_rule_ids(runner.command)
+    report = score([(r.case, r.findings) for r in runs if r.findings is not None], known)
+
+    meta = measured_at()
+    command = "python3 bench/accuracy.py" + (f" --only {args.only}" if args.only else "")
+    if args.corpus.resolve() != DEFAULT_CORPUS.resolve():
+        command += f" --corpus {args.corpus}"
+    if args.jobs > 1:
+        command += f" --jobs {args.jobs}"
+    meta["command"] = command + (f" --write {args.write}" if args.write else "")
+
+    if args.json:
+        print(json.dumps(to_json(report, runs, meta), indent=2, ensure_ascii=False))
+    else:
+        log("")
+        log(format_text(report, runs))
+    if args.write:
+        args.write.parent.mkdir(parents=True, exist_ok=True)
+        args.write.write_text(format_markdown(report, runs, meta), encoding="utf-8")
+        log(f"wrote {args.write}")
+    return 1 if any(r.error for r in runs) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

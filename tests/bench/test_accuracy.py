@@ -1,0 +1,451 @@
+"""bench/accuracy.py: the pure scoring, the manifest checks, the skip of absent mirrors, and one real run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
+
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "accuracy.py"
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_accuracy", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_accuracy"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+acc = _load()
+
+SHA = "a" * 40
+PATH = "pkg/derive.py"
+
+
+def label(rule: str = "unconditional-override", line: int = 10, **kw: object) -> object:
+    kw.setdefault("path", PATH)
+    return acc.Label(rule=rule, line=line, **kw)
+
+
+def expect(
+    rule: str = "unconditional-override", line: int = 10, severity: str = "P2", **kw: object
+) -> object:
+    return label(rule, line, severity=severity, **kw)
+
+
+def finding(
+    rule: str = "unconditional-override",
+    line: int = 10,
+    severity: str = "P2",
+    title: str = "a finding",
+    field: str | None = None,
+    path: str = PATH,
+    evidence: list[str] | None = None,
+) -> object:
+    raw: dict[str, object] = {
+        "rule": rule,
+        "severity": severity,
+        "path": path,
+        "line": line,
+        "title": title,
+        "evidence": evidence or [],
+        "extra": {"field": field} if field else {},
+    }
+    return acc.Finding.from_json(raw)
+
+
+def case(case_id: str = "c1", verdict: str = "flag", **groups: object) -> object:
+    return acc.Case(id=case_id, repo="acme/tiny", commit=SHA, verdict=verdict, **groups)
+
+
+def rule_of(report: object, rule: str) -> object:
+    return next(r for r in report.rules if r.rule == rule)
+
+
+# ------------------------------------------------------------------------------------------ matching
+
+
+@pytest.mark.parametrize(("line", "hit"), [(10, True), (13, True), (7, True), (14, False), (6, False)])
+def test_line_tolerance_is_three(line: int, hit: bool) -> None:
+    assert acc.matches(finding(line=line), label(line=10)) is hit
+
+
+def test_rule_and_path_must_be_equal() -> None:
+    assert not acc.matches(finding(rule="missing-tests"), label())
+    assert not acc.matches(finding(path="pkg/other.py"), label())
+    assert acc.matches(finding(path="./pkg/derive.py"), label())
+
+
+def test_field_matches_the_findings_own_field_when_it_has_one() -> None:
+    dtype = finding(rule="guard-ignores-coupled-flag", field="dtype", title="`dtype` stops; `head_num` named")
+    assert acc.matches(dtype, label("guard-ignores-coupled-flag", field="dtype"))
+    # the title names head_num, but the finding is about dtype
+    assert not acc.matches(dtype, label("guard-ignores-coupled-flag", field="head_num"))
+    dotted = finding(field="rope_config.style")
+    assert acc.matches(dotted, label(field="style"))
+    assert acc.matches(dotted, label(field="rope_config.style"))
+
+
+def test_field_is_a_whole_word_of_the_text_without_extra_field() -> None:
+    f = finding(
+        rule="duplicated-predicate",
+        title="The predicate `style == No && !use_kvcache` is written twice",
+        evidence=["also at pkg/derive.py:40 via need_rope_kv_cache"],
+    )
+    assert acc.matches(f, label("duplicated-predicate", field="use_kvcache"))
+    assert acc.matches(f, label("duplicated-predicate", field="need_rope_kv_cache"))  # from the evidence
+    assert not acc.matches(f, label("duplicated-predicate", field="kvcache"))
+    assert not acc.matches(f, label("duplicated-predicate", field="use_kv"))
+
+
+# ------------------------------------------------------------------------------------------ scoring
+
+
+def test_true_positive_precision_and_recall() -> None:
+    c = case(expect=(expect(line=10), expect(line=40)))
+    report = acc.score([(c, [finding(line=12)])])
+    r = rule_of(report, "unconditional-override")
+    assert (r.findings, r.tp, r.fp, r.matched, r.labels) == (1, 1, 0, 1, 2)
+    assert r.precision == 1.0 and r.recall == 0.5
+    assert [m.label.line for m in report.misses] == [40]
+
+
+def test_allow_is_neutral() -> None:
+    c = case(expect=(expect(),), allow=(label("flag-overloading", line=20),))
+    report = acc.score([(c, [finding(), finding("flag-overloading", line=21, severity="P3")])])
+    fo = rule_of(report, "flag-overloading")
+    assert (fo.findings, fo.tp, fo.fp, fo.allowed) == (1, 0, 0, 1)
+    assert fo.precision is None
+    assert report.false_positives == []
+
+
+def test_forbid_and_unlabelled_findings_are_false_positives() -> None:
+    c = case(forbid=(label(line=30, field="dtype"),))
+    findings = [finding(line=31, field="dtype", title="forbidden one"), finding(line=80, title="stray")]
+    report = acc.score([(c, findings)])
+    r = rule_of(report, "unconditional-override")
+    assert (r.tp, r.fp) == (0, 2)
+    assert r.precision == 0.0 and r.recall is None
+    assert [s.outcome for s in report.false_positives] == ["fp-forbid", "fp-unlabelled"]
+
+
+def test_expect_wins_over_forbid_and_allow_on_the_same_line() -> None:
+    c = case(expect=(expect(),), allow=(label(),), forbid=(label(),))
+    report = acc.score([(c, [finding()])])
+    assert rule_of(report, "unconditional-override").tp == 1
+
+
+def test_duplicates_on_one_label_count_once() -> None:
+    c = case(expect=(expect(line=10),))
+    findings = [finding(line=13, title="far"), finding(line=10, title="near"), finding(line=11, title="mid")]
+    report = acc.score([(c, findings)])
+    r = rule_of(report, "unconditional-override")
+    assert (r.findings, r.tp, r.fp, r.duplicates, r.matched) == (3, 1, 0, 2, 1)
+    assert r.precision == 1.0
+    tp = [s for s in report.scored if s.outcome == "tp"]
+    assert [s.finding.title for s in tp] == ["near"]  # the nearest finding is the true positive
+    assert len(report.duplicates) == 2
+
+
+def test_each_label_takes_its_own_finding() -> None:
+    # two labels two lines apart, two findings: one each, not one label twice
+    c = case(expect=(expect(line=10), expect(line=12)))
+    report = acc.score([(c, [finding(line=11), finding(line=13)])])
+    r = rule_of(report, "unconditional-override")
+    assert (r.tp, r.duplicates, r.matched, r.labels) == (2, 0, 2, 2)
+
+
+def test_unknown_rule_in_labels_is_a_miss() -> None:
+    c = case(
+        expect=(
+            expect(line=10, severity="P1"),
+            expect("stale-cache-key", line=50, severity="P1", why="the cache key ignores dtype"),
+            expect("other", line=70, severity="P2", kind="race condition"),
+            expect("other", line=90, severity="P0", kind="race condition"),
+            expect("stale-cache-key", line=99, severity="P3"),
+        )
+    )
+    report = acc.score([(c, [finding(line=10)])], known_rules=["unconditional-override", "missing-tests"])
+    stale = rule_of(report, "stale-cache-key")
+    assert stale.implemented is False
+    assert (stale.findings, stale.matched, stale.labels, stale.recall) == (0, 0, 2, 0.0)
+    assert rule_of(report, "unconditional-override").implemented is True
+    assert (report.blocking.matched, report.blocking.labels) == (1, 4)
+    assert report.blocking.recall == 0.25
+    bands = {b.severity: (b.matched, b.labels) for b in report.bands}
+    assert bands == {"P0": (0, 1), "P1": (1, 2), "P2": (0, 1), "P3": (0, 1)}
+    kinds = {kind: len(ms) for kind, ms in report.misses_by_kind()}
+    assert kinds == {"other: race condition": 2, "stale-cache-key": 1}  # the P3 miss is not P0–P2
+    text = acc.format_text(report, [])
+    assert "P0–P2 recall: 1/4 = 0.25 (target ≥ 0.6: NOT met)" in text
+    assert "not in reviewbot" in text
+
+
+def test_pass_cases_with_a_blocking_finding_are_counted() -> None:
+    quiet = case("quiet", verdict="pass")
+    noisy = case("noisy", verdict="pass")
+    p3only = case("p3only", verdict="pass")
+    report = acc.score(
+        [
+            (quiet, []),
+            (noisy, [finding(severity="P2"), finding(line=50, severity="P1")]),
+            (p3only, [finding("flag-overloading", severity="P3")]),
+        ]
+    )
+    assert [(c.case_id, c.blocking_findings) for c in report.pass_cases_flagged] == [("noisy", 2)]
+
+
+def test_probation_needs_five_findings_under_point_nine() -> None:
+    labels = tuple(expect(line=10 + 10 * i) for i in range(4))
+    hits = [finding(line=10 + 10 * i) for i in range(4)]
+    four = acc.score([(case(expect=labels[:3]), hits[:3] + [finding(line=500)])])
+    assert rule_of(four, "unconditional-override").precision == 0.75
+    assert not rule_of(four, "unconditional-override").probation
+    five = acc.score([(case(expect=labels), [*hits, finding(line=500)])])
+    r = rule_of(five, "unconditional-override")
+    assert r.precision == 0.8 and r.probation
+    assert "probation" in acc.format_text(five, [])
+
+
+def test_undefined_ratios_print_as_a_dash() -> None:
+    report = acc.score([(case(allow=(label(),)), [finding()])])
+    row = next(r for r in acc.rule_rows(report) if r[0] == "unconditional-override")
+    assert row[6] == "—" and row[8] == "—"
+    assert acc.ratio(1, 0) == "—" and acc.ratio(1, 4) == "0.25"
+
+
+# ------------------------------------------------------------------------------------------ manifests
+
+
+def manifest(**case_fields: object) -> dict[str, object]:
+    raw: dict[str, object] = {
+        "id": "tiny-1",
+        "commit": SHA,
+        "verdict": "flag",
+        "expect": [{"rule": "missing-tests", "severity": "P1", "path": "a.py", "line": 3, "why": "w"}],
+    }
+    raw.update(case_fields)
+    return {"repo": "acme/tiny", "cases": [{k: v for k, v in raw.items() if v is not None}]}
+
+
+def test_a_valid_manifest_parses() -> None:
+    data = manifest(base="b" * 40, allow=[{"rule": "x", "path": "a.py", "line": 1, "field": "f"}])
+    (c,) = acc.parse_manifest(data, "tiny.yaml")
+    assert (c.id, c.repo, c.commit, c.base, c.verdict) == ("tiny-1", "acme/tiny", SHA, "b" * 40, "flag")
+    assert c.expect[0].severity == "P1" and c.allow[0].field == "f"
+    assert c.mirror_name == "acme+tiny"
+    (plain,) = acc.parse_manifest(manifest(), "tiny.yaml")
+    assert plain.base is None  # reviewed against commit^
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"commit": None}, "case tiny-1: `commit` is missing"),
+        ({"commit": "abc123"}, "case tiny-1: `commit` must be a full 40-hex sha"),
+        (
+            {"expect": [{"rule": "r", "severity": "P5", "path": "a.py", "line": 3}]},
+            "case tiny-1: expect[0]: severity 'P5' is not one of P0, P1, P2, P3",
+        ),
+        (
+            {"expect": [{"rule": "r", "path": "a.py", "line": 3}]},
+            "case tiny-1: expect[0]: `severity` is missing",
+        ),
+        ({"verdict": "maybe"}, "case tiny-1: `verdict` must be one of flag, pass"),
+        (
+            {"forbid": [{"rule": "r", "path": "a.py", "line": 0}]},
+            "forbid[0]: `line` must be a positive integer",
+        ),
+        (
+            {"allow": [{"rule": "r", "path": "a.py", "line": 2, "feild": "x"}]},
+            "allow[0]: unknown key(s) feild",
+        ),
+        ({"expcet": []}, "case tiny-1: unknown key(s) expcet"),
+    ],
+)
+def test_a_bad_manifest_names_the_case(fields: dict[str, object], message: str) -> None:
+    data = manifest(**fields)  # a None value leaves the key out
+    with pytest.raises(acc.ManifestError) as err:
+        acc.parse_manifest(data, "tiny.yaml")
+    assert "tiny.yaml" in str(err.value)
+    assert message in str(err.value)
+
+
+def test_case_ids_are_unique_over_the_corpus(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump(manifest()))
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(manifest()))
+    with pytest.raises(acc.ManifestError, match=r"case tiny-1: the id is also used in .*a\.yaml"):
+        acc.load_corpus(tmp_path)
+    with pytest.raises(acc.ManifestError, match="no \\*.yaml manifest"):
+        acc.load_corpus(tmp_path / "empty")
+
+
+# ------------------------------------------------------------------------------------------ running
+
+
+def test_an_absent_mirror_is_skipped_with_the_fetch_to_run(tmp_path: Path) -> None:
+    runner = acc.Runner(tmp_path / "mirrors", tmp_path / "cache", command=["false"])
+    run = runner.run(case("tiny-9"))
+    assert run.skipped == "skip tiny-9: run fetch github:acme/tiny"
+    assert run.findings is None and run.error is None
+
+
+def test_a_commit_missing_from_the_mirror_is_skipped_too(tmp_path: Path) -> None:
+    gitdir = tmp_path / "mirrors" / "acme+tiny" / "repo"
+    subprocess.run(["git", "init", "-q", "--bare", str(gitdir)], check=True)
+    run = acc.Runner(tmp_path / "mirrors", tmp_path / "cache", command=["false"]).run(case("tiny-9"))
+    assert run.skipped == "skip tiny-9: commit aaaaaaaaaaaa is not in the mirror; run fetch github:acme/tiny"
+
+
+BASE_PY = """\
+class Config:
+    def __init__(self):
+        self.use_cache = True
+        self.fast_path = True
+        self.mode = "a"
+
+
+def derive(cfg):
+    if cfg.mode == "b":
+        cfg.use_cache = False
+    return cfg
+"""
+FLAG_PY = BASE_PY.replace(
+    "    return cfg\n",
+    '    if cfg.mode == "c" and not cfg.use_cache:\n        cfg.fast_path = False\n    return cfg\n',
+)
+NOTE_PY = FLAG_PY + "\n\n# a note for readers\n"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "T",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "T",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    out = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def _commit(work: Path, text: str, message: str) -> str:
+    (work / "pkg" / "config.py").write_text(text)
+    _git(work, "add", "-A")
+    _git(work, "commit", "-q", "-m", message)
+    return _git(work, "rev-parse", "HEAD")
+
+
+def test_end_to_end_on_a_tiny_mirror(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    (work / "pkg").mkdir(parents=True)
+    _git(work, "init", "-q", "-b", "main")
+    _commit(work, BASE_PY, "base")
+    flag = _commit(work, FLAG_PY, "derive fast_path")
+    note = _commit(work, NOTE_PY, "a comment")
+    mirrors = tmp_path / "mirrors"
+    _git(tmp_path, "clone", "-q", "--bare", str(work), str(mirrors / "acme+tiny" / "repo"))
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    path = "pkg/config.py"
+    (corpus / "tiny.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "repo": "acme/tiny",
+                "cases": [
+                    {
+                        "id": "tiny-flag",
+                        "commit": flag,
+                        "verdict": "flag",
+                        "expect": [
+                            # reviewbot reports the guard line (11): within the tolerance
+                            {
+                                "rule": "missing-tests",
+                                "severity": "P1",
+                                "path": path,
+                                "line": 12,
+                                "field": "fast_path",
+                            },
+                            {
+                                "rule": "no-such-rule",
+                                "severity": "P2",
+                                "path": path,
+                                "line": 1,
+                                "why": "not built",
+                            },
+                        ],
+                        "forbid": [
+                            {"rule": "unconditional-override", "path": path, "line": 12, "why": "no reader"}
+                        ],
+                    },
+                    {"id": "tiny-pass", "commit": note, "verdict": "pass"},
+                ],
+            }
+        )
+    )
+    (corpus / "absent.yaml").write_text(
+        yaml.safe_dump(
+            {"repo": "acme/absent", "cases": [{"id": "absent-1", "commit": SHA, "verdict": "pass"}]}
+        )
+    )
+    doc = tmp_path / "accuracy.md"
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--corpus",
+            str(corpus),
+            "--mirrors",
+            str(mirrors),
+            "--cache",
+            str(tmp_path / "cache"),
+            "--json",
+            "--write",
+            str(doc),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "skip absent-1: run fetch github:acme/absent" in out.stderr
+    result = json.loads(out.stdout)
+    rules = {r["rule"]: r for r in result["rules"]}
+    mt = rules["missing-tests"]
+    assert (mt["findings"], mt["tp"], mt["fp"], mt["matched"], mt["labels"]) == (1, 1, 0, 1, 1)
+    assert mt["precision"] == 1.0 and mt["recall"] == 1.0
+    uo = rules["unconditional-override"]
+    assert (uo["findings"], uo["tp"], uo["fp"], uo["precision"]) == (1, 0, 1, 0.0)
+    nr = rules["no-such-rule"]
+    assert (nr["implemented"], nr["matched"], nr["labels"], nr["recall"]) == (False, 0, 1, 0.0)
+    assert (result["blocking"]["matched"], result["blocking"]["labels"], result["blocking"]["recall"]) == (
+        1,
+        2,
+        0.5,
+    )
+    assert list(result["misses_by_kind"]) == ["no-such-rule"]
+    assert [(f["case"], f["rule"], f["reason"]) for f in result["false_positives"]] == [
+        ("tiny-flag", "unconditional-override", "fp-forbid")
+    ]
+    assert result["pass_cases_flagged"] == []
+    runs = {r["case"]: r for r in result["runs"]}
+    assert runs["tiny-pass"]["findings"] == 0 and runs["tiny-flag"]["seconds"] > 0
+    assert runs["absent-1"]["skipped"] and runs["absent-1"]["findings"] is None
+
+    text = doc.read_text()
+    assert "| missing-tests | 1 | 1 | 0 | 0 | 0 | 1.00 | 1/1 | 1.00 |  |" in text
+    assert "| unconditional-override | 1 | 0 | 1 | 0 | 0 | 0.00 | 0/0 | — |  |" in text
+    assert "**P0–P2 recall: 1/2 = 0.50 (target ≥ 0.6: NOT met)**" in text
+    assert "- **no-such-rule** (no such rule in reviewbot): 1" in text
+    assert "Measured on " in text and "at reviewbot commit `" in text
+    assert "- skip absent-1: run fetch github:acme/absent" in text
