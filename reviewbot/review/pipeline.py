@@ -20,13 +20,14 @@ from reviewbot.analysis.truthtable import build_truth_tables
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
 from reviewbot.lang.build import build_index
-from reviewbot.lang.facts import FileFacts, lang_for_path
+from reviewbot.lang.calls import CallGraph
+from reviewbot.lang.facts import FileFacts, PredicateUse, lang_for_path
 from reviewbot.lang.follow import follow_calls
-from reviewbot.lang.index import is_test_path
+from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.parse import parse_file
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.finding import Finding
-from reviewbot.model.review import Review, Status
+from reviewbot.model.review import ChecklistResult, Review, Status
 from reviewbot.model.tests import ExecutionResults
 from reviewbot.review.checklist import (
     Checklist,
@@ -37,7 +38,18 @@ from reviewbot.review.checklist import (
 )
 from reviewbot.review.strengths import strengths
 
-__all__ = ["ReviewSettings", "Execution", "review_change", "interesting_names"]
+__all__ = [
+    "ReviewSettings",
+    "Execution",
+    "review_change",
+    "interesting_names",
+    "parse_stage",
+    "index_stage",
+    "check_stage",
+    "checklist_stage",
+    "verdict_stage",
+    "kpi_stage",
+]
 
 log = logging.getLogger(__name__)
 
@@ -164,71 +176,77 @@ def tables_for_context(ctx: CheckContext) -> list[dict[str, Any]]:
     return build_truth_tables(ctx.derivations, ctx.head_facts, ctx.index)
 
 
-def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> Review:
-    settings = settings or ReviewSettings()
-    timings: dict[str, float] = dict(settings.timings_ms)
-    notes: list[Note] = list(change.notes)
-    clock = time.perf_counter()
+@dataclass(frozen=True)
+class Parsed:
+    """Stage `parse`: facts of both sides of the changed files, and what the change derives."""
 
+    head_facts: dict[str, FileFacts]
+    base_facts: dict[str, FileFacts]
+    derivations: list[ChangedDerivation]
+    predicates: list[PredicateUse]
+    notes: tuple[Note, ...]
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """Stage `index`: the head repository's index, its test files and the followed call graph."""
+
+    index: RepoIndex
+    test_files: list[str]
+    calls: CallGraph | None
+    notes: tuple[Note, ...]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Stage `check`: the findings of every rule that ran, and the rules that crashed."""
+
+    findings: list[Finding]
+    merged: int
+    ran: int
+    crashed: tuple[str, ...]
+    notes: tuple[Note, ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    status: Status
+    coverage: float
+
+
+def parse_stage(change: ChangeSet) -> Parsed:
+    notes: list[Note] = []
     head_facts = _parse_side(change, True, notes)
     base_facts = _parse_side(change, False, [])
     derivations = changed_derivations(change, base_facts, head_facts)
-    preds = added_predicates(change, head_facts)
-    timings["parse"] = (time.perf_counter() - clock) * 1000
+    return Parsed(head_facts, base_facts, derivations, added_predicates(change, head_facts), tuple(notes))
 
-    clock = time.perf_counter()
-    names = interesting_names(derivations, preds, functions=False)
-    test_names = interesting_names(derivations, preds)
-    index = (
-        build_index(change.head_tree, names, head_facts, test_names) if change.head_tree is not None else None
-    )
-    if index is None:
-        from reviewbot.lang.index import RepoIndex
 
+def index_stage(change: ChangeSet, parsed: Parsed) -> Indexed:
+    names = interesting_names(parsed.derivations, parsed.predicates, functions=False)
+    test_names = interesting_names(parsed.derivations, parsed.predicates)
+    tree = change.head_tree
+    if tree is None:
         index = RepoIndex()
-        for facts in head_facts.values():
+        for facts in parsed.head_facts.values():
             index.add(facts)
-        notes.append(
-            Note(
-                SkipReason.UNAVAILABLE,
-                "The repository tree was not available; only changed files were searched.",
-            )
+        note = Note(
+            SkipReason.UNAVAILABLE, "The repository tree was not available; only changed files were searched."
         )
-    test_files = [
-        p for p in (change.head_tree.paths() if change.head_tree is not None else []) if is_test_path(p)
-    ]
+        return Indexed(index, [], None, (note,))
+    index = build_index(tree, names, parsed.head_facts, test_names)
+    test_files = [p for p in tree.paths() if is_test_path(p)]
     # What the derived flags gate, followed into the functions it calls (those files parsed in full).
-    calls = (
-        follow_calls(change.head_tree, index, {d.head.field for d in derivations})
-        if change.head_tree is not None and derivations
-        else None
-    )
-    timings["index"] = (time.perf_counter() - clock) * 1000
+    fields = {d.head.field for d in parsed.derivations}
+    calls = follow_calls(tree, index, fields) if parsed.derivations else None
+    return Indexed(index, test_files, calls, ())
 
-    ctx = CheckContext(
-        change=change,
-        base_facts=base_facts,
-        head_facts=head_facts,
-        index=index,
-        derivations=derivations,
-        added_predicates=preds,
-        test_files=test_files,
-        calls=calls,
-    )
 
-    execution: Execution | None = None
-    if settings.execute is not None and derivations:
-        clock = time.perf_counter()
-        execution = settings.execute(change, derivations)
-        timings["tests"] = (time.perf_counter() - clock) * 1000
-        if execution is not None:
-            ctx.execution = execution.results()
-            notes.extend(execution.notes)
-    ctx.truth_tables = (settings.truth_tables or tables_for_context)(ctx)
-
-    clock = time.perf_counter()
+def check_stage(ctx: CheckContext, settings: ReviewSettings) -> Checked:
+    """Every registered rule (static and execution-stage alike) through `run(ctx)`."""
     raw: list[Finding] = []
     crashed: list[str] = []
+    notes: list[Note] = []
     checks = [m for rid, m in CHECKS.items() if rid not in settings.disabled_rules] + list(
         settings.extra_checks
     )
@@ -242,8 +260,12 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
                 Note(SkipReason.CHECK_CRASHED, f"check `{check.id}` crashed: {type(exc).__name__}: {exc}")
             )
     findings, merged = _dedupe(raw)
-    timings["checks"] = (time.perf_counter() - clock) * 1000
+    return Checked(findings, merged, len(checks), tuple(crashed), tuple(notes))
 
+
+def checklist_stage(
+    findings: list[Finding], settings: ReviewSettings, ran_tests: bool
+) -> tuple[ChecklistResult, list[Finding]]:
     known_rules = set(KNOWN_RULES) | {getattr(c, "id", "") for c in settings.extra_checks}
     lists: list[Checklist] = [
         parse_checklist(settings.checklist_texts[name], name, known_rules)
@@ -251,53 +273,56 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
         else load_checklist(name, known_rules)
         for name in settings.checklists
     ]
-    ran_tests = ctx.execution is not None and ctx.execution.ran
     not_run = frozenset() if ran_tests else EXECUTION_RULES
     checklist = evaluate(lists, findings, settings.lang, not_run)
-    findings = with_checklist_refs(findings, checklist)
+    return checklist, with_checklist_refs(findings, checklist)
 
+
+_INCOMPLETE_ALWAYS = (SkipReason.UNPARSABLE_DIFF, SkipReason.UNPARSABLE_CODE, SkipReason.TOO_LARGE)
+
+
+def verdict_stage(change: ChangeSet, checked: Checked, notes: list[Note]) -> Verdict:
+    """BLOCKING when a P0/P1 is open; INCOMPLETE when the analysis could not see everything; else LGTM."""
     coverage = change.coverage
     unparsable = {n.path for n in notes if n.reason is SkipReason.UNPARSABLE_CODE and n.path}
     if unparsable:
         # A file with syntax errors was read, but its facts may be partial: it counts as not covered.
         total = len(change.files) + getattr(change, "files_left_out", 0)
         coverage = round(max(coverage - len(unparsable) / max(total, 1), 0.0), 4)
-    if crashed:
-        coverage = min(coverage, round(1 - len(crashed) / max(len(checks), 1), 4))
-    incomplete = (
-        bool(crashed)
-        or change.diff_truncated
-        or any(
-            n.reason in (SkipReason.UNPARSABLE_DIFF, SkipReason.UNPARSABLE_CODE, SkipReason.TOO_LARGE)
-            or (
-                n.reason in (SkipReason.NON_UTF8, SkipReason.UNAVAILABLE) and n.path and lang_for_path(n.path)
-            )
-            for n in notes
-        )
+    if checked.crashed:
+        coverage = min(coverage, round(1 - len(checked.crashed) / max(checked.ran, 1), 4))
+    unseen = any(
+        n.reason in _INCOMPLETE_ALWAYS
+        or (n.reason in (SkipReason.NON_UTF8, SkipReason.UNAVAILABLE) and n.path and lang_for_path(n.path))
+        for n in notes
     )
-    if any(f.blocking for f in findings):
-        status = Status.BLOCKING
-    elif incomplete:
-        status = Status.INCOMPLETE
-    else:
-        status = Status.LGTM
+    if any(f.blocking for f in checked.findings):
+        return Verdict(Status.BLOCKING, coverage)
+    if checked.crashed or change.diff_truncated or unseen:
+        return Verdict(Status.INCOMPLETE, coverage)
+    return Verdict(Status.LGTM, coverage)
 
-    blocking = sum(1 for f in findings if f.blocking)
-    kpi: dict[str, Any] = {
+
+def kpi_stage(
+    change: ChangeSet, parsed: Parsed, indexed: Indexed, checked: Checked, verdict: Verdict
+) -> dict[str, Any]:
+    findings = checked.findings
+    index = indexed.index
+    return {
         "diff_truncated": change.diff_truncated,
         "patch_bytes": change.patch_bytes,
-        "coverage": coverage,
+        "coverage": verdict.coverage,
         "full_files": len(change.files),
         "delta_files": len(change.files),
         "new_findings": len(findings),
-        "merged": merged,
+        "merged": checked.merged,
         "recheck": {"fixed": 0, "still_open": 0, "cannot_substantiate": 0, "fail": 0},
-        "blocking": blocking,
+        "blocking": sum(1 for f in findings if f.blocking),
         "blocking_on_unchanged": 0,
         "round_index": 1,
-        "checks_run": len(checks) - len(crashed),
-        "checks_failed": len(crashed),
-        "derivations": len(derivations),
+        "checks_run": checked.ran - len(checked.crashed),
+        "checks_failed": len(checked.crashed),
+        "derivations": len(parsed.derivations),
         "files": {
             "changed": len(change.files),
             "analysed": sum(1 for f in change.files if f.skipped is None),
@@ -305,10 +330,65 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
         },
         "index": {"scanned": index.scanned_files, "parsed": index.parsed_files, "tests": index.test_files},
     }
+
+
+class _Clock:
+    """Stage timings in milliseconds, for the KPI block."""
+
+    def __init__(self, timings: dict[str, float]) -> None:
+        self.timings = timings
+        self._start = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage] = self.timings.get(stage, 0.0) + (now - self._start) * 1000
+        self._start = now
+
+
+def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> Review:
+    """The stages in order: parse, index, analyse, execute, check, checklist, verdict, KPI."""
+    settings = settings or ReviewSettings()
+    timings: dict[str, float] = dict(settings.timings_ms)
+    clock = _Clock(timings)
+    notes: list[Note] = list(change.notes)
+
+    parsed = parse_stage(change)
+    notes.extend(parsed.notes)
+    clock.lap("parse")
+    indexed = index_stage(change, parsed)
+    notes.extend(indexed.notes)
+    clock.lap("index")
+
+    ctx = CheckContext(
+        change=change,
+        base_facts=parsed.base_facts,
+        head_facts=parsed.head_facts,
+        index=indexed.index,
+        derivations=parsed.derivations,
+        added_predicates=parsed.predicates,
+        test_files=indexed.test_files,
+        calls=indexed.calls,
+    )
+    execution: Execution | None = None
+    if settings.execute is not None and parsed.derivations:
+        execution = settings.execute(change, parsed.derivations)
+        if execution is not None:
+            ctx.execution = execution.results()
+            notes.extend(execution.notes)
+        clock.lap("tests")
+    ctx.truth_tables = (settings.truth_tables or tables_for_context)(ctx)
+
+    checked = check_stage(ctx, settings)
+    notes.extend(checked.notes)
+    ran_tests = ctx.execution is not None and ctx.execution.ran
+    checklist, findings = checklist_stage(checked.findings, settings, ran_tests)
+    clock.lap("checks")
+    verdict = verdict_stage(change, checked, notes)
+    kpi = kpi_stage(change, parsed, indexed, checked, verdict)
     if execution is not None:
         kpi["tests"] = execution.summary
     review = Review(
-        status=status,
+        status=verdict.status,
         base_sha=change.base_sha,
         head_sha=change.head_sha,
         merge_base=change.merge_base,
@@ -319,7 +399,7 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
         notes=notes,
         kpi=kpi,
         truth_tables=ctx.truth_tables,
-        reach=_reach_of(derivations, index),
+        reach=_reach_of(parsed.derivations, indexed.index),
         tests=execution.summary if execution is not None else None,
     )
     kpi["timings_ms"] = {k: round(v, 1) for k, v in timings.items()}
