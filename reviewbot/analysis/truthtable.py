@@ -149,8 +149,8 @@ class _Vars:
             name, how, want = self.meaning[p.text]
             got = row[name]
             if how == "is":
-                return bool(got) == want
-            return (got == want) if how == "==" else (got != want)
+                return bool(got) is bool(want)
+            return bool(got == want) if how == "==" else bool(got != want)
         if isinstance(p, Not):
             return not self.eval(p.arg, row)
         if isinstance(p, And):

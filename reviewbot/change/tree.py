@@ -74,7 +74,7 @@ class GitTree:
         self._blobs: dict[str, _Blob] | None = None
         self._missing: list[str] = []
         self._proc: subprocess.Popen[bytes] | None = None
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer: weakref.finalize[[subprocess.Popen[bytes]], GitTree] | None = None
         self._lock = threading.RLock()  # one conversation with cat-file at a time
 
     def __repr__(self) -> str:

@@ -71,7 +71,7 @@ def _context() -> BaseContext:
     # The fork server imports the front ends once; each worker is forked from it and re-runs the
     # main module (`reviewbot.cli` imports its commands lazily).
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(_PRELOAD)  # type: ignore[attr-defined]
+    ctx.set_forkserver_preload(_PRELOAD)
     return ctx
 
 

@@ -198,9 +198,9 @@ class Worker:
         """Seconds before the next attempt: exponential with jitter, or until a rate limit resets."""
         s = self.settings
         if isinstance(exc, RateLimited) and exc.reset_at is not None:
-            return max(exc.reset_at - time.time() + 1.0, s.retry_base_seconds)
+            return float(max(exc.reset_at - time.time() + 1.0, s.retry_base_seconds))
         delay = min(s.retry_base_seconds * (2 ** max(attempts - 1, 0)), s.retry_max_seconds)
-        return delay * (1.0 + 0.2 * random.random())  # noqa: S311 - jitter, not security
+        return float(delay) * (1.0 + 0.2 * random.random())  # noqa: S311 - jitter, not security
 
     # --- liveness and recovery -----------------------------------------------------------------
 
