@@ -1,4 +1,5 @@
-"""The durable side of the queue: deliveries, round jobs and their states, in the rounds database.
+"""The durable side of the queue: round jobs and their states, in the rounds database (deliveries:
+`reviewbot.service.deliveries`).
 
 The queue (huey) only carries `(job id, dispatch)` messages; this table is the truth. A message
 whose dispatch number is not the job's current one, or whose job is no longer queued, does
@@ -11,19 +12,14 @@ transaction lock), so two workers never both see "nobody is running".
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from reviewbot.errors import StoreError
 from reviewbot.service import counters
-from reviewbot.service.events import Decision, RoundRequest
+from reviewbot.service.deliveries import DeliveryIntake
 from reviewbot.service.job_records import (
     Accepted,
     Claim,
@@ -34,8 +30,7 @@ from reviewbot.service.job_records import (
     jobs_table,
     utcnow,
 )
-from reviewbot.store.store import rounds
-from reviewbot.store.tables import deliveries, jobs
+from reviewbot.store.tables import jobs
 
 __all__ = [
     "Job",
@@ -49,142 +44,9 @@ __all__ = [
     "jobs_of_pr",
 ]
 
-_JOB_LOCK = 0x72626A62  # "rbjb"; paired with a hash of (repository, PR)
 
-
-def _pr_key(repository: str, pr: int) -> int:
-    return zlib.crc32(f"{repository}#{pr}".encode()) - (1 << 31)
-
-
-class JobBook:
-    """Deliveries and jobs over the rounds store's engine (which migration 0002 extended)."""
-
-    def __init__(self, engine: Engine, *, max_attempts: int = 5) -> None:
-        self.engine = engine
-        self.max_attempts = max_attempts
-
-    @contextmanager
-    def _tx(self, *locks: tuple[str, int]) -> Iterator[Connection]:
-        """A transaction holding the per-PR lock of each (repository, PR) in `locks` (PostgreSQL;
-        SQLite's BEGIN IMMEDIATE already makes every writing transaction exclusive)."""
-        try:
-            with self.engine.begin() as conn:
-                if conn.dialect.name == "postgresql":
-                    # Sorted, so two transactions wanting the same PRs never wait on each other.
-                    for key in sorted({_pr_key(*lock) for lock in locks}):
-                        conn.execute(
-                            sa.text("SELECT pg_advisory_xact_lock(:a, :b)"), {"a": _JOB_LOCK, "b": key}
-                        )
-                yield conn
-        except IntegrityError:
-            raise
-        except SQLAlchemyError as exc:
-            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-            raise StoreError(
-                f"the jobs table failed: {reason}; check the database (REVIEWBOT_DB_URL) and retry"
-            ) from exc
-
-    # --- the server side ---------------------------------------------------------------------
-
-    def accept(self, delivery_id: str, decision: Decision) -> Accepted:
-        """Record a delivery once and create the jobs it asks for, in one transaction.
-
-        A delivery id seen before changes nothing (GitHub redelivers on timeouts and on request).
-        A request for a head that already has a round, or a queued/running/done job, adds no job
-        unless it is an explicit request (`force`) and nothing for it is queued yet.
-        """
-        try:
-            return self._accept(delivery_id, decision)
-        except IntegrityError:
-            # A concurrent copy of the same delivery committed first (PostgreSQL: no table lock).
-            return Accepted("duplicate_delivery", "delivery already received", (), ())
-
-    def _accept(self, delivery_id: str, decision: Decision) -> Accepted:
-        with self._tx(*((r.repository, r.pr) for r in decision.requests)) as conn:
-            seen = conn.execute(
-                sa.select(deliveries.c.outcome).where(deliveries.c.delivery_id == delivery_id)
-            ).scalar()
-            if seen is not None:
-                counters.bump(conn, "deliveries", {"event": decision.event, "outcome": "duplicate_delivery"})
-                return Accepted("duplicate_delivery", f"delivery already received ({seen})", (), ())
-            now = utcnow()
-            created: list[Dispatch] = []
-            notes: list[str] = []
-            for request in decision.requests:
-                dup = self._duplicate(conn, request)
-                if dup is not None:
-                    notes.append(dup)
-                    continue
-                values = {
-                    "repository": request.repository,
-                    "pr": request.pr,
-                    "head_sha": request.head_sha,
-                    "installation_id": request.installation_id,
-                    "trigger": request.trigger,
-                    "delivery_id": delivery_id,
-                    "requested_by": request.requested_by,
-                    "force": request.force,
-                    "state": "queued",
-                    "attempts": 0,
-                    "dispatch": 1,
-                    "created_at": now,
-                    "updated_at": now,
-                }
-                key = conn.execute(sa.insert(jobs).values(**values)).inserted_primary_key
-                assert key is not None
-                job_id = int(key[0])
-                created.append(Dispatch(job_id, 1))
-                notes.append(f"job {job_id} queued for {request.repository}#{request.pr}")
-            if decision.kind == "round":
-                outcome = "queued" if created else "duplicate_round"
-            else:
-                outcome = decision.kind  # ping | ignored
-            detail = "; ".join(notes) if notes else decision.reason
-            conn.execute(
-                sa.insert(deliveries).values(
-                    delivery_id=delivery_id,
-                    event=decision.event,
-                    action=decision.action,
-                    repository=decision.repository,
-                    pr=decision.pr,
-                    outcome=outcome,
-                    detail=detail[:2000],
-                    received_at=now,
-                )
-            )
-            counters.bump(conn, "deliveries", {"event": decision.event, "outcome": outcome})
-        return Accepted(outcome, detail, tuple(d.job_id for d in created), tuple(created))
-
-    def _duplicate(self, conn: Connection, request: RoundRequest) -> str | None:
-        same_pr = (jobs.c.repository == request.repository, jobs.c.pr == request.pr)
-        head_match = (
-            jobs.c.head_sha.is_(None) if request.head_sha is None else jobs.c.head_sha == request.head_sha
-        )
-        if request.force:
-            queued = conn.execute(
-                sa.select(jobs.c.id).where(*same_pr, head_match, jobs.c.state == "queued").limit(1)
-            ).scalar()
-            return None if queued is None else f"job {queued} is already queued for this head"
-        existing = conn.execute(
-            sa.select(jobs.c.id, jobs.c.state)
-            .where(*same_pr, head_match, jobs.c.state.in_(("queued", "running", "done")))
-            .order_by(jobs.c.id.desc())
-            .limit(1)
-        ).first()
-        if existing is not None:
-            return f"head {str(request.head_sha)[:12]} already has job {existing[0]} ({existing[1]})"
-        round_index = conn.execute(
-            sa.select(rounds.c.round_index).where(
-                rounds.c.repository == request.repository,
-                rounds.c.pr == request.pr,
-                rounds.c.head_sha == request.head_sha,
-            )
-        ).scalar()
-        if round_index is not None:
-            return f"head {str(request.head_sha)[:12]} was reviewed in round {round_index}"
-        return None
-
-    # --- the worker side ---------------------------------------------------------------------
+class JobBook(DeliveryIntake):
+    """The job state machine (claim, heartbeat, finish, retry, recover) on top of the delivery intake."""
 
     def get(self, job_id: int) -> Job | None:
         with self._tx() as conn:
@@ -428,12 +290,6 @@ class JobBook:
         """Raise StoreError unless the database answers."""
         with self._tx() as conn:
             conn.execute(sa.text("SELECT 1"))
-
-    def delivery(self, delivery_id: str) -> dict[str, Any] | None:
-        """The recorded outcome of one delivery, or None."""
-        with self._tx() as conn:
-            row = conn.execute(sa.select(deliveries).where(deliveries.c.delivery_id == delivery_id)).first()
-        return None if row is None else dict(row._mapping)
 
 
 def jobs_of_pr(engine: Engine, repository: str, pr: int) -> list[Job]:
