@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from unidiff.patch import PatchSet
 from unidiff.errors import UnidiffParseError
-from unidiff.patch import PatchedFile
+from unidiff.patch import PatchedFile, PatchSet
 
 from reviewbot.change.notes import skip_note, unparsable_note
 from reviewbot.model.change import ChangedFile, FileStatus, Hunk, Note, SkipReason
