@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -29,13 +28,12 @@ from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.change.git import checkout
 from reviewbot.errors import ReviewbotError
 from reviewbot.execution.config import TestConfig, load_base_test_config
-from reviewbot.execution.junit import belongs_to
 from reviewbot.execution.mutants import Mutant, build_mutants
+from reviewbot.execution.newtests import new_tests
 from reviewbot.execution.runner import run_tests
 from reviewbot.execution.sandbox import ISOLATION, SANDBOXES, Limits, detect_sandbox
 from reviewbot.lang.facts import Assignment
-from reviewbot.lang.index import is_test_path
-from reviewbot.model.change import ChangeSet, FileStatus, Note, SkipReason
+from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.tests import EXIT_STATUS_TEST, ExecutionResults, MutantResult, NewTest, TestRun
 
 __all__ = ["ExecSettings", "Execution", "execute", "executor"]
@@ -129,55 +127,6 @@ def _killed(head: TestRun, run: TestRun) -> list[str]:
                 out.append(test_id)
         return out
     return [EXIT_STATUS_TEST] if run.exit_code != 0 else []
-
-
-_DEFINITION = re.compile(r"^\s*(?:async\s+)?def\s+\w+|\bTEST\w*\(|\bint\s+main\s*\(")
-
-
-def _definition_line(text: str, name: str) -> tuple[int, str] | None:
-    bare = re.escape(name.split("[", 1)[0])
-    lines = text.split("\n")
-    for pattern in (
-        rf"^\s*(async\s+)?def\s+{bare}\b",
-        rf"\bTEST\w*\(\s*\w+\s*,\s*{bare}\s*\)",
-        r"\bint\s+main\s*\(",
-    ):
-        for n, line in enumerate(lines, 1):
-            if re.search(pattern, line):
-                return n, line.strip()
-    return None
-
-
-def _changed_here(lines: list[str], line: int, added: set[int]) -> bool:
-    """Whether an added line falls in the test from its decorators to the next definition."""
-    start = line
-    while start > 1 and lines[start - 2].strip().startswith("@"):
-        start -= 1
-    end = next(
-        (n for n in range(line + 1, len(lines) + 1) if _DEFINITION.search(lines[n - 1])), len(lines) + 1
-    )
-    return any(start <= n < end for n in added)
-
-
-def _new_tests(change: ChangeSet, head: TestRun) -> list[NewTest]:
-    """Test cases the change adds or edits: every case of an added file, edited cases of a modified one."""
-    out = []
-    for f in change.files:
-        if f.status is FileStatus.DELETED or f.skipped is not None or not is_test_path(f.path):
-            continue
-        text = f.head_text or ""
-        added = {n for n, t in f.added_lines.items() if t.strip()}  # blank lines edit no test
-        for case in head.cases.values():
-            if not belongs_to(case, f.path):
-                continue
-            found = _definition_line(text, case.name)
-            line, stmt = found or (1, text.split("\n", 1)[0].strip())
-            edited = f.status is FileStatus.ADDED or (
-                _changed_here(text.split("\n"), line, added) if found else bool(added)
-            )
-            if edited:
-                out.append(NewTest(case.id, f.path, line, stmt))
-    return sorted(out, key=lambda t: (t.path, t.line, t.id))
 
 
 def _mutant_job(
@@ -298,7 +247,7 @@ def _finish(
             )
         )
     notes.extend(Note(SkipReason.UNAVAILABLE, f"Test run `{head.label}`: {n}") for n in head.notes)
-    new_tests = _new_tests(change, head) if head.cases else []
+    added = new_tests(change, head) if head.cases else []
     per_test = bool(head.cases)
     summary = _summary()
     summary.update(
@@ -322,7 +271,7 @@ def _finish(
         if head.timed_out
         else "",
     )
-    return Execution(summary, head, results, notes, new_tests)
+    return Execution(summary, head, results, notes, added)
 
 
 def _no_sandbox_reason(settings: ExecSettings, kind: str) -> str:
