@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from reviewbot.model.messages import Message
+
 __all__ = ["Severity", "Location", "Finding", "fingerprint", "normalise_anchor"]
 
 
@@ -66,6 +68,46 @@ class Finding:
     state: str = "new"  # new | still_open | fixed (set by rounds)
     fixed_in: str | None = None
     related: tuple[Location, ...] = field(default=())
+    # The catalogue messages behind title / evidence / suggestion (parts `title`, `evidence.<i>`,
+    # `suggestion`): the texts above are their English rendering; `localized` renders another language.
+    texts: tuple[tuple[str, Message], ...] = field(default=(), compare=False)
+
+    @classmethod
+    def make(
+        cls,
+        *,
+        title: Message | str,
+        evidence: tuple[Message | str, ...] | list[Message | str] = (),
+        suggestion: Message | str = "",
+        **fields: Any,
+    ) -> Finding:
+        """A finding whose sentences are catalogue messages (plain strings pass through unchanged)."""
+        texts: list[tuple[str, Message]] = []
+        if isinstance(title, Message):
+            texts.append(("title", title))
+        if isinstance(suggestion, Message):
+            texts.append(("suggestion", suggestion))
+        texts.extend((f"evidence.{i}", e) for i, e in enumerate(evidence) if isinstance(e, Message))
+        return cls(
+            title=str(title),
+            evidence=tuple(str(e) for e in evidence),
+            suggestion=str(suggestion),
+            texts=tuple(texts),
+            **fields,
+        )
+
+    def localized(self, lang: str) -> Finding:
+        """The same finding with its sentences in `lang` (identifiers, code and paths unchanged)."""
+        if lang == "en" or not self.texts:
+            return self
+        parts = dict(self.texts)
+        title = parts["title"].render(lang) if "title" in parts else self.title
+        suggestion = parts["suggestion"].render(lang) if "suggestion" in parts else self.suggestion
+        evidence = tuple(
+            parts[f"evidence.{i}"].render(lang) if f"evidence.{i}" in parts else e
+            for i, e in enumerate(self.evidence)
+        )
+        return replace(self, title=title, evidence=evidence, suggestion=suggestion)
 
     @property
     def blocking(self) -> bool:

@@ -1,0 +1,81 @@
+"""The message catalogue: every sentence a user reads has an id, arguments and a text per language.
+
+Rules and stages build `Message`s (`msg("missing-tests.title", what="new", ...)`); the renderer picks the
+language (`Message.render("zh")`). The texts live in `templates/messages.yaml`, one section per language
+with the same keys and the same placeholders (a test holds every key to that). Arguments are rendered too:
+a nested `Message` in the same language, a list joined the way the language joins lists. Identifiers,
+code and paths are arguments, so they stay as they are in every language.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from reviewbot import DATA_DIR
+
+__all__ = ["LANGS", "Message", "msg", "catalogue", "render", "placeholders", "texts_of", "CATALOGUE_PATH"]
+
+LANGS = ("en", "zh")
+CATALOGUE_PATH = DATA_DIR / "templates" / "messages.yaml"
+_LIST_SEP = {"en": ", ", "zh": "、"}
+
+
+@dataclass(frozen=True)
+class Message:
+    key: str
+    args: tuple[tuple[str, object], ...] = ()
+
+    def render(self, lang: str = "en") -> str:
+        return render(self, lang)
+
+    def __str__(self) -> str:
+        return self.render("en")
+
+
+def msg(key: str, **args: object) -> Message:
+    """A message; list arguments become tuples so the record stays hashable and comparable."""
+    fixed = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in args.items()))
+    return Message(key, fixed)
+
+
+@lru_cache(maxsize=4)
+def _load(path: Path) -> dict[str, dict[str, str]]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {lang: {str(k): str(v) for k, v in (data.get(lang) or {}).items()} for lang in LANGS}
+
+
+def catalogue(lang: str, path: Path = CATALOGUE_PATH) -> Mapping[str, str]:
+    texts = _load(path)
+    return texts.get(lang) or texts["en"]
+
+
+def _arg(value: object, lang: str) -> str:
+    if isinstance(value, Message):
+        return render(value, lang)
+    if isinstance(value, tuple):
+        return _LIST_SEP.get(lang, ", ").join(_arg(v, lang) for v in value)
+    return str(value)
+
+
+def render(message: Message, lang: str = "en") -> str:
+    """The message's text in `lang` (English when the language lacks the key; the key itself when the
+    catalogue lacks it altogether, so a missing text shows up in tests, never as a crash)."""
+    texts = catalogue(lang)
+    template = texts.get(message.key) or catalogue("en").get(message.key)
+    if template is None:
+        return message.key
+    return template.format(**{k: _arg(v, lang) for k, v in message.args})
+
+
+def placeholders(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def texts_of(parts: Sequence[Message | str], lang: str) -> tuple[str, ...]:
+    return tuple(p.render(lang) if isinstance(p, Message) else p for p in parts)
