@@ -14,6 +14,9 @@ else /work/.mirror). A case whose repository (or commit) is absent is skipped wi
 Each case is one `reviewbot run --path GITDIR --base BASE --head COMMIT --no-tests --format json`
 process (the CLI, not the package's internals), on the bare directory; when that fails, on a
 `git clone --no-checkout --shared` of it under ~/.cache/reviewbot-accuracy/. Its wall time is printed.
+The reviews run reviewbot as committed at `--at REV` (default HEAD: its `reviewbot/` is exported once
+to ~/.cache/reviewbot-accuracy/reviewbot-<sha>), so the published table names the commit it measured
+and edits in progress cannot break a run; `--at worktree` runs the installed reviewbot as it is.
 
 Scoring is a pure function of the labels and the findings (`score`), apart from running the reviews:
 
@@ -38,12 +41,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import io
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -555,17 +560,85 @@ def _git(gitdir: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
     )
 
 
-def reviewbot_command() -> list[str]:
+_CLI = "import sys; from reviewbot.cli import main; sys.exit(main())"
+WORKTREE = "worktree"
+
+
+@dataclass(frozen=True)
+class Reviewbot:
+    """How to start reviewbot: the command, environment to add, and the commit it is (for the report)."""
+
+    command: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+    commit: str = ""
+    dirty: bool = False  # the installed work tree, with uncommitted changes under reviewbot/
+
+    def environ(self, **more: str) -> dict[str, str]:
+        return {**os.environ, **dict(self.env), **more}
+
+
+def _here(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+
+
+def installed_reviewbot() -> Reviewbot:
+    """The `reviewbot` on PATH (this work tree, when installed editable), as it is now."""
     exe = shutil.which("reviewbot")
-    if exe:
-        return [exe]
-    return [sys.executable, "-c", "import sys; from reviewbot.cli import main; sys.exit(main())"]
+    command = (exe,) if exe else (sys.executable, "-c", _CLI)
+    head = _here("rev-parse", "--short", "HEAD")
+    dirty = _here("status", "--porcelain", "--", "reviewbot")
+    return Reviewbot(
+        command,
+        commit=head.stdout.strip() if head.returncode == 0 else "unknown",
+        dirty=bool(dirty.stdout.strip()),
+    )
 
 
-def known_rule_ids(command: Sequence[str]) -> list[str] | None:
+def reviewbot_at(rev: str, cache: Path) -> Reviewbot:
+    """reviewbot as committed at REV of this repository: its `reviewbot/` exported once under CACHE and
+    put first on PYTHONPATH, so edits in progress in the work tree cannot change or break a measurement."""
+    full = _here("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    if full.returncode != 0:
+        raise ValueError(f"--at {rev}: not a commit of {ROOT}")
+    sha = full.stdout.strip()
+    short = _here("rev-parse", "--short", sha).stdout.strip() or sha[:9]
+    target = cache / f"reviewbot-{sha[:12]}"
+    if not (target / "reviewbot" / "cli.py").is_file():
+        cache.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", sha, "reviewbot"], capture_output=True)
+        if archive.returncode != 0:
+            raise ValueError(f"--at {rev}: git archive failed: {archive.stderr.decode(errors='replace')}")
+        staging = Path(tempfile.mkdtemp(prefix=".export-", dir=cache))
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            if hasattr(tarfile, "data_filter"):
+                tar.extractall(staging, filter="data")
+            else:  # pragma: no cover - Pythons without extraction filters
+                tar.extractall(staging)
+        try:
+            staging.rename(target)
+        except OSError:  # another run exported it meanwhile
+            shutil.rmtree(staging, ignore_errors=True)
+    path = os.pathsep.join(p for p in (str(target), os.environ.get("PYTHONPATH", "")) if p)
+    return Reviewbot((sys.executable, "-c", _CLI), (("PYTHONPATH", path),), commit=short)
+
+
+def _tail(text: str, lines: int = 3, width: int = 400) -> str:
+    """The last lines of a failed process's output (the exception), on one line."""
+    kept = [ln.strip() for ln in text.strip().splitlines() if ln.strip()][-lines:]
+    one = " | ".join(kept)
+    return one if len(one) <= width else "…" + one[-width:]
+
+
+def known_rule_ids(reviewbot: Reviewbot) -> list[str] | None:
     """reviewbot's rule ids (`reviewbot rules`), or None when they cannot be listed."""
     try:
-        out = subprocess.run([*command, "rules"], capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [*reviewbot.command, "rules"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=reviewbot.environ(),
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if out.returncode != 0:
@@ -581,14 +654,15 @@ class Runner:
         self,
         mirrors: Path,
         cache: Path = DEFAULT_CACHE,
-        command: Sequence[str] | None = None,
+        reviewbot: Reviewbot | None = None,
         timeout: float = 600.0,
     ) -> None:
         self.mirrors = mirrors
         self.cache = cache
-        self.command = list(command) if command else reviewbot_command()
+        self.reviewbot = reviewbot or installed_reviewbot()
         self.timeout = timeout
         self._clone_lock = threading.Lock()
+        self._use_clone: set[str] = set()  # repositories whose bare mirror failed where a clone did not
 
     def gitdir(self, case: Case) -> Path:
         return self.mirrors / case.mirror_name / "repo"
@@ -609,7 +683,8 @@ class Runner:
             if parent.returncode != 0:
                 return CaseRun(case, error=f"{case.commit[:12]} has no parent in the mirror; give `base`")
             base = parent.stdout.strip()
-        start = time.monotonic()
+        if case.repo in self._use_clone:
+            return self._review(case, self._clone(case, gitdir), base)
         run = self._review(case, gitdir, base)
         if run.error is None:
             return run
@@ -617,13 +692,13 @@ class Runner:
         try:
             clone = self._clone(case, gitdir)
         except subprocess.CalledProcessError as exc:
-            run.error = f"{run.error}; cloning the mirror failed too: {exc.stderr.strip()[-300:]}"
-        else:
-            retry = self._review(case, clone, base)
-            if retry.error is None:
-                return retry
-            run.error = f"{run.error}; on a clone too: {retry.error}"
-        run.seconds = time.monotonic() - start
+            run.error = f"{run.error}; cloning the mirror failed too: {_tail(exc.stderr)}"
+            return run
+        retry = self._review(case, clone, base)
+        if retry.error is None:
+            self._use_clone.add(case.repo)
+            return retry
+        run.error = f"{run.error}; on a clone too" + ("" if retry.error == run.error else f": {retry.error}")
         return run
 
     def _clone(self, case: Case, gitdir: Path) -> Path:
@@ -641,9 +716,9 @@ class Runner:
 
     def _review(self, case: Case, gitdir: Path, base: str) -> CaseRun:
         with tempfile.TemporaryDirectory(prefix="reviewbot-accuracy-") as tmp:
-            env = {**os.environ, "REVIEWBOT_STATE_DIR": str(Path(tmp) / "state")}
+            env = self.reviewbot.environ(REVIEWBOT_STATE_DIR=str(Path(tmp) / "state"))
             argv = [
-                *self.command,
+                *self.reviewbot.command,
                 "run",
                 "--path",
                 str(gitdir),
@@ -666,7 +741,7 @@ class Runner:
                 )
             seconds = time.monotonic() - start
         if out.returncode != 0:
-            tail = (out.stderr.strip() or out.stdout.strip())[-500:]
+            tail = _tail(out.stderr or out.stdout)
             return CaseRun(
                 case, base=base, via=str(gitdir), seconds=seconds, error=f"exit {out.returncode}: {tail}"
             )
@@ -965,16 +1040,11 @@ def to_json(report: Report, runs: Sequence[CaseRun], meta: dict[str, str]) -> di
     }
 
 
-def measured_at() -> dict[str, str]:
-    def git(*args: str) -> str:
-        out = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
-        return out.stdout.strip() if out.returncode == 0 else ""
-
-    dirty = git("status", "--porcelain", "--", "reviewbot")
+def measured_at(reviewbot: Reviewbot) -> dict[str, str]:
     return {
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
-        "commit": git("rev-parse", "--short", "HEAD") or "unknown",
-        "dirty": " (with uncommitted changes under reviewbot/)" if dirty else "",
+        "commit": reviewbot.commit or "unknown",
+        "dirty": " (with uncommitted changes under reviewbot/)" if reviewbot.dirty else "",
     }
 
 
@@ -996,6 +1066,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where fallback clones go")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per review")
+    parser.add_argument(
+        "--at",
+        default="HEAD",
+        help=f"review with reviewbot as committed at this revision of this repository (default HEAD), "
+        f"or `{WORKTREE}`: the installed reviewbot, uncommitted edits included",
+    )
     args = parser.parse_args(argv)
 
     log_stream = sys.stderr if args.json else sys.stdout
@@ -1014,7 +1090,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: no case id contains {args.only!r}", file=sys.stderr)
             return 2
 
-    runner = Runner(args.mirrors, args.cache, timeout=args.timeout)
+    try:
+        reviewbot = installed_reviewbot() if args.at == WORKTREE else reviewbot_at(args.at, args.cache)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    runner = Runner(args.mirrors, args.cache, reviewbot, timeout=args.timeout)
     lock = threading.Lock()
 
     def progress(r: CaseRun) -> None:
@@ -1027,15 +1108,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 log(f"{r.case.id}: {r.seconds:.1f} s, {len(r.findings or [])} findings")
 
     runs = run_all(cases, runner, max(1, args.jobs), progress)
-    known = known_rule_ids(runner.command)
+    known = known_rule_ids(reviewbot)
     report = score([(r.case, r.findings) for r in runs if r.findings is not None], known)
 
-    meta = measured_at()
+    meta = measured_at(reviewbot)
     command = "python3 bench/accuracy.py" + (f" --only {args.only}" if args.only else "")
     if args.corpus.resolve() != DEFAULT_CORPUS.resolve():
         command += f" --corpus {args.corpus}"
     if args.jobs > 1:
         command += f" --jobs {args.jobs}"
+    if args.at != "HEAD":
+        command += f" --at {args.at}"
     meta["command"] = command + (f" --write {args.write}" if args.write else "")
 
     if args.json:

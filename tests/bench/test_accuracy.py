@@ -293,7 +293,7 @@ def test_case_ids_are_unique_over_the_corpus(tmp_path: Path) -> None:
 
 
 def test_an_absent_mirror_is_skipped_with_the_fetch_to_run(tmp_path: Path) -> None:
-    runner = acc.Runner(tmp_path / "mirrors", tmp_path / "cache", command=["false"])
+    runner = acc.Runner(tmp_path / "mirrors", tmp_path / "cache", reviewbot=acc.Reviewbot(("false",)))
     run = runner.run(case("tiny-9"))
     assert run.skipped == "skip tiny-9: run fetch github:acme/tiny"
     assert run.findings is None and run.error is None
@@ -302,8 +302,21 @@ def test_an_absent_mirror_is_skipped_with_the_fetch_to_run(tmp_path: Path) -> No
 def test_a_commit_missing_from_the_mirror_is_skipped_too(tmp_path: Path) -> None:
     gitdir = tmp_path / "mirrors" / "acme+tiny" / "repo"
     subprocess.run(["git", "init", "-q", "--bare", str(gitdir)], check=True)
-    run = acc.Runner(tmp_path / "mirrors", tmp_path / "cache", command=["false"]).run(case("tiny-9"))
+    run = acc.Runner(tmp_path / "mirrors", tmp_path / "cache", reviewbot=acc.Reviewbot(("false",))).run(
+        case("tiny-9")
+    )
     assert run.skipped == "skip tiny-9: commit aaaaaaaaaaaa is not in the mirror; run fetch github:acme/tiny"
+
+
+def test_reviewbot_at_a_commit_runs_that_commits_code(tmp_path: Path) -> None:
+    rb = acc.reviewbot_at("HEAD", tmp_path)
+    exported = tmp_path / f"reviewbot-{acc._here('rev-parse', 'HEAD').stdout.strip()[:12]}"
+    assert (exported / "reviewbot" / "cli.py").is_file()
+    assert dict(rb.env)["PYTHONPATH"].split(os.pathsep)[0] == str(exported)
+    assert "missing-tests" in (acc.known_rule_ids(rb) or [])
+    assert acc.reviewbot_at("HEAD", tmp_path) == rb  # exported once
+    with pytest.raises(ValueError, match="not a commit"):
+        acc.reviewbot_at("no-such-revision", tmp_path)
 
 
 BASE_PY = """\
@@ -409,6 +422,8 @@ def test_end_to_end_on_a_tiny_mirror(tmp_path: Path) -> None:
             str(mirrors),
             "--cache",
             str(tmp_path / "cache"),
+            "--at",
+            "worktree",  # this work tree's reviewbot, as the other tests
             "--json",
             "--write",
             str(doc),
