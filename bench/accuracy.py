@@ -14,7 +14,7 @@ else /work/.mirror). A case whose repository (or commit) is absent is skipped wi
 Each case is one `reviewbot run --path GITDIR --base BASE --head COMMIT --no-tests --format json`
 process (the CLI, not the package's internals), on the bare directory; when that fails, on a
 `git clone --no-checkout --shared` of it under ~/.cache/reviewbot-accuracy/. Its wall time is printed.
-The reviews run reviewbot as committed at `--at REV` (default HEAD: its `reviewbot/` is exported once
+The reviews run reviewbot as committed at `--at REV` (default HEAD: that commit's tree is exported once
 to ~/.cache/reviewbot-accuracy/reviewbot-<sha>), so the published table names the commit it measured
 and edits in progress cannot break a run; `--at worktree` runs the installed reviewbot as it is.
 
@@ -560,7 +560,8 @@ def _git(gitdir: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
     )
 
 
-_CLI = "import sys; from reviewbot.cli import main; sys.exit(main())"
+# `python -c` puts the current directory first on sys.path: drop it, so PYTHONPATH decides which reviewbot
+_CLI = "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; from reviewbot.cli import main; sys.exit(main())"
 WORKTREE = "worktree"
 
 
@@ -595,7 +596,7 @@ def installed_reviewbot() -> Reviewbot:
 
 
 def reviewbot_at(rev: str, cache: Path) -> Reviewbot:
-    """reviewbot as committed at REV of this repository: its `reviewbot/` exported once under CACHE and
+    """reviewbot as committed at REV of this repository: the commit's tree exported once under CACHE and
     put first on PYTHONPATH, so edits in progress in the work tree cannot change or break a measurement."""
     full = _here("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
     if full.returncode != 0:
@@ -605,7 +606,8 @@ def reviewbot_at(rev: str, cache: Path) -> Reviewbot:
     target = cache / f"reviewbot-{sha[:12]}"
     if not (target / "reviewbot" / "cli.py").is_file():
         cache.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", sha, "reviewbot"], capture_output=True)
+        # the whole tree: reviewbot/data links to ../../checklists, templates and examples
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", sha], capture_output=True)
         if archive.returncode != 0:
             raise ValueError(f"--at {rev}: git archive failed: {archive.stderr.decode(errors='replace')}")
         staging = Path(tempfile.mkdtemp(prefix=".export-", dir=cache))
@@ -663,6 +665,7 @@ class Runner:
         self.timeout = timeout
         self._clone_lock = threading.Lock()
         self._use_clone: set[str] = set()  # repositories whose bare mirror failed where a clone did not
+        self._bare_ok: set[str] = set()  # repositories reviewed from their bare mirror at least once
 
     def gitdir(self, case: Case) -> Path:
         return self.mirrors / case.mirror_name / "repo"
@@ -687,6 +690,9 @@ class Runner:
             return self._review(case, self._clone(case, gitdir), base)
         run = self._review(case, gitdir, base)
         if run.error is None:
+            self._bare_ok.add(case.repo)
+            return run
+        if case.repo in self._bare_ok:  # the mirror is not the problem
             return run
         # The bare mirror did not do: review a shared clone of it instead.
         try:
@@ -1109,6 +1115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     runs = run_all(cases, runner, max(1, args.jobs), progress)
     known = known_rule_ids(reviewbot)
+    if known is None:
+        log("note: `reviewbot rules` failed: rules reviewbot lacks are not marked")
     report = score([(r.case, r.findings) for r in runs if r.findings is not None], known)
 
     meta = measured_at(reviewbot)
