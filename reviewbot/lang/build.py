@@ -9,14 +9,14 @@ lines for every name they mention.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from reviewbot.lang.facts import FileFacts, lang_for_path
-from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
+from reviewbot.lang.index import DEFAULT_EXCLUDES, RepoIndex, TestRef, is_excluded, is_test_path
 from reviewbot.lang.parse import parse_many
 from reviewbot.model.change import RepoTree
 
-__all__ = ["build_index", "names_pattern", "NameSet"]
+__all__ = ["build_index", "names_pattern", "NameSet", "DEFAULT_EXCLUDES", "is_excluded"]
 
 # Files that only matter as tests (smoke suites, build rules, scripts) when they live under a test path.
 _TEST_ONLY_SUFFIXES = (".bzl", ".bazel", "BUILD", ".sh", ".cmake", "CMakeLists.txt", ".yaml", ".yml", ".toml")
@@ -128,8 +128,12 @@ def build_index(
     changed: dict[str, FileFacts] | None = None,
     test_names: set[str] | None = None,
     workers: int | None = None,
+    exclude: Sequence[str] = (),
 ) -> RepoIndex:
     """The index of one revision: facts of every file that mentions one of `names`, plus test refs.
+
+    Vendored and third-party trees (`DEFAULT_EXCLUDES`) and paths matching the extra `exclude` globs
+    (`.reviewbot.toml`'s `[review] exclude`) are neither read nor indexed.
 
     `changed` holds facts already parsed for the changed files; they are reused, not parsed again.
     Facts of other files cover the functions that mention a name (or read an alias of such a field),
@@ -138,14 +142,19 @@ def build_index(
     enclosing function of a derivation, say `forward`) does not make a file be parsed. Many files
     are parsed in a process pool of `workers` (default: one per core; see `parse.parse_many`).
     """
-    index = RepoIndex()
+    globs = tuple(dict.fromkeys((*DEFAULT_EXCLUDES, *exclude)))
+    index = RepoIndex(exclude=globs)
     changed = changed or {}
     for known in changed.values():
         index.add(known)
     index.reused_files = len(changed)
     wanted = NameSet(names)
     in_tests = wanted if test_names is None else NameSet(test_names)
-    paths = [p for p in tree.paths() if _candidate(p) and (p not in changed or is_test_path(p))]
+    paths = [
+        p
+        for p in tree.paths()
+        if _candidate(p) and (p not in changed or is_test_path(p)) and not is_excluded(p, globs)
+    ]
     jobs: list[tuple[str, str, Callable[[str], bool] | None]] = []
     for path, text in _read(tree, paths):
         if text is None:

@@ -43,6 +43,8 @@ def canonical_expr(text: str) -> str:
 
 
 def _canonical_code(text: str) -> str:
+    if "\\\n" in text or "\\\r\n" in text:
+        text = text.replace("\\\r\n", " ").replace("\\\n", " ")  # line continuations
     t = " ".join(text.split())
     t = t.replace("(*this).", "").replace("::", ".").replace("->", ".")
     if " " in t:

@@ -14,11 +14,12 @@ import tree_sitter_cpp
 from tree_sitter import Node
 
 from reviewbot.lang.common import canonical_expr, is_path, last_component
-from reviewbot.lang.cpp_body import CLASSES, CppBody
-from reviewbot.lang.facts import FileFacts, Lang
+from reviewbot.lang.cpp_body import BINDERS, CLASSES, CppBody
+from reviewbot.lang.facts import Binding, BindingKind, FileFacts, Lang, Owner, OwnerKind, OwnerVia
+from reviewbot.lang.owners import is_config_name, short_type
 from reviewbot.lang.treesitter import LazyParser, count_errors
 from reviewbot.lang.treesitter import named as _named
-from reviewbot.lang.walker import Ctx
+from reviewbot.lang.walker import Ctx, Recv
 
 __all__ = ["parse"]
 
@@ -42,6 +43,11 @@ _CONTAINERS = frozenset(
 )
 _TYPED_DECLS = frozenset({"declaration", "type_definition", "field_declaration", "alias_declaration"})
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+# `#define DEF_PROPERTY(name, member) .def_readwrite(#name, &GptInitParameter::member)` (continued lines too)
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\r?\n)*[^\n]*)", re.M)
+_BIND_CALL = re.compile(r"\.(def_\w+)\(\s*\"(\w+)\"\s*,\s*&\s*([\w:]+)::(\w+)\s*\)")
+_CLASS_DECL = re.compile(r"\bclass_\s*<\s*([\w:]+)\s*>\s*\(([^()]*)\)")
+_QUOTED = re.compile(r"\"(\w+)\"")
 
 
 def parse(path: str, text: str, focus: Callable[[str], bool] | None = None) -> FileFacts:
@@ -55,11 +61,52 @@ def parse(path: str, text: str, focus: Callable[[str], bool] | None = None) -> F
         walker.declarations(tree.root_node, None)
     except RecursionError:
         walker.degraded += 1
+    walker.macro_bindings()
     return walker.facts(count_errors(tree.root_node))
 
 
 class _CppWalker(CppBody):
     """Namespaces, classes, enums, member defaults and function definitions of one file."""
+
+    def macro_bindings(self) -> None:
+        """Bindings written through a function-like macro of this file, the usual way to list many:
+        `#define DEF_PROPERTY(name, member) .def_readwrite(#name, &T::member)` and then
+        `DEF_PROPERTY(head_num, head_num_)` (also inside another macro's body). A macro defined in
+        another file (a shared header) is not expanded."""
+        text = self.text
+        if "#" not in text or "def_" not in text:
+            return
+        exposed: dict[str, str] = {}
+        for m in _CLASS_DECL.finditer(text):
+            names = _QUOTED.findall(m.group(2))
+            if names:
+                exposed.setdefault(short_type(m.group(1)), names[-1])
+        for d in _DEFINE.finditer(text):
+            name, params, body = d.group(1), [p.strip() for p in d.group(2).split(",")], d.group(3)
+            if ".def_" not in body:
+                continue
+            end = len(text)
+            undef = re.search(
+                rf"^[ \t]*#[ \t]*(?:undef|define)[ \t]+{re.escape(name)}\b", text[d.end() :], re.M
+            )
+            if undef is not None:
+                end = d.end() + undef.start()
+            for call in re.finditer(rf"\b{re.escape(name)}\s*\(([^()]*)\)", text[d.end() : end]):
+                args = [a.strip() for a in call.group(1).split(",")]
+                if len(args) != len(params):
+                    continue
+                expanded = _expand(body, dict(zip(params, args, strict=True)))
+                line = text.count("\n", 0, d.end() + call.start()) + 1
+                for b in _BIND_CALL.finditer(expanded):
+                    kind = BINDERS.get(b.group(1))
+                    if kind is None or kind is BindingKind.METHOD:
+                        continue
+                    owner = short_type(b.group(3))
+                    self.emit_binding(
+                        Binding(b.group(2), owner, b.group(4), kind, exposed.get(owner, ""), self.path, line)
+                    )
+                    if kind is BindingKind.READWRITE:
+                        self.binding_write(f"{owner}.{b.group(4)}", b.group(1), line)
 
     def declarations(self, node: Node, cls: str | None) -> None:
         """Namespaces, classes, enums and functions below `node` (a container)."""
@@ -79,8 +126,22 @@ class _CppWalker(CppBody):
                     self._enum(ty)
                 if t == "field_declaration" and cls is not None:
                     self._member_defaults(child, cls)
+                if t == "declaration" and ".def" in self.txt(child):
+                    self._static_bindings(child)
             elif t in _CONTAINERS:
                 self.declarations(child, cls)
+
+    def _static_bindings(self, decl: Node) -> None:
+        """`static auto x = torch::jit::class_<T>(...).def_readwrite(...)...;` at namespace scope."""
+        ctx = Ctx()
+        stack = [decl]
+        while stack:
+            node = stack.pop()
+            if node.type == "call_expression":
+                fn = node.child_by_field_name("function")
+                if fn is not None and fn.type == "field_expression":
+                    self._binding(fn, node.child_by_field_name("arguments"), ctx)
+            stack.extend(node.named_children)
 
     def _class(self, node: Node, outer: str | None) -> None:
         name_node, body = node.child_by_field_name("name"), node.child_by_field_name("body")
@@ -88,7 +149,30 @@ class _CppWalker(CppBody):
             return
         name = _TEMPLATE_ARGS.sub("", "".join(self.txt(name_node).split())) if name_node is not None else ""
         full = f"{outer}::{name}" if outer and name else (name or outer or "")
+        before = len(self.defaults)
         self.declarations(body, full or None)
+        short = name.rsplit("::", 1)[-1]
+        if short and node.type != "union_specifier":
+            bases = tuple(
+                sorted(
+                    {
+                        short_type(self.txt(b))
+                        for clause in node.named_children
+                        if clause.type == "base_class_clause"
+                        for b in clause.named_children
+                        if b.type in ("type_identifier", "qualified_identifier", "template_type")
+                    }
+                    - {""}
+                )
+            )
+            struct = node.type == "struct_specifier"
+            # A struct with member defaults is plain configuration data by convention; any type whose
+            # name says so (`ModelConfig`, `GptInitParameter`) is too.
+            config = is_config_name(short) or (struct and len(self.defaults) > before)
+            kind = OwnerKind.STRUCT if struct else OwnerKind.CLASS
+            self.emit_owner(
+                Owner(short, full, kind, self.path, self.line(node), self.lang, bases, "", config)
+            )
 
     def _enum(self, node: Node) -> None:
         name, body = node.child_by_field_name("name"), node.child_by_field_name("body")
@@ -102,16 +186,32 @@ class _CppWalker(CppBody):
         self.enums[self.txt(name).rsplit("::", 1)[-1]] = tuple(members)
 
     def _member_defaults(self, decl: Node, cls: str) -> None:
+        """Member declarations: a FieldDecl each (with its type), a FieldDefault for an initialiser."""
         name: str | None = None
+        ty = decl.child_by_field_name("type")
+        type_text = self.txt(ty) if ty is not None else ""
+        pending: tuple[str, str, Node] | None = None
         for i, child in enumerate(decl.children):
             role = decl.field_name_for_child(i)
             if role == "declarator":
+                if pending is not None:
+                    self.emit_field(cls, pending[0], pending[1], None, pending[2])
+                    pending = None
                 name = self.declarator_name(child) if child.type != "function_declarator" else None
+                if name is not None and "::" not in name:
+                    shape = "*" if child.type == "pointer_declarator" else ""
+                    pending = (name, short_type(type_text + shape), child)
             elif role == "default_value" and name is not None:
                 inner = _named(child) if child.type == "initializer_list" else [child]
                 value = inner[0] if len(inner) == 1 else child
-                self.emit_default(cls, name, canonical_expr(self.txt(value)), child)
+                text = canonical_expr(self.txt(value))
+                self.emit_default(cls, name, text, child)
+                if pending is not None:
+                    self.emit_field(cls, pending[0], pending[1], text, pending[2])
+                    pending = None
                 name = None
+        if pending is not None:
+            self.emit_field(cls, pending[0], pending[1], None, pending[2])
 
     def _function(self, fn: Node, cls: str | None) -> None:
         decl = fn.child_by_field_name("declarator")
@@ -136,6 +236,12 @@ class _CppWalker(CppBody):
         def walk() -> None:
             names = (self.declarator_name(p.child_by_field_name("declarator")) for p in _named(params))
             self.locals = {n for n in names if n}
+            self.types = {}
+            for p in _named(params):
+                pname = self.declarator_name(p.child_by_field_name("declarator"))
+                ptype = p.child_by_field_name("type")
+                if pname and ptype is not None:
+                    self.set_type(pname, short_type(self.txt(ptype)), OwnerVia.PARAM)
             try:
                 for child in fn.named_children:
                     if child.type == "field_initializer_list":
@@ -158,7 +264,17 @@ class _CppWalker(CppBody):
             inner = _named(args)
             value = inner[0] if len(inner) == 1 else args
             text = canonical_expr(self.txt(value))
-            self.emit_assign(ctx, canonical_expr(member), text, init, init)
+            recv = Recv("this", last_component((ctx.cls or "").replace("::", ".")), OwnerVia.SELF)
+            self.emit_assign(ctx, canonical_expr(member), text, init, init, recv=recv)
             if len(inner) == 1 and "." in text and is_path(text):
                 self.bind_member(ctx.cls, member, text, member, init)
             self.scan(args, ctx)
+
+
+def _expand(body: str, args: dict[str, str]) -> str:
+    """A macro body with its parameters replaced: `#p` -> `"arg"`, `p##_` -> `arg_`, `p` -> `arg`."""
+    out = re.sub(r"\\\r?\n", " ", body)
+    for param, arg in args.items():
+        out = re.sub(rf"#\s*{re.escape(param)}\b", f'"{arg}"', out)
+        out = re.sub(rf"\b{re.escape(param)}\b", arg, out)
+    return out.replace("##", "").replace(" ## ", "")

@@ -10,12 +10,14 @@ from dataclasses import replace
 from tree_sitter import Node
 
 from reviewbot.lang.common import canonical_expr, is_path
-from reviewbot.lang.facts import AssignKind
+from reviewbot.lang.env import env_accessor, helper_parse, is_env_name, unquote
+from reviewbot.lang.facts import AssignKind, Binding, BindingKind, OwnerVia
+from reviewbot.lang.owners import short_type
 from reviewbot.lang.predicate import Atom, Pred, conj, disj, negate
 from reviewbot.lang.treesitter import named as _named
-from reviewbot.lang.walker import Cond, Ctx, Walker
+from reviewbot.lang.walker import NO_RECV, Cond, Ctx, Recv, Walker, short_class
 
-__all__ = ["CppBody", "CLASSES"]
+__all__ = ["CppBody", "CLASSES", "BINDERS"]
 
 CLASSES = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
 _LOOPS = frozenset({"while_statement", "do_statement", "for_statement", "for_range_loop", "switch_statement"})
@@ -23,7 +25,31 @@ _AND = frozenset({"&&", "and"})
 _OR = frozenset({"||", "or"})
 _NOT = frozenset({"!", "not"})
 _CMP = frozenset({"==", "!=", "<", ">", "<=", ">="})
-_BINDERS = frozenset({"def_readwrite", "def_readonly", "def_readwrite_static", "def_readonly_static"})
+BINDERS = {
+    "def_readwrite": BindingKind.READWRITE,
+    "def_readwrite_static": BindingKind.READWRITE,
+    "def_readonly": BindingKind.READONLY,
+    "def_readonly_static": BindingKind.READONLY,
+    "def_property": BindingKind.PROPERTY,
+    "def_property_static": BindingKind.PROPERTY,
+    "def_property_readonly": BindingKind.READONLY,
+    "def_property_readonly_static": BindingKind.READONLY,
+    "def": BindingKind.METHOD,
+}
+# Nodes that turn an environment read's text into a value in place: `atoi(·)`, `std::string(·) == "1"`.
+_ENV_WRAPPERS = frozenset(
+    {
+        "argument_list",
+        "call_expression",
+        "binary_expression",
+        "unary_expression",
+        "parenthesized_expression",
+        "field_expression",
+        "cast_expression",
+        "condition_clause",
+    }
+)
+_CLASS_TEMPLATE = re.compile(r"(?:^|::|\b)class_$")
 _SKIP = frozenset(
     {
         "string_literal",
@@ -55,6 +81,8 @@ class CppBody(Walker):
     def __post_init__(self) -> None:
         super().__post_init__()
         self.locals: set[str] = set()  # parameters and declared names of the current function
+        # binding chain call id -> (bound class, Python name) of `class_<T>(m, "Name")`, see `_chain_root`
+        self._chains: dict[int, tuple[str, str]] = {}
 
     # --- grammar hooks ---------------------------------------------------------------------------
 
@@ -183,9 +211,9 @@ class CppBody(Walker):
         elif t == "update_expression":
             arg = node.child_by_field_name("argument")
             target = self._target(arg) if arg is not None else None
-            if target is not None:
+            if target is not None and arg is not None:
                 op = "++" if "++" in self.txt(node) else "--"
-                self.emit_assign(ctx, target, op, node, node, AssignKind.AUGMENTED)
+                self.emit_assign(ctx, target, op, node, node, AssignKind.AUGMENTED, recv=self._recv(arg, ctx))
         elif t == "declaration":
             self._declaration(node, ctx)
         elif t == "return_statement":
@@ -271,14 +299,71 @@ class CppBody(Walker):
             return
         op = self._op(node) or "="
         target = self._target(left)
+        recv = self._recv(left, ctx)
         if target is None:
             self.scan(left, ctx)
         elif op == "=":
-            self.emit_value(ctx, target, right, node, node)
+            self.emit_value(ctx, target, right, node, node, recv)
             self._bind(left, right, ctx, node)
+            if left.type == "identifier" and target in self.locals:
+                self._track(target, None, right, ctx)
         else:
-            self.emit_assign(ctx, target, canonical_expr(self.txt(right)), node, node, AssignKind.AUGMENTED)
+            value = canonical_expr(self.txt(right))
+            self.emit_assign(ctx, target, value, node, node, AssignKind.AUGMENTED, recv=recv)
+        self.env_target = target or ""
         self.scan(right, ctx)
+        self.env_target = ""
+
+    # --- owners and types ------------------------------------------------------------------------
+
+    def self_recv(self, ctx: Ctx) -> Recv:
+        cls = short_class(ctx.cls)
+        return Recv("this", cls, OwnerVia.SELF) if cls and ctx.method else NO_RECV
+
+    def _recv(self, left: Node, ctx: Ctx) -> Recv:
+        """The object `left` writes into (`cfg.x`, `this->x`, a bare member `x_`), with its type path."""
+        if left.type == "identifier":
+            return self.self_recv(ctx) if ctx.method and self.txt(left) not in self.locals else NO_RECV
+        if left.type != "field_expression":
+            return NO_RECV
+        arg = left.child_by_field_name("argument")
+        if arg is None:
+            return NO_RECV
+        raw = "".join(self.txt(arg).split()).replace("(*this)", "this").replace("->", ".")
+        root = raw.split(".", 1)[0]
+        member_root = ctx.method and root not in self.locals and _MEMBER_NAME.fullmatch(root) is not None
+        return self.recv_of(ctx, raw, member_root=member_root)
+
+    def _track(self, name: str, declared: Node | None, value: Node | None, ctx: Ctx) -> None:
+        """The type a local holds: declared (`ModelConfig c;`), or for `auto` the constructor's
+        (`auto c = Cfg(...)`, `std::make_shared<Cfg>(...)`), or a path's (`auto& r = cfg.rope`)."""
+        if declared is not None and declared.type not in ("placeholder_type_specifier", "primitive_type"):
+            self.set_type(name, short_type(self.txt(declared)), OwnerVia.DECLARED)
+            return
+        if value is None:
+            self.types.pop(name, None)
+            return
+        value = self.unparen(value)
+        found, via = "", OwnerVia.CONSTRUCTOR
+        if value.type in ("call_expression", "compound_literal_expression"):
+            fn = value.child_by_field_name("function") or value.child_by_field_name("type")
+            callee = self.txt(fn) if fn is not None else ""
+            base = callee.split("<", 1)[0].replace("::", ".").rsplit(".", 1)[-1]
+            if base in ("make_shared", "make_unique") and "<" in callee:
+                found = short_type(
+                    callee[callee.index("<") + 1 : callee.rindex(">")] if ">" in callee else ""
+                )
+            elif base[:1].isupper():
+                found = short_type(callee)
+        elif value.type == "field_expression":
+            arg, fld = value.child_by_field_name("argument"), value.child_by_field_name("field")
+            if arg is not None and fld is not None:
+                raw = "".join(self.txt(arg).split()).replace("->", ".")
+                recv = self.recv_of(ctx, raw, member_root=ctx.method and raw.split(".")[0] not in self.locals)
+                found, via = (f"{recv.owner}.{self.txt(fld)}", recv.via) if recv.owner else ("", via)
+        elif value.type == "identifier" and self.txt(value) in self.types:
+            found, via = self.types[self.txt(value)]
+        self.set_type(name, found, via)
 
     def _bind(self, left: Node, right: Node, ctx: Ctx, at: Node) -> None:
         """One level of aliasing: `this->flag_ = cfg.flag;` / `flag = cfg.flag;`."""
@@ -304,22 +389,30 @@ class CppBody(Walker):
                 name = self.declarator_name(child)
                 if name:
                     self.locals.add(name)
+                    shape = node.child_by_field_name("type") if child.type != "pointer_declarator" else None
+                    self._track(name, shape, None, ctx)
                 continue
             name = self.declarator_name(child.child_by_field_name("declarator"))
             value = child.child_by_field_name("value")
             if name:
                 self.locals.add(name)
             if value is None:
+                if name:
+                    self._track(name, node.child_by_field_name("type"), None, ctx)
                 continue
             if value.type in ("argument_list", "initializer_list"):
                 inner = _named(value)
                 value = inner[0] if len(inner) == 1 else value
+            if name:
+                self._track(name, node.child_by_field_name("type"), value, ctx)
             if name and value.type != "lambda_expression":
                 self.emit_value(ctx, name, value, child, node)
                 source = canonical_expr(self.txt(self.unparen(value)))
                 if "." in source and is_path(source):
                     self.bind_local(ctx.function, name, source, child)
+            self.env_target = name or ""
             self.scan(value, ctx)
+            self.env_target = ""
 
     # --- expressions: reads, ternaries, bindings -------------------------------------------------
 
@@ -338,8 +431,9 @@ class CppBody(Walker):
                 if not chain and not is_callee:
                     member = self.txt(node.child_by_field_name("field") or node)
                     this = arg is not None and arg.type == "this"
+                    expr = canonical_expr(self.txt(node))
                     self.read(
-                        ctx, canonical_expr(self.txt(node)), node, cnd, neg, member=member if this else None
+                        ctx, expr, node, cnd, neg, member=member if this else None, recv=self._recv(node, ctx)
                     )
                 if arg is not None:
                     stack.append((arg, not is_callee, cnd, neg))
@@ -347,6 +441,8 @@ class CppBody(Walker):
                 fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
                 if args is not None:
                     stack.append((args, False, cnd, neg))
+                    if fn is not None:
+                        self._env_call(node, fn, args, ctx)
                 if fn is not None and fn.type == "field_expression":
                     self._binding(fn, args, ctx)
                     callees.add(fn.id)
@@ -389,16 +485,81 @@ class CppBody(Walker):
             if self.reads.has_local(ctx.function, name):
                 self.read(ctx, name, node, cond, neg, local=name)
         elif ctx.method and _MEMBER_NAME.fullmatch(name):
-            self.read(ctx, name, node, cond, neg, member=name)
+            self.read(ctx, name, node, cond, neg, member=name, recv=self.self_recv(ctx))
+
+    def parses(self, parent: Node, child: Node) -> bool:
+        if parent.type == "binary_expression":
+            return self._op(parent) in _CMP
+        if parent.type == "unary_expression":
+            return self._op(parent) in _NOT
+        if parent.type == "field_expression":
+            return parent.child_by_field_name("argument") == child
+        if parent.type == "call_expression":
+            return (
+                parent.child_by_field_name("arguments") == child
+                or parent.child_by_field_name("function") == child
+            )
+        return True
+
+    def _env_call(self, call: Node, fn: Node, args: Node, ctx: Ctx) -> None:
+        """`getenv("X")`, `std::getenv("X")`, `autil::EnvUtil::getEnv("X", false)`: an environment read."""
+        callee = canonical_expr(self.txt(fn)).split("<", 1)[0]
+        accessor = env_accessor(callee)
+        if accessor is None:
+            return
+        positional = _named(args)
+        name = unquote(self.txt(positional[0])) if positional else None
+        if not name or (not is_env_name(name) and accessor != "getenv"):
+            return
+        default = canonical_expr(self.txt(positional[1])) if len(positional) > 1 else None
+        self.emit_env(ctx, name, default, accessor, call, helper_parse(accessor), _ENV_WRAPPERS)
+
+    def _chain_root(self, node: Node | None) -> tuple[str, str]:
+        """(bound class, Python name) of the binding chain a `.def...` call continues: the
+        `py::class_<T>(m, "Name")` / `torch::jit::class_<T>("ns", "Name")` at its root; ("", "") unknown."""
+        seen: list[int] = []
+        found = ("", "")
+        while node is not None and node.type == "call_expression":
+            if node.id in self._chains:
+                found = self._chains[node.id]
+                break
+            seen.append(node.id)
+            fn = node.child_by_field_name("function")
+            if fn is not None and fn.type == "field_expression":
+                node = fn.child_by_field_name("argument")
+                continue
+            callee = self.txt(fn) if fn is not None else ""
+            if "<" in callee and _CLASS_TEMPLATE.search(callee.split("<", 1)[0].strip()):
+                bound = short_type(
+                    callee[callee.index("<") + 1 : callee.rindex(">")] if ">" in callee else ""
+                )
+                names = [unquote(self.txt(a)) for a in _named(node.child_by_field_name("arguments"))]
+                found = (bound, next((n for n in reversed(names) if n), ""))
+            break
+        for i in seen:
+            self._chains[i] = found
+        return found
 
     def _binding(self, fn: Node, args: Node | None, ctx: Ctx) -> None:
-        """pybind `.def_readwrite("f", &T::f)`: Python code can write `T::f` (an external writer)."""
+        """pybind / torch `.def_readwrite("f", &T::f)`, `.def_property("f", get, set)`, `.def("m", &T::m)`:
+        a Binding; a writable one is also an external writer of `T::f` (an Assignment of kind BINDING)."""
         method = fn.child_by_field_name("field")
-        if method is None or self.txt(method) not in _BINDERS:
+        kind = BINDERS.get(self.txt(method)) if method is not None else None
+        if method is None or kind is None:
             return
-        pointer = next((a for a in _named(args) if a.type == "pointer_expression"), None)
+        arguments = _named(args)
+        py_name = unquote(self.txt(arguments[0])) if arguments else None
+        pointer = next((a for a in arguments if a.type == "pointer_expression"), None)
         member = pointer.child_by_field_name("argument") if pointer is not None else None
-        if member is None:
-            return
-        parts = canonical_expr(self.txt(member)).split(".")
-        self.emit_assign(ctx, ".".join(parts[-2:]), self.txt(method), method, method, AssignKind.BINDING)
+        if kind is BindingKind.METHOD and (not py_name or member is None):
+            return  # `.def(py::init<>())`, `.def("f", [](...){...})`: no member to join
+        bound, exposed = self._chain_root(fn.child_by_field_name("argument"))
+        parts = canonical_expr(self.txt(member)).split(".") if member is not None else []
+        owner = parts[-2] if len(parts) >= 2 else bound
+        name = parts[-1] if parts else ""
+        if py_name and owner:
+            self.emit_binding(Binding(py_name, owner, name, kind, exposed, self.path, self.line(method)))
+        if member is not None and kind is BindingKind.READWRITE and len(parts) >= 2:
+            recv = Recv(owner, owner, OwnerVia.BINDING)
+            target = ".".join(parts[-2:])
+            self.emit_assign(ctx, target, self.txt(method), method, method, AssignKind.BINDING, recv=recv)

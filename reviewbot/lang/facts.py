@@ -20,6 +20,14 @@ __all__ = [
     "GatedStmt",
     "FieldRead",
     "FieldDefault",
+    "OwnerKind",
+    "Owner",
+    "DeclOrigin",
+    "FieldDecl",
+    "BindingKind",
+    "Binding",
+    "EnvRead",
+    "OwnerVia",
     "Function",
     "FileFacts",
     "lang_for_path",
@@ -41,6 +49,19 @@ def lang_for_path(path: str) -> Lang | None:
     if lower.endswith(_CPP_SUFFIXES):
         return Lang.CPP
     return None
+
+
+class OwnerVia(str, Enum):
+    """How the owner (type) of a written or read object was found, best first; see `lang/owners.py`."""
+
+    NONE = ""  # not known in the file (the index may still resolve it: `RepoIndex.owner_of`)
+    SELF = "self"  # `self.x` / `this->x` / a bare member inside a method of the class
+    DECLARED = "declared"  # a declared type: `T x;`, `x: T = ...`, a member declared `T m;` / `m: T`
+    PARAM = "param"  # a parameter's type or annotation: `const T& cfg`, `cfg: T`
+    CONSTRUCTOR = "constructor"  # assigned from a constructor call: `cfg = T(...)`, `auto c = T{}`
+    BINDING = "binding"  # through a binding that joins the languages (pybind / torch class, `__getattr__`)
+    FIELD = "field"  # (index) the only owner that declares the field
+    NAME = "name"  # (index) the receiver's name, the last resort: `model_config` -> `ModelConfig`
 
 
 class AssignKind(str, Enum):
@@ -73,6 +94,16 @@ class Assignment:
     comment_line: int | None = None
     logs_in_branch: bool = False  # the guarded block also logs (LOG/printf/logger./logging./print)
     checks_target_first: bool = False  # the guard reads the target itself (e.g. `if (!x.f_set)`)
+    # The owner model (see `lang/owners.py`): what object the write lands in, as far as the file knows.
+    receiver: str = (
+        ""  # the written object as written, receiver kept: `self`, `config.rope_config`; "" for a local
+    )
+    owner: str = ""  # type path of the receiver: `ModelConfig` or `ModelConfig.rope_config` (index resolves)
+    owner_via: OwnerVia = OwnerVia.NONE
+    stmt_start: int | None = None  # first and last line of the whole statement (multi-line statements)
+    stmt_end: int | None = None
+    via: str = ""  # a derivation through a local (`x = ... ; self.f = x`): the local's name (analysis only)
+    via_line: int | None = None  # the line of the field write the local flows into
 
 
 @dataclass(frozen=True)
@@ -113,6 +144,8 @@ class FieldRead:
     gated_else: tuple[GatedStmt, ...] = ()  # statements in the other branch
     alias: str | None = None  # when read through an alias: the alias name (e.g. `need_rope`)
     alias_line: int | None = None  # where the alias was bound (`self.need_rope = cfg.need_rope_kv_cache`)
+    owner: str = ""  # type path of the read object, as for `Assignment.owner`
+    owner_via: OwnerVia = OwnerVia.NONE
 
 
 @dataclass(frozen=True)
@@ -124,6 +157,86 @@ class FieldDefault:
     value: str  # canonical
     path: str
     line: int
+    lang: Lang
+
+
+class OwnerKind(str, Enum):
+    STRUCT = "struct"  # a C++ struct (plain data by convention)
+    CLASS = "class"  # a C++ class or a plain Python class
+    DATACLASS = "dataclass"  # @dataclass, attrs (@define / @attr.s), pydantic models, NamedTuple, TypedDict
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A type that holds fields: a C++ struct/class, a Python class or dataclass."""
+
+    name: str  # short name, the key owners are matched by (`ModelConfig`)
+    qualname: str  # as declared with its scope (`rtp_llm::ModelConfig`, `Outer.Inner`)
+    kind: OwnerKind
+    path: str
+    line: int
+    lang: Lang
+    bases: tuple[str, ...] = ()  # short names of the base classes
+    # `__getattr__`/`__setattr__` forwarding to a member (`self.gpt_init_params`): the member's name.
+    delegate: str = ""
+    config: bool = False  # a config owner (see `owners.is_config_owner`)
+
+
+class DeclOrigin(str, Enum):
+    BODY = "body"  # declared in the class body: C++ member, Python class-level (annotated) attribute
+    INIT = "init"  # first assigned in `__init__` / `__post_init__` (Python)
+
+
+@dataclass(frozen=True)
+class FieldDecl:
+    """A field of an owner, with its declared (or evident) type and its default when constant."""
+
+    owner: str  # short owner name
+    field: str
+    type: str  # short type name (`bool`, `int`, `RopeConfig`); "" unknown
+    default: str | None  # canonical default; None when there is none or it is computed
+    path: str
+    line: int
+    lang: Lang
+    origin: DeclOrigin = DeclOrigin.BODY
+
+
+class BindingKind(str, Enum):
+    READWRITE = "readwrite"  # `def_readwrite` (and `_static`)
+    READONLY = "readonly"  # `def_readonly` (and `_static`)
+    PROPERTY = "property"  # `def_property` (getter and setter); `def_property_readonly` is READONLY
+    METHOD = "method"  # `.def("name", &T::method)`
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A C++ member or method exposed to Python under a name (pybind11, torch::jit::class_)."""
+
+    name: str  # the name Python code uses (`head_num`)
+    owner: str  # the C++ class, short name (`GptInitParameter`)
+    member: str  # the C++ member or method (`head_num_`); "" for a property built from lambdas
+    kind: BindingKind
+    exposed_as: str  # the Python class name given to the binding ("" when not written)
+    path: str
+    line: int
+
+    @property
+    def writable(self) -> bool:
+        return self.kind in (BindingKind.READWRITE, BindingKind.PROPERTY)
+
+
+@dataclass(frozen=True)
+class EnvRead:
+    """A read of an environment variable: the standard accessors and project helpers of that shape."""
+
+    name: str  # the variable (`REUSE_CACHE`)
+    default: str | None  # canonical default as written (`0`, `"1"`, `False`); None without one
+    parse: str  # how the text becomes a value, `·` standing for the read: `bool(int(·))`, `· == "1"`; "" raw
+    accessor: str  # `os.environ.get`, `os.getenv`, `os.environ[]`, `getenv`, `get_env_bool`, `envs.X`
+    target: str  # canonical field or local the value is assigned to; "" when it is used in place
+    path: str
+    line: int
+    function: str | None
     lang: Lang
 
 
@@ -147,6 +260,10 @@ class FileFacts:
     defaults: tuple[FieldDefault, ...] = ()
     # enum name -> its members in order (`RopeStyle` -> (`No`, `Base`, ...)); the first is the default
     enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    owners: tuple[Owner, ...] = ()
+    fields: tuple[FieldDecl, ...] = ()
+    bindings: tuple[Binding, ...] = ()
+    env_reads: tuple[EnvRead, ...] = ()
     parse_errors: int = 0  # count of ERROR/MISSING nodes; >0 means the facts may be incomplete
 
     def function_at(self, line: int) -> Function | None:

@@ -7,16 +7,44 @@ RepoTree; the lookups are dictionary hits.
 
 from __future__ import annotations
 
+import fnmatch
 import heapq
+import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from reviewbot.lang.facts import Assignment, FieldDefault, FieldRead, FileFacts, PredicateUse
 from reviewbot.lang.predicate import Pred, compound_parts, loose_key
+from reviewbot.lang.semantic import OwnerModel
 
-__all__ = ["TestRef", "RepoIndex", "is_test_path"]
+__all__ = ["TestRef", "RepoIndex", "is_test_path", "DEFAULT_EXCLUDES", "is_excluded"]
+
+# Vendored and third-party trees: their code is not the project's, so it is never searched or indexed.
+# Globs match the whole path (`*` crosses `/`); `.reviewbot.toml`'s `[review] exclude` adds more.
+DEFAULT_EXCLUDES: tuple[str, ...] = (
+    "3rdparty/*",
+    "third_party/*",
+    "vendor/*",
+    "external/*",
+    "*/3rdparty/*",
+    "*/third_party/*",
+    "*/vendor/*",
+    "*/external/*",
+)
+
+
+@lru_cache(maxsize=64)
+def _exclude_pattern(globs: tuple[str, ...]) -> re.Pattern[str] | None:
+    parts = [fnmatch.translate(g + "*" if g.endswith("/") else g) for g in globs if g.strip()]
+    return re.compile("|".join(f"(?:{p})" for p in parts)) if parts else None
+
+
+def is_excluded(path: str, globs: Sequence[str] = DEFAULT_EXCLUDES) -> bool:
+    """`path` lies in a vendored tree (or matches one of `globs`); such files are never searched."""
+    pattern = _exclude_pattern(tuple(globs))
+    return pattern is not None and pattern.match(path) is not None
 
 
 @lru_cache(maxsize=1 << 16)
@@ -55,7 +83,10 @@ def _ref_key(r: TestRef) -> tuple[str, int, str]:
 
 
 @dataclass
-class RepoIndex:
+class RepoIndex(OwnerModel):
+    """Facts of the indexed files by the names checks look up; owner matching is `OwnerModel`'s
+    (`writers_of(owner, field)`, `readers_of`, `owner_of`, `env_reads`, `bindings_of`)."""
+
     files: dict[str, FileFacts] = field(default_factory=dict)
     test_refs: dict[str, list[TestRef]] = field(default_factory=lambda: defaultdict(list))
     scanned_files: int = 0  # files read while building
@@ -68,6 +99,11 @@ class RepoIndex:
     _enums: dict[str, tuple[str, ...]] = field(default_factory=dict)
     reused_files: int = 0  # changed files whose facts were reused instead of parsed again
     _sorted_refs: dict[str, list[TestRef]] = field(default_factory=dict)
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDES  # globs of paths never searched (see `is_excluded`)
+
+    def is_excluded(self, path: str) -> bool:
+        """`path` is in a vendored tree or an excluded glob: not the project's code, never searched."""
+        return is_excluded(path, self.exclude)
 
     def add(self, facts: FileFacts) -> None:
         self.files[facts.path] = facts
@@ -81,6 +117,7 @@ class RepoIndex:
         for d in facts.defaults:
             self._defaults[d.field].append(d)
         self._enums.update(facts.enums)
+        self.add_semantics(facts)
 
     def add_test_refs(self, refs: Iterable[TestRef]) -> None:
         for r in refs:

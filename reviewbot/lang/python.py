@@ -8,13 +8,16 @@ attribute reads with what they gate (one level of aliasing through `self.x` or a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import tree_sitter_python
 from tree_sitter import Node
 
 from reviewbot.lang.common import canonical_expr, last_component
-from reviewbot.lang.facts import FileFacts, Lang
+from reviewbot.lang.env import unquote
+from reviewbot.lang.facts import FileFacts, Lang, Owner, OwnerKind, OwnerVia
+from reviewbot.lang.owners import DATACLASS_BASES, DATACLASS_DECORATORS, is_config_name, short_type
 from reviewbot.lang.python_body import FIELD_FUNCS, PyBody
 from reviewbot.lang.treesitter import LazyParser, count_errors
 from reviewbot.lang.treesitter import named as _named
@@ -26,6 +29,7 @@ _PARSER = LazyParser(tree_sitter_python.language)
 
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 _PROPERTIES = frozenset({"property", "cached_property", "functools.cached_property"})
+_DELEGATE = re.compile(r"self\.([A-Za-z_]\w*)")
 
 
 def parse(path: str, text: str, focus: Callable[[str], bool] | None = None) -> FileFacts:
@@ -61,7 +65,21 @@ class _PyWalker(PyBody):
         if inner is not None and inner.type == "function_definition":
             self._function(inner, ctx, decorators, node)
         elif inner is not None and inner.type == "class_definition":
-            self._class(inner, ctx, node)
+            self._class(inner, ctx, node, decorators)
+
+    def _param_types(self, node: Node | None) -> list[tuple[str, str]]:
+        """(name, short type) of the annotated parameters: `cfg: ModelConfig`, `c: "Cfg" = None`."""
+        out: list[tuple[str, str]] = []
+        for p in _named(node):
+            if p.type not in ("typed_parameter", "typed_default_parameter"):
+                continue
+            ty = p.child_by_field_name("type")
+            name = p.child_by_field_name("name")
+            if name is None:
+                name = next((c for c in p.named_children if c.type == "identifier"), None)
+            if name is not None and ty is not None:
+                out.append((self.txt(name), short_type(self.txt(ty))))
+        return out
 
     def _params(self, node: Node | None) -> tuple[tuple[str, str | None], ...]:
         out: list[tuple[str, str | None]] = []
@@ -90,6 +108,7 @@ class _PyWalker(PyBody):
         in_class = ctx.cls is not None and ctx.function is None
 
         def walk() -> None:
+            params = node.child_by_field_name("parameters")
             fctx = Ctx(
                 function=qual,
                 cls=ctx.cls,
@@ -97,18 +116,26 @@ class _PyWalker(PyBody):
                 prop=name if in_class and any(d in _PROPERTIES for d in decorators) else None,
                 init=in_class and name == "__init__",
                 method=in_class,
-                params=self._params(node.child_by_field_name("parameters")),
+                params=self._params(params),
             )
             body = node.child_by_field_name("body")
+            saved, self.types = self.types, {}
+            for pname, ptype in self._param_types(params):
+                self.set_type(pname, ptype, OwnerVia.PARAM)
             try:
                 if body is not None:
                     self.stmt(body, fctx)
             except RecursionError:
                 self.degraded += 1
+            finally:
+                self.types = saved
 
-        self.walk_body(node, ctx.cls, walk)
+        if in_class and name in ("__init__", "__post_init__"):
+            walk()  # a constructor declares the class's fields: always walked, whatever the focus
+        else:
+            self.walk_body(node, ctx.cls, walk)
 
-    def _class(self, node: Node, ctx: Ctx, outer: Node) -> None:
+    def _class(self, node: Node, ctx: Ctx, outer: Node, decorators: list[str] | None = None) -> None:
         name_node, body = node.child_by_field_name("name"), node.child_by_field_name("body")
         if name_node is None or body is None:
             return
@@ -117,8 +144,11 @@ class _PyWalker(PyBody):
         bases = {
             last_component(canonical_expr(self.txt(b)))
             for b in _named(node.child_by_field_name("superclasses"))
+            if b.type != "keyword_argument"
         }
         is_enum = bool(bases & _ENUM_BASES)
+        if not is_enum:
+            self._owner(node, name, qual, bases, [d.split("(", 1)[0] for d in decorators or ()], body)
         cctx = Ctx(cls=qual, scope=qual)
         members: list[str] = []
         for st in _named(body):
@@ -128,6 +158,8 @@ class _PyWalker(PyBody):
                 left, right = inner[0].child_by_field_name("left"), inner[0].child_by_field_name("right")
                 if left is not None and left.type == "identifier":
                     attr = self.txt(left)
+                    if not is_enum:
+                        self._class_field(qual, attr, inner[0], left, right)
                     if right is not None:
                         if is_enum and not attr.startswith("_"):
                             members.append(attr)
@@ -138,6 +170,57 @@ class _PyWalker(PyBody):
             self.stmt(st, cctx)
         if is_enum:
             self.enums[name] = tuple(members)
+
+    def _owner(
+        self, node: Node, name: str, qual: str, bases: set[str], decorators: list[str], body: Node
+    ) -> None:
+        dataclass_like = bool(bases & DATACLASS_BASES) or any(d in DATACLASS_DECORATORS for d in decorators)
+        kind = OwnerKind.DATACLASS if dataclass_like else OwnerKind.CLASS
+        config = dataclass_like or is_config_name(name) or any(is_config_name(b) for b in bases)
+        self.emit_owner(
+            Owner(
+                name,
+                qual,
+                kind,
+                self.path,
+                self.line(node),
+                self.lang,
+                tuple(sorted(bases)),
+                self._delegate(body),
+                config,
+            )
+        )
+
+    def _delegate(self, body: Node) -> str:
+        """The member `__getattr__` forwards unknown attributes to (`return self.params.__getattr__(k)`)."""
+        for st in _named(body):
+            fn = st.child_by_field_name("definition") if st.type == "decorated_definition" else st
+            if fn is None or fn.type != "function_definition":
+                continue
+            fname = fn.child_by_field_name("name")
+            if fname is not None and self.txt(fname) == "__getattr__":
+                for m in _DELEGATE.finditer(self.txt(fn)):
+                    if not m.group(1).startswith("__"):
+                        return m.group(1)
+        return ""
+
+    def _class_field(self, qual: str, attr: str, assign: Node, left: Node, right: Node | None) -> None:
+        """A class-level field: `x: T = v`, `x: T`, `x = v`, or the names of `__slots__`."""
+        if attr == "__slots__" and right is not None:
+            for item in _named(right):
+                slot = unquote(self.txt(item))
+                if slot and slot.isidentifier():
+                    self.emit_field(qual, slot, "", None, item)
+            return
+        if attr.startswith("__") and attr.endswith("__"):
+            return
+        ann = assign.child_by_field_name("type")
+        default = self._default_value(right) if right is not None else None
+        if ann is not None:
+            type_ = short_type(self.txt(ann))
+        else:
+            type_ = self.value_type(right) if right is not None else ""
+        self.emit_field(qual, attr, type_, default, left)
 
     def _default_value(self, value: Node) -> str:
         """`field(default=v)` -> v, `field(default_factory=F)` -> `F()`, anything else as written."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from reviewbot.lang.common import last_component
-from reviewbot.lang.facts import FieldRead, GatedStmt, Lang
+from reviewbot.lang.facts import FieldRead, GatedStmt, Lang, OwnerVia
 
 __all__ = ["Cond", "ReadLog"]
 
@@ -42,6 +42,8 @@ class _Read:
     member: str | None  # `x` of `self.x` / `this->x` / an implicit C++ member read
     local: str | None  # a bare local name: kept only when it aliases a field
     pos: int = 0  # byte offset, to order a local read after its binding on the same line
+    owner: str = ""  # type path of the receiver (see `lang/owners.py`)
+    owner_via: OwnerVia = OwnerVia.NONE
 
 
 @dataclass
@@ -63,9 +65,24 @@ class ReadLog:
         member: str | None = None,
         local: str | None = None,
         pos: int = 0,
+        owner: str = "",
+        owner_via: OwnerVia = OwnerVia.NONE,
     ) -> None:
         self._reads.append(
-            _Read(last_component(expr), expr, line, function, cond, negated, cls, member, local, pos)
+            _Read(
+                last_component(expr),
+                expr,
+                line,
+                function,
+                cond,
+                negated,
+                cls,
+                member,
+                local,
+                pos,
+                owner,
+                owner_via,
+            )
         )
 
     def bind_member(self, cls: str | None, member: str, source: str, alias: str, line: int) -> None:
@@ -114,6 +131,9 @@ class ReadLog:
             gated_else=gates[1],
             alias=alias[1] if alias else None,
             alias_line=alias[2] if alias else None,
+            # Through an alias the object read is the alias's source, whose type the read does not know.
+            owner="" if alias else r.owner,
+            owner_via=OwnerVia.NONE if alias else r.owner_via,
         )
 
     def resolve(self, gated: Callable[[list[Node]], Gated]) -> list[FieldRead]:

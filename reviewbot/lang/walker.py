@@ -26,17 +26,23 @@ from reviewbot.lang.common import (
 from reviewbot.lang.facts import (
     AssignKind,
     Assignment,
+    Binding,
+    DeclOrigin,
+    EnvRead,
+    FieldDecl,
     FieldDefault,
     FileFacts,
     Function,
     GatedStmt,
     Lang,
+    Owner,
+    OwnerVia,
     PredicateUse,
 )
 from reviewbot.lang.predicate import Atom, Pred, conj, negate
 from reviewbot.lang.reads import Cond, ReadLog
 
-__all__ = ["Branch", "Cond", "Ctx", "Walker", "MAX_GATED"]
+__all__ = ["Branch", "Cond", "Ctx", "Recv", "Walker", "MAX_GATED", "NO_RECV", "short_class"]
 
 _BOOLS = frozenset({"True", "False"})
 MAX_GATED = 40  # statements kept per gated branch; enough to see what a flag controls
@@ -54,6 +60,20 @@ class Branch:
     comment_line: int | None
     block: Node | None
     logs: bool | None = None  # filled on first use
+
+
+@dataclass(frozen=True)
+class Recv:
+    """The object a write or read lands in: as written, and its type path (see `lang/owners.py`)."""
+
+    receiver: str = ""
+    owner: str = ""
+    via: OwnerVia = OwnerVia.NONE
+
+
+NO_RECV = Recv()
+_HOLE = "__env_read__"  # stands for the read while the enclosing expression is canonicalised
+_PARSE_MAX = 80  # longest `EnvRead.parse` kept; longer means the read is buried in an expression
 
 
 @dataclass(frozen=True)
@@ -88,8 +108,16 @@ class Walker:
     # With a focus (the index of unchanged files), only function bodies whose text it accepts are walked.
     focus: Callable[[str], bool] | None = None
     reads: ReadLog = field(init=False)
+    owners: list[Owner] = field(default_factory=list)
+    field_decls: list[FieldDecl] = field(default_factory=list)
+    bindings: list[Binding] = field(default_factory=list)
+    env_reads: list[EnvRead] = field(default_factory=list)
+    # The current function's known types: local or parameter name -> (type path, how it is known).
+    types: dict[str, tuple[str, OwnerVia]] = field(default_factory=dict)
+    env_target: str = ""  # the target whose value is being scanned (for `EnvRead.target`)
     _deferred: list[tuple[Node, str | None, Callable[[], None]]] = field(default_factory=list)
     _comments: dict[int, tuple[str, int | None]] = field(default_factory=dict)
+    _declared: set[tuple[str, str]] = field(default_factory=set)  # (owner, field) with a FieldDecl
 
     def __post_init__(self) -> None:
         self.lines = [line.rstrip("\r") for line in self.text.split("\n")]
@@ -218,6 +246,124 @@ class Walker:
             )
         return b.logs
 
+    # --- owners ----------------------------------------------------------------------------------
+
+    def recv_of(self, ctx: Ctx, receiver: str, member_root: bool = False) -> Recv:
+        """The type path of a receiver written `receiver` (`self`, `config.rope_config`, `this`).
+
+        `member_root`: the receiver's first name is an implicit C++ member (`config_.x` in a method)."""
+        parts = receiver.replace("->", ".").replace("::", ".").split(".")
+        if not receiver or not all(p.isidentifier() for p in parts):
+            return Recv(receiver)
+        cls = short_class(ctx.cls)
+        root, rest = parts[0], parts[1:]
+        if root in ("self", "this") and cls and ctx.method:
+            owner, via = cls, OwnerVia.SELF
+        elif root in self.types:
+            owner, via = self.types[root]
+        elif member_root and cls:
+            owner, via, rest = cls, OwnerVia.SELF, parts
+        else:
+            return Recv(receiver)
+        if not owner:
+            return Recv(receiver)
+        return Recv(receiver, ".".join([owner, *rest]), via)
+
+    def set_type(self, name: str, type_path: str, via: OwnerVia) -> None:
+        """`name` now holds a `type_path` (a local or parameter of the current function)."""
+        if type_path:
+            self.types[name] = (type_path, via)
+        else:
+            self.types.pop(name, None)
+
+    def emit_owner(self, owner: Owner) -> None:
+        self.owners.append(owner)
+
+    def emit_field(
+        self,
+        owner: str,
+        name: str,
+        type_: str,
+        default: str | None,
+        node: Node,
+        origin: DeclOrigin = DeclOrigin.BODY,
+    ) -> None:
+        """A field of `owner`; only its first declaration counts (`__init__` may assign it twice)."""
+        short = short_class(owner)
+        if (short, name) in self._declared:
+            return
+        self._declared.add((short, name))
+        self.field_decls.append(
+            FieldDecl(short, name, type_, default, self.path, self.line(node), self.lang, origin)
+        )
+
+    def emit_binding(self, binding: Binding) -> None:
+        self.bindings.append(binding)
+
+    def binding_write(self, target: str, method: str, line: int) -> None:
+        """A writable binding found in text (a macro's expansion): an external writer of `target`."""
+        self.assignments.append(
+            Assignment(
+                target=target,
+                field=last_component(target),
+                value=method,
+                guard=None,
+                path=self.path,
+                line=line,
+                function=None,
+                lang=self.lang,
+                kind=AssignKind.BINDING,
+                text=self.source_line(line),
+                receiver=target.rsplit(".", 1)[0],
+                owner=target.rsplit(".", 1)[0],
+                owner_via=OwnerVia.BINDING,
+                stmt_start=line,
+                stmt_end=line,
+            )
+        )
+
+    def emit_env(
+        self,
+        ctx: Ctx,
+        name: str,
+        default: str | None,
+        accessor: str,
+        node: Node,
+        parse: str = "",
+        wrappers: frozenset[str] = frozenset(),
+    ) -> None:
+        """A read of environment variable `name` at `node`; `wrappers` are the node types that parse
+        the read's text in place (calls, comparisons) and make up `EnvRead.parse` (`bool(int(·))`)."""
+        outer = node
+        for _ in range(6):
+            parent = outer.parent
+            if parent is None or parent.type not in wrappers or not self.parses(parent, outer):
+                break
+            outer = parent
+        if outer.id != node.id:
+            whole, inner = self.txt(outer), self.txt(node)
+            start = node.start_byte - outer.start_byte
+            shaped = canonical_expr(whole[:start] + _HOLE + whole[start + len(inner) :])
+            if len(shaped) <= _PARSE_MAX:
+                parse = shaped.replace(_HOLE, "·")
+        self.env_reads.append(
+            EnvRead(
+                name,
+                default,
+                parse,
+                accessor,
+                self.env_target,
+                self.path,
+                self.line(node),
+                ctx.function,
+                self.lang,
+            )
+        )
+
+    def parses(self, parent: Node, child: Node) -> bool:
+        """`parent` turns the text of `child` into a value (a call on it, a comparison); see `emit_env`."""
+        return True
+
     # --- emitters --------------------------------------------------------------------------------
 
     def emit_function(self, name: str, node: Node) -> None:
@@ -240,8 +386,10 @@ class Walker:
         stmt: Node,
         kind: AssignKind = AssignKind.PLAIN,
         ternary: tuple[Pred | None, Node] | None = None,
+        recv: Recv = NO_RECV,
     ) -> None:
-        """One write of `target`; `ternary` is (arm guard, innermost ternary condition) for an arm."""
+        """One write of `target`; `ternary` is (arm guard, innermost ternary condition) for an arm;
+        `recv` the written object."""
         fld = last_component(target)
         guard = ctx.guard
         b = ctx.branch
@@ -280,6 +428,11 @@ class Walker:
                 comment_line=cline,
                 logs_in_branch=self.block_logs(b) if b is not None else False,
                 checks_target_first=first,
+                receiver=recv.receiver,
+                owner=recv.owner,
+                owner_via=recv.via,
+                stmt_start=self.line(stmt),
+                stmt_end=self.end_line(stmt),
             )
         )
 
@@ -303,16 +456,18 @@ class Walker:
         p = self.pred(c)
         return self.arms(yes, conj(guard, p), c) + self.arms(no, conj(guard, negate(p)), c)
 
-    def emit_value(self, ctx: Ctx, target: str, value: Node, at: Node, stmt: Node) -> None:
+    def emit_value(
+        self, ctx: Ctx, target: str, value: Node, at: Node, stmt: Node, recv: Recv = NO_RECV
+    ) -> None:
         """`target = value`: a PLAIN write or a TERNARY write per arm; a boolean value is a predicate use."""
         arms = self.arms(value)
         if len(arms) > 1:
             for guard, node, cond in arms:
                 assert cond is not None
                 text = canonical_expr(self.txt(node))
-                self.emit_assign(ctx, target, text, at, stmt, AssignKind.TERNARY, (guard, cond))
+                self.emit_assign(ctx, target, text, at, stmt, AssignKind.TERNARY, (guard, cond), recv)
         else:
-            self.emit_assign(ctx, target, canonical_expr(self.txt(value)), at, stmt)
+            self.emit_assign(ctx, target, canonical_expr(self.txt(value)), at, stmt, recv=recv)
         if self.is_bool(value):
             self.emit_use(self.pred(value), self.unparen(value), ctx)
 
@@ -325,10 +480,21 @@ class Walker:
         negated: bool,
         member: str | None = None,
         local: str | None = None,
+        recv: Recv = NO_RECV,
     ) -> None:
         """A read of `expr` (canonical); `local` reads are only kept when they alias a field."""
         self.reads.add(
-            expr, self.line(node), ctx.function, ctx.cls, cond, negated, member, local, node.start_byte
+            expr,
+            self.line(node),
+            ctx.function,
+            ctx.cls,
+            cond,
+            negated,
+            member,
+            local,
+            node.start_byte,
+            recv.owner,
+            recv.via,
         )
 
     def bind_member(self, cls: str | None, member: str, source: str, alias: str, node: Node) -> None:
@@ -371,5 +537,14 @@ class Walker:
             reads=tuple(self.reads.resolve(self.gated)),
             defaults=tuple(self.defaults),
             enums=dict(self.enums),
+            owners=tuple(self.owners),
+            fields=tuple(self.field_decls),
+            bindings=tuple(sorted(self.bindings, key=lambda b: (b.line, b.owner, b.name))),
+            env_reads=tuple(sorted(self.env_reads, key=lambda e: (e.line, e.name))),
             parse_errors=parse_errors + self.degraded,
         )
+
+
+def short_class(cls: str | None) -> str:
+    """`ns::Outer::Inner` / `Outer.Inner` -> `Inner`; "" for None."""
+    return cls.replace("::", ".").rsplit(".", 1)[-1] if cls else ""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reviewbot.lang.facts import AssignKind, Lang
+from reviewbot.lang.facts import AssignKind, BindingKind, Lang
 from reviewbot.lang.predicate import loose_key
 from tests.lang.helpers import guard_key, parse_cpp, reads, uses_at, writes
 
@@ -158,8 +158,16 @@ def test_pybind_def_readwrite_is_an_external_writer() -> None:
         4,
     )
     assert rw.text.startswith(".def_readwrite(") and rw.function == "registerConfigs"
-    [ro] = writes(facts, "head_num")
-    assert (ro.kind, ro.target, ro.value) == (AssignKind.BINDING, "AttentionConfigs.head_num", "def_readonly")
+    # A read-only binding exposes the member without writing it: a Binding fact, not a writer.
+    assert writes(facts, "head_num") == []
+    ro = next(b for b in facts.bindings if b.name == "head_num")
+    assert (ro.owner, ro.member, ro.kind, ro.exposed_as, ro.writable) == (
+        "AttentionConfigs",
+        "head_num",
+        BindingKind.READONLY,
+        "AttentionConfigs",
+        False,
+    )
 
 
 def test_comment_above_log_in_branch_and_target_checked_first() -> None:
