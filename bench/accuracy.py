@@ -40,12 +40,14 @@ Cases that are skipped, or whose review fails, are not scored (they are listed).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import io
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -542,6 +544,7 @@ class CaseRun:
     case: Case
     findings: list[Finding] | None = None
     seconds: float = 0.0
+    cpu_seconds: float | None = None
     skipped: str | None = None  # the skip message
     error: str | None = None
     base: str = ""
@@ -692,7 +695,7 @@ class Runner:
         if run.error is None:
             self._bare_ok.add(case.repo)
             return run
-        if case.repo in self._bare_ok:  # the mirror is not the problem
+        if case.repo in self._bare_ok or run.error.startswith("timed out"):  # the mirror is not the problem
             return run
         # The bare mirror did not do: review a shared clone of it instead.
         try:
@@ -736,16 +739,16 @@ class Runner:
                 "--format",
                 "json",
             ]
-            start = time.monotonic()
-            try:
-                out = subprocess.run(
-                    argv, capture_output=True, text=True, timeout=self.timeout, env=env, cwd=tmp
-                )
-            except subprocess.TimeoutExpired:
-                return CaseRun(
-                    case, base=base, via=str(gitdir), error=f"timed out after {self.timeout:.0f} s"
-                )
-            seconds = time.monotonic() - start
+            out = _run_timed(argv, env, Path(tmp), self.timeout)
+        if out.timed_out:
+            return CaseRun(
+                case,
+                base=base,
+                via=str(gitdir),
+                seconds=out.seconds,
+                error=f"timed out after {self.timeout:.0f} s",
+            )
+        seconds = out.seconds
         if out.returncode != 0:
             tail = _tail(out.stderr or out.stdout)
             return CaseRun(
@@ -757,7 +760,77 @@ class Runner:
         except (ValueError, KeyError, TypeError) as exc:
             return CaseRun(case, base=base, via=str(gitdir), seconds=seconds, error=f"unreadable JSON: {exc}")
         timings = ((report.get("kpi") or {}).get("timings_ms")) or {}
-        return CaseRun(case, findings, seconds=seconds, base=base, via=str(gitdir), timings_ms=dict(timings))
+        return CaseRun(
+            case,
+            findings,
+            seconds=seconds,
+            cpu_seconds=out.cpu_seconds,
+            base=base,
+            via=str(gitdir),
+            timings_ms=dict(timings),
+        )
+
+
+@dataclass
+class _Timed:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    cpu_seconds: float | None  # user + system of the process and the children it waited for
+    timed_out: bool = False
+
+
+def _run_timed(argv: Sequence[str], env: dict[str, str], cwd: Path, timeout: float) -> _Timed:
+    """Run a process; its wall time and, where os.wait4 exists, its CPU time (workers included)."""
+    start = time.monotonic()
+    if not hasattr(os, "wait4"):  # pragma: no cover - not POSIX
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+        except subprocess.TimeoutExpired:
+            return _Timed(-1, "", "", time.monotonic() - start, None, timed_out=True)
+        return _Timed(done.returncode, done.stdout, done.stderr, time.monotonic() - start, None)
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd, start_new_session=True
+    )
+    streams: dict[str, bytes] = {}
+
+    def drain(name: str, stream: Any) -> None:
+        streams[name] = stream.read()
+
+    readers = [
+        threading.Thread(target=drain, args=("out", proc.stdout)),
+        threading.Thread(target=drain, args=("err", proc.stderr)),
+    ]
+    for reader in readers:
+        reader.start()
+    killed = threading.Event()
+
+    def kill() -> None:  # the review and its parse workers (its own process group)
+        killed.set()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
+    for reader in readers:
+        reader.join()
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    proc.stderr.close()
+    return _Timed(
+        proc.returncode,
+        streams.get("out", b"").decode(errors="replace"),
+        streams.get("err", b"").decode(errors="replace"),
+        time.monotonic() - start,
+        usage.ru_utime + usage.ru_stime,
+        timed_out=killed.is_set(),
+    )
 
 
 def run_all(
@@ -884,6 +957,7 @@ def _timing_rows(runs: Sequence[CaseRun]) -> list[list[str]]:
             [
                 r.case.id,
                 f"{r.seconds:.1f}",
+                "—" if r.cpu_seconds is None else f"{r.cpu_seconds:.1f}",
                 "—" if index is None else f"{index / 1000:.1f}",
                 str(len(r.findings or [])),
                 "slow" if r.seconds > SLOW_SECONDS else "",
@@ -892,7 +966,7 @@ def _timing_rows(runs: Sequence[CaseRun]) -> list[list[str]]:
     return rows
 
 
-TIMING_HEADER = ["case", "wall s", "index s", "findings", ""]
+TIMING_HEADER = ["case", "wall s", "CPU s", "index s", "findings", ""]
 
 
 def _not_run(runs: Sequence[CaseRun]) -> tuple[list[CaseRun], list[CaseRun]]:
@@ -992,7 +1066,9 @@ def format_markdown(report: Report, runs: Sequence[CaseRun], meta: dict[str, str
         "## Time per case",
         "",
         f"Wall seconds of each `reviewbot run` process (cold, `--no-tests`), slowest first; "
-        f"over {SLOW_SECONDS:.0f} s is marked slow.",
+        f"over {SLOW_SECONDS:.0f} s is marked slow. CPU s is the process's user + system time with its "
+        "workers (the figure to compare on a busy machine); index s is reviewbot's own `index` stage. "
+        f"Load average when the run started: {meta.get('load', '—')}.",
         "",
         _md_table(TIMING_HEADER, _timing_rows(runs)),
     ]
@@ -1034,6 +1110,7 @@ def to_json(report: Report, runs: Sequence[CaseRun], meta: dict[str, str]) -> di
             {
                 "case": r.case.id,
                 "seconds": round(r.seconds, 2),
+                "cpu_seconds": None if r.cpu_seconds is None else round(r.cpu_seconds, 2),
                 "skipped": r.skipped,
                 "error": r.error,
                 "base": r.base,
@@ -1047,7 +1124,12 @@ def to_json(report: Report, runs: Sequence[CaseRun], meta: dict[str, str]) -> di
 
 
 def measured_at(reviewbot: Reviewbot) -> dict[str, str]:
+    try:
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg()) + f" on {os.cpu_count()} CPUs"
+    except OSError:  # pragma: no cover
+        load = "—"
     return {
+        "load": load,
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d"),
         "commit": reviewbot.commit or "unknown",
         "dirty": " (with uncommitted changes under reviewbot/)" if reviewbot.dirty else "",
@@ -1102,6 +1184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     runner = Runner(args.mirrors, args.cache, reviewbot, timeout=args.timeout)
+    meta = measured_at(reviewbot)  # before the run: the load average it started under
     lock = threading.Lock()
 
     def progress(r: CaseRun) -> None:
@@ -1111,7 +1194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             elif r.error:
                 log(f"FAILED {r.case.id} ({r.seconds:.1f} s): {r.error}")
             else:
-                log(f"{r.case.id}: {r.seconds:.1f} s, {len(r.findings or [])} findings")
+                cpu = "" if r.cpu_seconds is None else f" ({r.cpu_seconds:.1f} s CPU)"
+                log(f"{r.case.id}: {r.seconds:.1f} s{cpu}, {len(r.findings or [])} findings")
 
     runs = run_all(cases, runner, max(1, args.jobs), progress)
     known = known_rule_ids(reviewbot)
@@ -1119,7 +1203,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         log("note: `reviewbot rules` failed: rules reviewbot lacks are not marked")
     report = score([(r.case, r.findings) for r in runs if r.findings is not None], known)
 
-    meta = measured_at(reviewbot)
     command = "python3 bench/accuracy.py" + (f" --only {args.only}" if args.only else "")
     if args.corpus.resolve() != DEFAULT_CORPUS.resolve():
         command += f" --corpus {args.corpus}"

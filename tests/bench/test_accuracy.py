@@ -319,6 +319,14 @@ def test_reviewbot_at_a_commit_runs_that_commits_code(tmp_path: Path) -> None:
         acc.reviewbot_at("no-such-revision", tmp_path)
 
 
+def test_a_review_past_its_timeout_is_killed(tmp_path: Path) -> None:
+    slow = acc._run_timed(["sleep", "30"], dict(os.environ), tmp_path, timeout=0.3)
+    assert slow.timed_out and slow.seconds < 10
+    quick = acc._run_timed([sys.executable, "-c", "print('hi')"], dict(os.environ), tmp_path, timeout=30)
+    assert (quick.timed_out, quick.returncode, quick.stdout.strip()) == (False, 0, "hi")
+    assert quick.cpu_seconds is not None and quick.cpu_seconds > 0
+
+
 BASE_PY = """\
 class Config:
     def __init__(self):
