@@ -948,6 +948,19 @@ def _fp_line(s: Scored) -> str:
     return f"{s.case_id} {f.rule} {f.severity} {f.path}:{f.line} ({why}) — {_cut(f.title)}"
 
 
+def _pass_lines(report: Report) -> list[tuple[str, list[str]]]:
+    """Each pass case with a P0–P2 finding, and those findings (rule severity path:line, outcome)."""
+    out = []
+    for c in report.pass_cases_flagged:
+        found = [
+            f"{s.finding.rule} {s.finding.severity} {s.finding.path}:{s.finding.line} ({s.outcome})"
+            for s in report.scored
+            if s.case_id == c.case_id and s.finding.severity in BLOCKING
+        ]
+        out.append((f"{c.case_id}: {c.blocking_findings} finding(s) at P0–P2", found))
+    return out
+
+
 def _timing_rows(runs: Sequence[CaseRun]) -> list[list[str]]:
     done = sorted((r for r in runs if r.findings is not None), key=lambda r: -r.seconds)
     rows = []
@@ -993,7 +1006,8 @@ def format_text(report: Report, runs: Sequence[CaseRun]) -> str:
     out.append(
         f"pass cases with a P0–P2 finding: {len(flagged)}/{sum(c.verdict == 'pass' for c in report.cases)}"
     )
-    out += [f"  {c.case_id}: {c.blocking_findings} finding(s) at P0–P2" for c in flagged]
+    for head, found in _pass_lines(report):
+        out += [f"  {head}", *(f"    {f}" for f in found)]
     out += ["", _text_table(TIMING_HEADER, _timing_rows(runs))]
     for r in failed:
         out.append(f"FAILED {r.case.id}: {r.error}")
@@ -1060,7 +1074,8 @@ def format_markdown(report: Report, runs: Sequence[CaseRun], meta: dict[str, str
     out += ["", f"## Pass cases with a P0–P2 finding ({len(flagged)} of {n_pass})", ""]
     if not flagged:
         out.append("None.")
-    out += [f"- {c.case_id}: {c.blocking_findings} finding(s) at P0–P2" for c in flagged]
+    for head, found in _pass_lines(report):
+        out += [f"- {head}", *(f"  - {f}" for f in found)]
     out += [
         "",
         "## Time per case",
