@@ -56,6 +56,10 @@ def assignment_anchor(a: Assignment) -> str:
 _DERIVATION_KINDS = (AssignKind.PLAIN, AssignKind.TERNARY, AssignKind.AUGMENTED)
 _MAX_FLOW = 3  # locals followed back from a field write: `a = ...; b = a + 1; self.f = b`
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_SUBSCRIPT = re.compile(r"\[([^\[\]]*)\]")
+_CONFIG_WORD = re.compile(
+    r"(?i)conf|cfg|(?:^|_)(?:params?|parameters|args|arguments|settings|options|opts)$|^(?:params|args)_"
+)
 
 
 @dataclass(frozen=True)
@@ -91,22 +95,30 @@ def _function_short(function: str | None) -> str:
 
 
 def _config_classes(facts: FileFacts) -> set[str]:
-    """Owners in this file whose `self.x` writes are config writes: config owners, and classes with a
-    declared field default (the file's own members, as before the owner model)."""
-    found = {o.name for o in facts.owners if o.config}
-    found.update(d.owner for d in facts.defaults)
-    return found
+    """Config owners declared in this file (`Owner.config`)."""
+    return {o.name for o in facts.owners if o.config}
 
 
-def _is_field_write(a: Assignment, config: set[str], members: set[str]) -> bool:
+def _configish(name: str) -> bool:
+    """A receiver or member named like configuration: `config`, `cfg`, `attn_config`, `params`, `args`."""
+    return _CONFIG_WORD.search(name) is not None
+
+
+def _is_field_write(a: Assignment, config: set[str], defaults: set[tuple[str, str]]) -> bool:
+    """A write of a config owner's field (see the module doc)."""
     if a.owner_via is OwnerVia.SELF and "." not in a.owner:
-        owner = a.owner
         # `self.x` (Python: the class is in this file) or a C++ member write (the class may be
         # declared in a header: its name then has to say it holds configuration).
-        return owner in config or is_config_name(owner) or a.field in members
+        return a.owner in config or is_config_name(a.owner) or (a.owner, a.field) in defaults
     if "." in a.target:
-        return True
-    return a.target in members and a.lang.value == "cpp"
+        # `cfg.x = ...`: the object's type or name has to say it holds configuration; a weights
+        # struct or a tensor (`weight.data_type`, `layers[i].kernel`) is not one.
+        if a.owner:
+            root, *members = a.owner.split(".")
+            if root in config or is_config_name(root) or any(_configish(m) for m in members):
+                return True
+        return any(_configish(part) for part in a.target.split(".")[:-1])
+    return a.lang.value == "cpp" and any(a.target == f for _, f in defaults)
 
 
 def _is_declaration(a: Assignment, copies_param: bool) -> bool:
@@ -157,7 +169,7 @@ def _flows(
         use, name, expr, guard, parts, depth = frontier.pop()
         for w in _reaching(locals_.get((use.function, name), []), use):
             value = _substitute(expr, name, w.value)
-            nested = sorted({n for n in _WORD.findall(w.value) if (w.function, n) in locals_ and n != name})
+            nested = [n for n in _flow_names(w, locals_) if n != name]
             if nested and w.guard is None and depth + 1 < _MAX_FLOW:
                 frontier.extend((w, n, value, guard, (*parts, w), depth + 1) for n in reversed(nested))
                 continue
@@ -177,6 +189,17 @@ def _flows(
     return out
 
 
+def _flow_names(a: Assignment, locals_: dict[tuple[str | None, str], list[Assignment]]) -> list[str]:
+    """Locals whose value flows into `a`: not an index (`w[i]`), not a loop counter (`i++`, `i += 1`)."""
+    indices = {n for inner in _SUBSCRIPT.findall(a.value) for n in _WORD.findall(inner)}
+    out = []
+    for n in sorted(set(_WORD.findall(a.value)) - indices):
+        writes = locals_.get((a.function, n))
+        if writes and not any(w.kind is AssignKind.AUGMENTED for w in writes):
+            out.append(n)
+    return out
+
+
 def _is_param(
     value: str, function: str | None, locals_: dict[tuple[str | None, str], list[Assignment]]
 ) -> bool:
@@ -190,15 +213,15 @@ def derivation_writes(facts: FileFacts) -> list[tuple[Assignment, tuple[Assignme
     Field writes stand for themselves; a field write whose value reads locals of its function becomes
     one derivation per write of those locals that reaches it (see `ChangedDerivation`)."""
     config = _config_classes(facts)
-    members = {d.field for d in facts.defaults}
+    defaults = {(d.owner, d.field) for d in facts.defaults}
     locals_ = _locals_by_function(facts)
     out: list[_Write] = []
     for a in facts.assignments:
         if a.kind not in _DERIVATION_KINDS or _function_short(a.function) in PICKLING:
             continue
-        if not _is_field_write(a, config, members):
+        if not _is_field_write(a, config, defaults):
             continue
-        names = sorted({n for n in _WORD.findall(a.value) if (a.function, n) in locals_})
+        names = _flow_names(a, locals_)
         flows = [f for n in names for f in _flows(a, n, locals_)]
         if flows:
             out.extend(flows)

@@ -14,8 +14,8 @@ import tree_sitter_cpp
 from tree_sitter import Node
 
 from reviewbot.lang.common import canonical_expr, is_path, last_component
-from reviewbot.lang.cpp_body import BINDERS, CLASSES, CppBody
-from reviewbot.lang.facts import Binding, BindingKind, FileFacts, Lang, Owner, OwnerKind, OwnerVia
+from reviewbot.lang.cpp_body import CLASSES, CppBody
+from reviewbot.lang.facts import FileFacts, Lang, Owner, OwnerKind, OwnerVia
 from reviewbot.lang.owners import is_config_name, short_type
 from reviewbot.lang.treesitter import LazyParser, count_errors
 from reviewbot.lang.treesitter import named as _named
@@ -43,11 +43,6 @@ _CONTAINERS = frozenset(
 )
 _TYPED_DECLS = frozenset({"declaration", "type_definition", "field_declaration", "alias_declaration"})
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
-# `#define DEF_PROPERTY(name, member) .def_readwrite(#name, &GptInitParameter::member)` (continued lines too)
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\r?\n)*[^\n]*)", re.M)
-_BIND_CALL = re.compile(r"\.(def_\w+)\(\s*\"(\w+)\"\s*,\s*&\s*([\w:]+)::(\w+)\s*\)")
-_CLASS_DECL = re.compile(r"\bclass_\s*<\s*([\w:]+)\s*>\s*\(([^()]*)\)")
-_QUOTED = re.compile(r"\"(\w+)\"")
 
 
 def parse(path: str, text: str, focus: Callable[[str], bool] | None = None) -> FileFacts:
@@ -67,46 +62,6 @@ def parse(path: str, text: str, focus: Callable[[str], bool] | None = None) -> F
 
 class _CppWalker(CppBody):
     """Namespaces, classes, enums, member defaults and function definitions of one file."""
-
-    def macro_bindings(self) -> None:
-        """Bindings written through a function-like macro of this file, the usual way to list many:
-        `#define DEF_PROPERTY(name, member) .def_readwrite(#name, &T::member)` and then
-        `DEF_PROPERTY(head_num, head_num_)` (also inside another macro's body). A macro defined in
-        another file (a shared header) is not expanded."""
-        text = self.text
-        if "#" not in text or "def_" not in text:
-            return
-        exposed: dict[str, str] = {}
-        for m in _CLASS_DECL.finditer(text):
-            names = _QUOTED.findall(m.group(2))
-            if names:
-                exposed.setdefault(short_type(m.group(1)), names[-1])
-        for d in _DEFINE.finditer(text):
-            name, params, body = d.group(1), [p.strip() for p in d.group(2).split(",")], d.group(3)
-            if ".def_" not in body:
-                continue
-            end = len(text)
-            undef = re.search(
-                rf"^[ \t]*#[ \t]*(?:undef|define)[ \t]+{re.escape(name)}\b", text[d.end() :], re.M
-            )
-            if undef is not None:
-                end = d.end() + undef.start()
-            for call in re.finditer(rf"\b{re.escape(name)}\s*\(([^()]*)\)", text[d.end() : end]):
-                args = [a.strip() for a in call.group(1).split(",")]
-                if len(args) != len(params):
-                    continue
-                expanded = _expand(body, dict(zip(params, args, strict=True)))
-                line = text.count("\n", 0, d.end() + call.start()) + 1
-                for b in _BIND_CALL.finditer(expanded):
-                    kind = BINDERS.get(b.group(1))
-                    if kind is None or kind is BindingKind.METHOD:
-                        continue
-                    owner = short_type(b.group(3))
-                    self.emit_binding(
-                        Binding(b.group(2), owner, b.group(4), kind, exposed.get(owner, ""), self.path, line)
-                    )
-                    if kind is BindingKind.READWRITE:
-                        self.binding_write(f"{owner}.{b.group(4)}", b.group(1), line)
 
     def declarations(self, node: Node, cls: str | None) -> None:
         """Namespaces, classes, enums and functions below `node` (a container)."""
@@ -269,12 +224,3 @@ class _CppWalker(CppBody):
             if len(inner) == 1 and "." in text and is_path(text):
                 self.bind_member(ctx.cls, member, text, member, init)
             self.scan(args, ctx)
-
-
-def _expand(body: str, args: dict[str, str]) -> str:
-    """A macro body with its parameters replaced: `#p` -> `"arg"`, `p##_` -> `arg_`, `p` -> `arg`."""
-    out = re.sub(r"\\\r?\n", " ", body)
-    for param, arg in args.items():
-        out = re.sub(rf"#\s*{re.escape(param)}\b", f'"{arg}"', out)
-        out = re.sub(rf"\b{re.escape(param)}\b", arg, out)
-    return out.replace("##", "").replace(" ## ", "")

@@ -10,46 +10,18 @@ from dataclasses import replace
 from tree_sitter import Node
 
 from reviewbot.lang.common import canonical_expr, is_path
-from reviewbot.lang.env import env_accessor, helper_parse, is_env_name, unquote
-from reviewbot.lang.facts import AssignKind, Binding, BindingKind, OwnerVia
-from reviewbot.lang.owners import short_type
+from reviewbot.lang.cpp_owners import CMP_OPS, MEMBER_NAME, NOT_OPS, CppOwners
+from reviewbot.lang.facts import AssignKind
 from reviewbot.lang.predicate import Atom, Pred, conj, disj, negate
 from reviewbot.lang.treesitter import named as _named
-from reviewbot.lang.walker import NO_RECV, Cond, Ctx, Recv, Walker, short_class
+from reviewbot.lang.walker import Cond, Ctx
 
-__all__ = ["CppBody", "CLASSES", "BINDERS"]
+__all__ = ["CppBody", "CLASSES"]
 
 CLASSES = frozenset({"class_specifier", "struct_specifier", "union_specifier"})
 _LOOPS = frozenset({"while_statement", "do_statement", "for_statement", "for_range_loop", "switch_statement"})
 _AND = frozenset({"&&", "and"})
 _OR = frozenset({"||", "or"})
-_NOT = frozenset({"!", "not"})
-_CMP = frozenset({"==", "!=", "<", ">", "<=", ">="})
-BINDERS = {
-    "def_readwrite": BindingKind.READWRITE,
-    "def_readwrite_static": BindingKind.READWRITE,
-    "def_readonly": BindingKind.READONLY,
-    "def_readonly_static": BindingKind.READONLY,
-    "def_property": BindingKind.PROPERTY,
-    "def_property_static": BindingKind.PROPERTY,
-    "def_property_readonly": BindingKind.READONLY,
-    "def_property_readonly_static": BindingKind.READONLY,
-    "def": BindingKind.METHOD,
-}
-# Nodes that turn an environment read's text into a value in place: `atoi(·)`, `std::string(·) == "1"`.
-_ENV_WRAPPERS = frozenset(
-    {
-        "argument_list",
-        "call_expression",
-        "binary_expression",
-        "unary_expression",
-        "parenthesized_expression",
-        "field_expression",
-        "cast_expression",
-        "condition_clause",
-    }
-)
-_CLASS_TEMPLATE = re.compile(r"(?:^|::|\b)class_$")
 _SKIP = frozenset(
     {
         "string_literal",
@@ -68,21 +40,13 @@ _SKIP = frozenset(
         "this",
     }
 )
-# Bare names read as members inside methods: snake/camel case, not kConstants or MACROS.
-_MEMBER_NAME = re.compile(r"(?!k[A-Z])[a-z_][A-Za-z0-9_]*")
 _STREAM_LOG = re.compile(r"\b(?:std::)?c(?:out|err|log)\s*<<")
 
 
-class CppBody(Walker):
+class CppBody(CppOwners):
     """Statements and expressions of C++ functions; subclassed by the declaration walker."""
 
     assignment_types = frozenset({"assignment_expression"})
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.locals: set[str] = set()  # parameters and declared names of the current function
-        # binding chain call id -> (bound class, Python name) of `class_<T>(m, "Name")`, see `_chain_root`
-        self._chains: dict[int, tuple[str, str]] = {}
 
     # --- grammar hooks ---------------------------------------------------------------------------
 
@@ -135,14 +99,10 @@ class CppBody(Walker):
             node = inner
         return node
 
-    def _op(self, node: Node) -> str:
-        op = node.child_by_field_name("operator")
-        return self.txt(op) if op is not None else ""
-
     def is_bool(self, node: Node) -> bool:
         node = self.unparen(node)
         if node.type == "unary_expression":
-            return self._op(node) in _NOT
+            return self._op(node) in NOT_OPS
         return node.type == "binary_expression" and self._op(node) in _AND | _OR
 
     # --- predicates ------------------------------------------------------------------------------
@@ -163,7 +123,7 @@ class CppBody(Walker):
     def pred(self, node: Node) -> Pred:
         node = self.unparen(node)
         t = node.type
-        if t == "unary_expression" and self._op(node) in _NOT:
+        if t == "unary_expression" and self._op(node) in NOT_OPS:
             arg = node.child_by_field_name("argument")
             if arg is not None:
                 return negate(self.pred(arg))
@@ -177,7 +137,7 @@ class CppBody(Walker):
                 assert joined is not None
                 return joined
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if op in _CMP and left is not None and right is not None:
+            if op in CMP_OPS and left is not None and right is not None:
                 return self.compare(left, op, right)
         return Atom(canonical_expr(self.txt(node)))
 
@@ -314,57 +274,6 @@ class CppBody(Walker):
         self.scan(right, ctx)
         self.env_target = ""
 
-    # --- owners and types ------------------------------------------------------------------------
-
-    def self_recv(self, ctx: Ctx) -> Recv:
-        cls = short_class(ctx.cls)
-        return Recv("this", cls, OwnerVia.SELF) if cls and ctx.method else NO_RECV
-
-    def _recv(self, left: Node, ctx: Ctx) -> Recv:
-        """The object `left` writes into (`cfg.x`, `this->x`, a bare member `x_`), with its type path."""
-        if left.type == "identifier":
-            return self.self_recv(ctx) if ctx.method and self.txt(left) not in self.locals else NO_RECV
-        if left.type != "field_expression":
-            return NO_RECV
-        arg = left.child_by_field_name("argument")
-        if arg is None:
-            return NO_RECV
-        raw = "".join(self.txt(arg).split()).replace("(*this)", "this").replace("->", ".")
-        root = raw.split(".", 1)[0]
-        member_root = ctx.method and root not in self.locals and _MEMBER_NAME.fullmatch(root) is not None
-        return self.recv_of(ctx, raw, member_root=member_root)
-
-    def _track(self, name: str, declared: Node | None, value: Node | None, ctx: Ctx) -> None:
-        """The type a local holds: declared (`ModelConfig c;`), or for `auto` the constructor's
-        (`auto c = Cfg(...)`, `std::make_shared<Cfg>(...)`), or a path's (`auto& r = cfg.rope`)."""
-        if declared is not None and declared.type not in ("placeholder_type_specifier", "primitive_type"):
-            self.set_type(name, short_type(self.txt(declared)), OwnerVia.DECLARED)
-            return
-        if value is None:
-            self.types.pop(name, None)
-            return
-        value = self.unparen(value)
-        found, via = "", OwnerVia.CONSTRUCTOR
-        if value.type in ("call_expression", "compound_literal_expression"):
-            fn = value.child_by_field_name("function") or value.child_by_field_name("type")
-            callee = self.txt(fn) if fn is not None else ""
-            base = callee.split("<", 1)[0].replace("::", ".").rsplit(".", 1)[-1]
-            if base in ("make_shared", "make_unique") and "<" in callee:
-                found = short_type(
-                    callee[callee.index("<") + 1 : callee.rindex(">")] if ">" in callee else ""
-                )
-            elif base[:1].isupper():
-                found = short_type(callee)
-        elif value.type == "field_expression":
-            arg, fld = value.child_by_field_name("argument"), value.child_by_field_name("field")
-            if arg is not None and fld is not None:
-                raw = "".join(self.txt(arg).split()).replace("->", ".")
-                recv = self.recv_of(ctx, raw, member_root=ctx.method and raw.split(".")[0] not in self.locals)
-                found, via = (f"{recv.owner}.{self.txt(fld)}", recv.via) if recv.owner else ("", via)
-        elif value.type == "identifier" and self.txt(value) in self.types:
-            found, via = self.types[self.txt(value)]
-        self.set_type(name, found, via)
-
     def _bind(self, left: Node, right: Node, ctx: Ctx, at: Node) -> None:
         """One level of aliasing: `this->flag_ = cfg.flag;` / `flag = cfg.flag;`."""
         source = canonical_expr(self.txt(self.unparen(right)))
@@ -457,7 +366,7 @@ class CppBody(Walker):
                 if c is not None:
                     self.emit_use(self.pred(c), self.unparen(c), ctx)
                     stack.append((c, False, Cond([yes] if yes else [], [no] if no else []), False))
-            elif t == "unary_expression" and self._op(node) in _NOT:
+            elif t == "unary_expression" and self._op(node) in NOT_OPS:
                 arg = node.child_by_field_name("argument")
                 if arg is not None:
                     stack.append((arg, False, cnd, not neg))
@@ -484,82 +393,5 @@ class CppBody(Walker):
         if name in self.locals:
             if self.reads.has_local(ctx.function, name):
                 self.read(ctx, name, node, cond, neg, local=name)
-        elif ctx.method and _MEMBER_NAME.fullmatch(name):
+        elif ctx.method and MEMBER_NAME.fullmatch(name):
             self.read(ctx, name, node, cond, neg, member=name, recv=self.self_recv(ctx))
-
-    def parses(self, parent: Node, child: Node) -> bool:
-        if parent.type == "binary_expression":
-            return self._op(parent) in _CMP
-        if parent.type == "unary_expression":
-            return self._op(parent) in _NOT
-        if parent.type == "field_expression":
-            return parent.child_by_field_name("argument") == child
-        if parent.type == "call_expression":
-            return (
-                parent.child_by_field_name("arguments") == child
-                or parent.child_by_field_name("function") == child
-            )
-        return True
-
-    def _env_call(self, call: Node, fn: Node, args: Node, ctx: Ctx) -> None:
-        """`getenv("X")`, `std::getenv("X")`, `autil::EnvUtil::getEnv("X", false)`: an environment read."""
-        callee = canonical_expr(self.txt(fn)).split("<", 1)[0]
-        accessor = env_accessor(callee)
-        if accessor is None:
-            return
-        positional = _named(args)
-        name = unquote(self.txt(positional[0])) if positional else None
-        if not name or (not is_env_name(name) and accessor != "getenv"):
-            return
-        default = canonical_expr(self.txt(positional[1])) if len(positional) > 1 else None
-        self.emit_env(ctx, name, default, accessor, call, helper_parse(accessor), _ENV_WRAPPERS)
-
-    def _chain_root(self, node: Node | None) -> tuple[str, str]:
-        """(bound class, Python name) of the binding chain a `.def...` call continues: the
-        `py::class_<T>(m, "Name")` / `torch::jit::class_<T>("ns", "Name")` at its root; ("", "") unknown."""
-        seen: list[int] = []
-        found = ("", "")
-        while node is not None and node.type == "call_expression":
-            if node.id in self._chains:
-                found = self._chains[node.id]
-                break
-            seen.append(node.id)
-            fn = node.child_by_field_name("function")
-            if fn is not None and fn.type == "field_expression":
-                node = fn.child_by_field_name("argument")
-                continue
-            callee = self.txt(fn) if fn is not None else ""
-            if "<" in callee and _CLASS_TEMPLATE.search(callee.split("<", 1)[0].strip()):
-                bound = short_type(
-                    callee[callee.index("<") + 1 : callee.rindex(">")] if ">" in callee else ""
-                )
-                names = [unquote(self.txt(a)) for a in _named(node.child_by_field_name("arguments"))]
-                found = (bound, next((n for n in reversed(names) if n), ""))
-            break
-        for i in seen:
-            self._chains[i] = found
-        return found
-
-    def _binding(self, fn: Node, args: Node | None, ctx: Ctx) -> None:
-        """pybind / torch `.def_readwrite("f", &T::f)`, `.def_property("f", get, set)`, `.def("m", &T::m)`:
-        a Binding; a writable one is also an external writer of `T::f` (an Assignment of kind BINDING)."""
-        method = fn.child_by_field_name("field")
-        kind = BINDERS.get(self.txt(method)) if method is not None else None
-        if method is None or kind is None:
-            return
-        arguments = _named(args)
-        py_name = unquote(self.txt(arguments[0])) if arguments else None
-        pointer = next((a for a in arguments if a.type == "pointer_expression"), None)
-        member = pointer.child_by_field_name("argument") if pointer is not None else None
-        if kind is BindingKind.METHOD and (not py_name or member is None):
-            return  # `.def(py::init<>())`, `.def("f", [](...){...})`: no member to join
-        bound, exposed = self._chain_root(fn.child_by_field_name("argument"))
-        parts = canonical_expr(self.txt(member)).split(".") if member is not None else []
-        owner = parts[-2] if len(parts) >= 2 else bound
-        name = parts[-1] if parts else ""
-        if py_name and owner:
-            self.emit_binding(Binding(py_name, owner, name, kind, exposed, self.path, self.line(method)))
-        if member is not None and kind is BindingKind.READWRITE and len(parts) >= 2:
-            recv = Recv(owner, owner, OwnerVia.BINDING)
-            target = ".".join(parts[-2:])
-            self.emit_assign(ctx, target, self.txt(method), method, method, AssignKind.BINDING, recv=recv)

@@ -1,0 +1,194 @@
+"""analysis.derive on the owner model: which changed statements are derivations of an owner's field."""
+
+from __future__ import annotations
+
+import difflib
+import textwrap
+
+from reviewbot.analysis.derive import ChangedDerivation, changed_derivations
+from reviewbot.lang.facts import FileFacts
+from reviewbot.lang.parse import parse_file
+from reviewbot.model.change import ChangedFile, ChangeSet, FileStatus, Hunk
+
+
+def _text(source: str) -> str:
+    return textwrap.dedent(source).lstrip("\n")
+
+
+def _derive(path: str, base: str, head: str) -> list[ChangedDerivation]:
+    base_text, head_text = _text(base), _text(head)
+    matcher = difflib.SequenceMatcher(a=base_text.split("\n"), b=head_text.split("\n"), autojunk=False)
+    head_lines = head_text.split("\n")
+    added = tuple(
+        (j + 1, head_lines[j])
+        for tag, _, _, j1, j2 in matcher.get_opcodes()
+        if tag in ("replace", "insert")
+        for j in range(j1, j2)
+    )
+    hunk = Hunk(1, 1, 1, 1, "", added, ())
+    changed = ChangedFile(path, path, FileStatus.MODIFIED, (hunk,), base_text, head_text)
+    change = ChangeSet("b", "h", "b", [changed], 0)
+    base_facts: dict[str, FileFacts] = {}
+    head_facts: dict[str, FileFacts] = {}
+    if (found := parse_file(path, base_text)) is not None:
+        base_facts[path] = found
+    if (found := parse_file(path, head_text)) is not None:
+        head_facts[path] = found
+    return changed_derivations(change, base_facts, head_facts)
+
+
+def _rows(ds: list[ChangedDerivation]) -> list[tuple[int, str, str, str, str]]:
+    return [
+        (d.head.line, d.head.target, d.head.value, d.head.guard.key if d.head.guard else "", d.head.via)
+        for d in ds
+    ]
+
+
+SERVER_ARGS = """
+import os
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    tp_size: int = 1
+    chunked_prefill_size: int = 8192
+
+    def __post_init__(self):
+        if self.tp_size >= 4:
+            self.chunked_prefill_size = 4096
+"""
+
+
+def test_self_write_of_a_field_first_assigned_in_init_is_a_derivation() -> None:
+    base = """
+    class GptParams:
+        def __init__(self):
+            self.reuse_cache = False
+
+        def update(self):
+            pass
+    """
+    head = """
+    class GptParams:
+        def __init__(self):
+            self.reuse_cache = False
+
+        def update(self):
+            self.reuse_cache = bool(int(os.environ.get('REUSE_CACHE', 0)))
+    """
+    assert _rows(_derive("pkg/params.py", base, head)) == [
+        (6, "reuse_cache", "bool(int(os.environ.get('REUSE_CACHE',0)))", "", "")
+    ]
+
+
+def test_dataclass_post_init_write_is_a_derivation() -> None:
+    base = SERVER_ARGS.replace("4096", "2048")
+    assert _rows(_derive("pkg/server_args.py", base, SERVER_ARGS)) == [
+        (12, "chunked_prefill_size", "4096", "4 <= tp_size", "")
+    ]
+
+
+def test_an_edit_on_a_continuation_line_changes_the_statement() -> None:
+    base = """
+    class GptParams:
+        def update(self, align):
+            self.inter_padding_size = \\
+                self.inter_size + (pad(self.inter_size, align) if self.quant else 0)
+    """
+    head = base.replace("if self.quant else 0", "if self.quant_algo.isQuant() else 0")
+    assert _rows(_derive("pkg/params.py", base, head)) == [
+        (3, "inter_padding_size", "inter_size+(pad(inter_size,align)if quant_algo.isQuant()else 0)", "", "")
+    ]
+
+
+def test_a_guarded_local_that_flows_into_a_field_is_a_derivation() -> None:
+    base = """
+    class GptParams:
+        def update(self):
+            sparse_file = None
+            self.sparse_file = sparse_file
+    """
+    head = """
+    class GptParams:
+        def update(self):
+            sparse_file = None
+            if os.environ.get('SPARSE_CONFIG_FILE') is not None:
+                sparse_file = os.environ['SPARSE_CONFIG_FILE']
+            self.sparse_file = sparse_file
+    """
+    [d] = _derive("pkg/params.py", base, head)
+    assert _rows([d]) == [
+        (
+            5,
+            "sparse_file",
+            "os.environ['SPARSE_CONFIG_FILE']",
+            "None != os.environ.get('SPARSE_CONFIG_FILE')",
+            "sparse_file",
+        )
+    ]
+    assert (d.head.via_line, d.head.owner, d.new_branch) == (6, "GptParams", True)
+
+
+def test_cpp_local_through_an_expression_into_a_member() -> None:
+    base = """
+    void ModelConfig::derive(Cfg& c) const {
+        bool fuse = c.qk_norm;
+        c.fuse_qkv = fuse && use_kvcache;
+    }
+    """
+    head = base.replace("bool fuse = c.qk_norm;", "bool fuse = c.qk_norm || c.rope_style == RopeStyle::No;")
+    assert _rows(_derive("src/Config.cc", base, head)) == [
+        (2, "c.fuse_qkv", "(c.qk_norm||c.rope_style==RopeStyle.No)&&use_kvcache", "", "fuse")
+    ]
+
+
+def test_constructor_declarations_parameter_copies_and_pickling_are_not_derivations() -> None:
+    base = """
+    class GptParams:
+        def __init__(self, head_num):
+            pass
+
+        def __setstate__(self, state):
+            pass
+
+        def set_head(self, head_num):
+            pass
+    """
+    head = """
+    class GptParams:
+        def __init__(self, head_num):
+            self.use_x = False
+            self.head_num = head_num
+            self.port = g_master_info.port if g_rank == 0 else -1
+
+        def __setstate__(self, state):
+            self.head_num = state["head_num"]
+
+        def set_head(self, head_num):
+            self.head_num = head_num
+    """
+    # Only the constructor's computed value is a derivation (its value depends on other objects).
+    assert [(r[0], r[1]) for r in _rows(_derive("pkg/params.py", base, head))] == [(5, "port"), (5, "port")]
+
+
+def test_self_writes_in_a_non_config_class_are_not_derivations() -> None:
+    base = """
+    class Attention(nn.Module):
+        def forward(self, x):
+            return x
+    """
+    head = """
+    class Attention(nn.Module):
+        def forward(self, x):
+            self.cache = x * 2
+            return x
+    """
+    assert _derive("pkg/attn.py", base, head) == []
+
+
+def test_vendored_files_are_not_reviewed() -> None:
+    base = "void f(Cfg& c) {\n}\n"
+    head = "void f(Cfg& c) {\n    c.x = 1;\n}\n"
+    assert _derive("3rdparty/lib/a.cc", base, head) == []
+    assert len(_derive("src/a.cc", base, head)) == 1
