@@ -4,7 +4,11 @@
 Finds a compound predicate (two or more atoms, e.g. `style == RopeStyle::No && !use_kvcache`) on an added
 line that is already written, in any spelling or in the other language, in the same function, the same file
 or elsewhere in the repository. Spellings are compared after normalisation: whitespace, parentheses, operand
-order of `&&`/`||`/`and`/`or`, `!x` vs `not x`, `::` vs `.`, and the receiver variable (`config.x` vs `self.x`).
+order of `&&`/`||`/`and`/`or`, `!x` vs `not x`, `::`/`->` vs `.`, `self.`/`this->`, and the root receiver
+variable when it is named like a config (`config.x` vs `cfg.x` vs `self.x`). Operands are compared whole
+otherwise: `!a.items.empty() && b.has_value()` and `!req.tokens.empty() && res.has_value()` test different
+objects and are not the same predicate. The suggested local is named from the predicate's meaning
+(`rope_style_is_no_and_no_kvcache`), in the file's language.
 
 ## Why is this bad?
 Each copy is an independent encoding of one decision. When the decision changes, one copy gets updated
@@ -20,9 +24,9 @@ if (config.rope_config.style == RopeStyle::No && !use_kvcache) {  // same predic
 
 ## Use instead
 ```cpp
-const bool no_rope_no_kvcache = config.rope_config.style == RopeStyle::No && !use_kvcache;
-config.fuse_qkv_add_bias = qk_norm || no_rope_no_kvcache ? false : true;
-if (no_rope_no_kvcache) {
+const bool rope_style_is_no_and_no_kvcache = config.rope_config.style == RopeStyle::No && !use_kvcache;
+config.fuse_qkv_add_bias = qk_norm || rope_style_is_no_and_no_kvcache ? false : true;
+if (rope_style_is_no_and_no_kvcache) {
     config.need_rope_kv_cache = false;
 }
 ```
@@ -34,15 +38,79 @@ import re
 from collections.abc import Iterable
 
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import place
+from reviewbot.checks.pinning import column_name, constant, in_source_order, split_comparison
+from reviewbot.checks.util import MAX_TITLE, clip, identifier, place, places, snake
 from reviewbot.lang.facts import Lang, PredicateUse
-from reviewbot.lang.predicate import Pred, compound_parts, literals, loose_key
+from reviewbot.lang.predicate import And, Atom, Not, Or, Pred, compound_parts, literals, loose_key
 from reviewbot.model.finding import Finding, Severity
 
 id = "duplicated-predicate"
 severity = Severity.P3
-MAX_SHOWN = 12  # occurrences listed as evidence; the count in the title covers all of them
 summary = "A compound predicate added by the change already exists in the same function, file or repository."
+
+_PATH = re.compile(r"(?<![\w.])[a-z_]\w*(?:\.[A-Za-z_]\w*)+")
+# Root variables that only say "the config at hand": dropped before comparing operands.
+_RECEIVER_WORDS = frozenset({"config", "configs", "cfg", "conf", "param", "params", "parameters", "args", "arg",
+                             "options", "opts", "settings", "model", "gpt", "init", "server"})  # fmt: skip
+MAX_NAME = 48  # characters of a suggested local's name
+
+
+def _receiver_like(root: str) -> bool:
+    words = snake(root).split("_")
+    return bool(words) and all(w in _RECEIVER_WORDS for w in words if w)
+
+
+def _operand(text: str) -> str:
+    def drop_root(m: re.Match[str]) -> str:
+        root, rest = m.group(0).split(".", 1)
+        return rest if _receiver_like(root) else m.group(0)
+
+    return _PATH.sub(drop_root, text)
+
+
+def _compatible(a: str, b: str) -> bool:
+    """Two operands name the same thing: equal, or the longer path ends with the shorter one of two or
+    more components (`attn_config.rope_config.style` and `rope_config.style`: the receivers differ)."""
+    a, b = _operand(a), _operand(b)
+    if a == b:
+        return True
+    short, long = sorted((a.split("."), b.split(".")), key=len)
+    return len(short) >= 2 and long[-len(short) :] == short and bool(_PATH.fullmatch(".".join(long)))
+
+
+_MIRROR = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _same_atom(a: Atom, b: Atom) -> bool:
+    pa, pb = split_comparison(a.text), split_comparison(b.text)
+    if pa is None or pb is None:
+        return pa is None and pb is None and _compatible(a.text, b.text)
+    (l1, op1, r1), (l2, op2, r2) = pa, pb
+    if op1 == op2 and _compatible(l1, l2) and _compatible(r1, r2):
+        return True
+    return _MIRROR.get(op1) == op2 and _compatible(l1, r2) and _compatible(r1, l2)
+
+
+def same_predicate(p: Pred, q: Pred) -> bool:
+    """Equal after normalisation, operands included: `!a.items.empty() && b.ok()` and
+    `!req.tokens.empty() && res.ok()` are different predicates; `config.rope_config.style == No` and
+    `self.attn_config.rope_config.style == No` are the same."""
+    if isinstance(p, Atom) and isinstance(q, Atom):
+        return _same_atom(p, q)
+    if isinstance(p, Not) and isinstance(q, Not):
+        return same_predicate(p.arg, q.arg)
+    if isinstance(p, (And, Or)) and type(p) is type(q) and len(p.args) == len(q.args):
+        # Operands in the loose order (receivers stripped) pair up the arguments of both sides.
+        left = sorted(p.args, key=lambda x: (loose_key(x), x.key))
+        right = sorted(q.args, key=lambda x: (loose_key(x), x.key))
+        return all(same_predicate(x, y) for x, y in zip(left, right, strict=True))
+    return False
+
+
+def _same_part(o: PredicateUse, key: str, part: Pred) -> bool:
+    """Does `o` hold a part equal to ours after normalisation, operands included?"""
+    candidates = [o.pred, *compound_parts(o.pred)]
+    return any(loose_key(c) == key and same_predicate(c, part) for c in candidates)
 
 
 def _scope(use: PredicateUse, other: PredicateUse) -> str:
@@ -53,56 +121,107 @@ def _scope(use: PredicateUse, other: PredicateUse) -> str:
     return "other language" if other.lang != use.lang else "elsewhere"
 
 
-def _name_for(part: Pred) -> str:
-    """A local's name built from the predicate's atoms: `style_is_no_and_not_use_kvcache`."""
-    words: list[str] = []
-    for atom, want in literals(part):
-        pieces = atom.text.split(" ")
-        if len(pieces) == 3:
-            left, op, right = pieces
-            field, value = (right, left) if left[:1].isupper() else (left, right)
-            word = f"{field.rsplit('.', 1)[-1]}_{'is' if op == '==' else 'is_not'}_{value.rsplit('.', 1)[-1]}"
-        else:
-            word = atom.text.rsplit(".", 1)[-1]
-        words.append(word if want else f"not_{word}")
-    name = "_and_".join(words) or "condition"
-    return re.sub(r"\W+", "_", name).lower().strip("_")
+_NEGATED_PREFIX = (("use_", "no_"), ("has_", "no_"), ("enable_", "disable_"), ("is_", "not_"))
+_COMPARE_WORDS = {">": "above", "<": "below", ">=": "at_least", "<=": "at_most"}
+_NEGATED_COMPARE = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}
+
+
+def _word(atom: Atom, want: bool) -> str:
+    """The words of one literal: `rope_style_is_no`, `no_kvcache`, `has_quant`, `seq_len_above_8`."""
+    parts = split_comparison(atom.text)
+    if parts is not None:
+        left, op, right = parts
+        lc, rc = constant(left), constant(right)
+        const = lc if rc is None else rc if lc is None else None
+        if const is not None:
+            field = column_name(right if lc is not None else left)
+            if lc is not None:
+                op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+            if not want:
+                op = {"==": "!=", "!=": "==", "is": "is not", "is not": "is"}.get(
+                    op, _NEGATED_COMPARE.get(op, op)
+                )
+            value = const.py.rsplit(".", 1)[-1].strip("'\"").lower() or "empty"
+            if const.kind == "none":
+                return f"{field}_is_none" if op in ("==", "is") else f"has_{field}"
+            if op in ("==", "is"):
+                return f"{field}_is_{value}"
+            if op in ("!=", "is not"):
+                return f"{field}_is_not_{value}"
+            if op in _COMPARE_WORDS:
+                return f"{field}_{_COMPARE_WORDS[op]}_{value}"
+        return identifier(atom.text) if want else f"not_{identifier(atom.text)}"
+    word = column_name(atom.text)
+    if want:
+        return word
+    for prefix, negated in _NEGATED_PREFIX:
+        if word.startswith(prefix) and len(word) > len(prefix):
+            return negated + word[len(prefix) :]
+    return f"not_{word}"
+
+
+def name_for(part: Pred, written: str) -> str:
+    """A local's name built from what the predicate means, in the order it is written."""
+    if isinstance(part, Or):
+        words = [name_for(a, written) for a in part.args]
+        joiner = "_or_"
+    else:
+        lits = literals(part)
+        if not lits:
+            return identifier(loose_key(part), "condition")
+        words = [_word(atom, want) for atom, want in in_source_order(lits, written)]
+        joiner = "_and_"
+    name = identifier(joiner.join(words), "condition")
+    if len(name) > MAX_NAME:  # cut at a word boundary
+        name = name[:MAX_NAME].rsplit("_", 1)[0]
+    return identifier(name, "condition")
 
 
 def _named(part: Pred, written: str, lang: Lang) -> str:
-    name = _name_for(part)
+    name = name_for(part, written)
     return f"const bool {name} = {written};" if lang is Lang.CPP else f"{name} = {written}"
 
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
     reported: set[tuple[str, str]] = set()
-    for use in ctx.added_predicates:
+    for use in sorted(ctx.added_predicates, key=lambda u: (u.path, u.line, u.text)):
         for part in compound_parts(use.pred):
             key = loose_key(part)
             if (use.path, key) in reported:
                 continue
             others = [
-                o for o in ctx.index.predicate_uses(key) if not (o.path == use.path and o.line == use.line)
+                o
+                for o in ctx.index.predicate_uses(key)
+                if not (o.path == use.path and o.line == use.line) and _same_part(o, key, part)
             ]
             if not others:
                 continue
             reported.add((use.path, key))
-            others.sort(key=lambda o: (o.path != use.path, o.path, o.line))
+            others = sorted(set(others), key=lambda o: (o.path != use.path, o.path, o.line, o.text))
             scopes = sorted({_scope(use, o) for o in others})
             shown = use.text if part is use.pred else part.key
-            evidence = [f"added: {place(use.path, use.line)} `{use.text}`"]
-            evidence += [f"{_scope(use, o)}: {place(o.path, o.line)} `{o.text}`" for o in others[:MAX_SHOWN]]
-            if len(others) > MAX_SHOWN:
-                evidence.append(f"... and {len(others) - MAX_SHOWN} more occurrence(s)")
+            evidence = [f"added: {place(use.path, use.line)} `{clip(use.text, 120)}`"]
+            first = others[0]
+            evidence.append(
+                f"{_scope(use, first)}: {place(first.path, first.line)} `{clip(first.text, 120)}`"
+            )
+            if len(others) > 1:
+                by_scope: dict[str, list[str]] = {}
+                for o in others[1:]:
+                    by_scope.setdefault(_scope(use, o), []).append(place(o.path, o.line))
+                evidence.append(
+                    "; ".join(f"{scope}: {places(where, 3)}" for scope, where in sorted(by_scope.items()))
+                )
+            title = (
+                f"The predicate `{clip(shown, 70)}` is written {len(others) + 1} times "
+                f"({', '.join(scopes)}); name it once and reuse it."
+            )
             yield Finding(
                 rule=id,
                 severity=severity,
                 path=use.path,
                 line=use.line,
-                title=(
-                    f"The predicate `{shown}` is written {len(others) + 1} times "
-                    f"({', '.join(scopes)}); name it once and reuse it."
-                ),
+                title=clip(title, MAX_TITLE),
                 anchor=key,
                 evidence=tuple(evidence),
                 suggestion=(

@@ -1,10 +1,15 @@
-"""flag-overloading (P3): one derived flag gates different behaviours at different read sites.
+"""flag-overloading (P3): one derived boolean flag gates different operations at different read sites.
 
 ## What it does
-For every field the change derives, follows its read sites in the repository (one level of aliasing,
-`self.flag = cfg.flag` then `if self.flag:`) and collects what each read gates. When two or more sites
-gate different behaviours — different calls in the branch the flag controls — the flag carries more than
-one meaning, and the finding lists each site with what it gates.
+For every **boolean** field the change derives (its default or declared type is boolean, or the derived
+value is a boolean literal or condition; integer sizes, ids and enums are not flags), follows its read
+sites in the repository (one level of aliasing, `self.flag = cfg.flag` then `if self.flag:`) and
+collects the operations each read gates: the calls the flag's branch makes on members
+(`self.kv_cache_write_op.forward(...)` is `kv_cache_write_op.forward`), on the object's own methods and
+free functions — not logging, builtins, or calls on locals and libraries (`qkv.view(...)`,
+`torch.empty(...)`), which only shape data. When two read sites gate different sets of operations, the
+flag carries more than one meaning; the finding counts the distinct operations and lists the same ones,
+each with where it is gated.
 
 ## Why is this bad?
 Whoever sets the flag for one purpose (skip the rope kernel) also switches the other behaviour (skip the
@@ -27,65 +32,140 @@ fail fast where the invariant could break (`assert not (not need_rope_kv_cache a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
+from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import place
-from reviewbot.lang.facts import FieldRead
-from reviewbot.lang.index import is_test_path
+from reviewbot.checks.util import MAX_TITLE, clip, is_vendored, owners_of, place
+from reviewbot.lang.common import is_log_callee
+from reviewbot.lang.facts import FieldRead, GatedStmt
+from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.model.finding import Finding, Severity
 
 id = "flag-overloading"
 severity = Severity.P3
-summary = "The derived flag is read at sites that gate different behaviours."
+summary = "The derived boolean flag is read at sites that gate different operations."
+
+_CALL = re.compile(r"(?<![\w.>:])((?:self\.|this->)?[A-Za-z_]\w*(?:(?:\.|->|::)[A-Za-z_]\w*)*)\s*\(")
+_NOT_OPERATIONS = frozenset(
+    {
+        # keywords that precede a parenthesis
+        "if", "elif", "while", "for", "switch", "return", "assert", "sizeof", "not", "and", "or", "in",
+        "catch", "decltype", "static_cast", "dynamic_cast", "reinterpret_cast", "const_cast", "typeid",
+        # builtins that shape or inspect data
+        "len", "isinstance", "int", "str", "float", "bool", "list", "dict", "tuple", "set", "range", "getattr",
+        "setattr", "hasattr", "super", "type", "min", "max", "abs", "any", "all", "sorted", "enumerate", "zip",
+        "print", "repr", "id", "iter", "next", "map", "filter", "format", "round", "divmod", "vars",
+    }
+)  # fmt: skip
+_BOOL_VALUE = re.compile(
+    r"^(True|False)$|==|!=|<=|>=|&&|\|\||(?<![-<])[<>](?![<>=])|^!|\bnot\b|\band\b|\bor\b"
+)
 
 
-def _behaviour(r: FieldRead) -> frozenset[str]:
+def operations(stmt: GatedStmt) -> list[str]:
+    """The operations one gated statement performs, as `member.method` or `function`."""
+    out: list[str] = []
+    for m in _CALL.finditer(stmt.text):
+        chain = m.group(1).replace("->", ".").replace("::", ".")
+        parts = chain.split(".")
+        member = parts[0] in ("self", "this")
+        if member:
+            parts = parts[1:]
+        if not parts or parts[0] in _NOT_OPERATIONS or is_log_callee(chain):
+            continue
+        # A call on a local or a library (`qkv.view(...)`, `torch.empty(...)`) shapes data; C++ members
+        # are often spelled `name_` / `m_name` without `this->`.
+        if len(parts) > 1 and not member and not (parts[0].endswith("_") or parts[0].startswith("m_")):
+            continue
+        out.append(".".join(parts[-2:]))
+    return out
+
+
+def _site_operations(r: FieldRead) -> tuple[str, ...]:
     stmts = r.gated or r.gated_else  # `gated` runs when the flag is true, whatever the spelling
-    return frozenset(c for s in stmts for c in s.calls)
+    return tuple(dict.fromkeys(op for s in stmts for op in operations(s)))
 
 
-def _describe(r: FieldRead) -> str:
-    stmts = r.gated or r.gated_else  # `gated` runs when the flag is true, whatever the spelling
-    via = f" (via `{r.alias}`, bound at line {r.alias_line})" if r.alias else ""
-    what = "; ".join(f"`{s.text}`" for s in stmts[:2]) or "nothing"
-    return f"{place(r.path, r.line)}{via} gates {what}"
+def is_boolean_flag(d: ChangedDerivation, index: RepoIndex) -> bool:
+    """Is the derived field a boolean switch? Its owner's declared default decides; without one, the
+    derived value (a boolean literal or condition)."""
+    a = d.head
+    owners, _ = owners_of(a, index)
+    defaults = [x for x in index.defaults(a.field) if not is_vendored(x.path)]
+    mine = [x for x in defaults if x.owner in owners] or (defaults if not owners else [])
+    if mine:
+        return all(x.value in ("True", "False") for x in mine)
+    return bool(_BOOL_VALUE.search(a.value))
+
+
+def _sites(ctx: CheckContext, field: str) -> list[tuple[FieldRead, tuple[str, ...]]]:
+    out = []
+    for r in sorted(ctx.index.reads(field), key=lambda r: (r.path, r.line)):
+        if not r.in_condition or is_test_path(r.path) or is_vendored(r.path):
+            continue
+        ops = _site_operations(r)
+        if ops:
+            out.append((r, ops))
+    return out
+
+
+def _title(field: str, ops: list[str]) -> str:
+    """The count and the list name the same operations: as many as fit, then "and N more"."""
+    for shown in range(min(len(ops), 4), 0, -1):
+        rest = len(ops) - shown
+        listed = ", ".join(f"`{op}`" for op in ops[:shown]) + (f" and {rest} more" if rest else "")
+        title = f"`{field}` gates {len(ops)} different operations ({listed}); setting it for one switches the others."
+        if len(title) <= MAX_TITLE:
+            return title
+    return clip(
+        f"`{field}` gates {len(ops)} different operations; setting it for one switches the others.", MAX_TITLE
+    )
 
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
     done: set[str] = set()
-    for d in ctx.derivations:
+    for d in sorted(ctx.derivations, key=lambda d: (d.head.path, d.head.line, d.head.target)):
         a = d.head
         if a.field in done:
             continue
         done.add(a.field)
-        sites = [
-            r
-            for r in ctx.index.reads(a.field)
-            if r.in_condition and not is_test_path(r.path) and _behaviour(r)
-        ]
-        behaviours: dict[frozenset[str], FieldRead] = {}
-        for r in sorted(sites, key=lambda r: (r.path, r.line)):
-            behaviours.setdefault(_behaviour(r), r)
-        if len(behaviours) < 2:
+        if not is_boolean_flag(d, ctx.index):
             continue
-        distinct = list(behaviours.values())
-        shared = frozenset.intersection(*behaviours)
-        calls = sorted({c for b in behaviours for c in b - shared})
+        sites = _sites(ctx, a.field)
+        if len({frozenset(ops) for _, ops in sites}) < 2:
+            continue  # every read site gates the same operations: one meaning
+        gated_at: dict[str, list[FieldRead]] = {}
+        for r, ops in sites:
+            for op in ops:
+                gated_at.setdefault(op, []).append(r)
+        # Operations in the order they are first gated (sites are ordered by path and line).
+        ops_list = list(gated_at)
+        title = _title(a.field, ops_list)
+        evidence = []
+        for op in ops_list[:2]:
+            first, *more = gated_at[op]
+            also = f" and {len(more)} more site(s)" if more else ""
+            evidence.append(f"`{op}` is gated at {place(first.path, first.line)}{also}")
+        if len(ops_list) > 2:
+            tail = ops_list[2:]
+            where = sorted({place(r.path, r.line) for op in tail for r in gated_at[op]})
+            evidence.append(
+                clip(f"{', '.join(f'`{op}`' for op in tail)} gated at {', '.join(where[:3])}", 300)
+                + (f" and {len(where) - 3} more site(s)" if len(where) > 3 else "")
+            )
         yield Finding(
             rule=id,
             severity=severity,
             path=a.path,
             line=a.line,
-            title=(
-                f"`{a.field}` gates {len(distinct)} different behaviours "
-                f"({', '.join(f'`{c}`' for c in calls[:4])}); setting it for one also switches the others."
-            ),
-            anchor=f"{a.field}|" + "|".join(sorted(",".join(sorted(b)) for b in behaviours)),
-            evidence=tuple(_describe(r) for r in distinct),
+            title=title,
+            anchor=f"{a.field}|" + ",".join(sorted(ops_list)),
+            evidence=tuple(evidence),
             suggestion=(
                 f"Document every meaning of `{a.field}` where it is declared and fail fast where the unstated "
                 "invariant could break, or split it into one flag per behaviour."
             ),
-            extra=(("field", a.field), ("sites", str(len(distinct)))),
+            extra=(("field", a.field), ("operations", ", ".join(ops_list)), ("sites", str(len(sites)))),
         )

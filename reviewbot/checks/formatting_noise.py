@@ -25,12 +25,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from reviewbot.checks.base import CheckContext
+from reviewbot.checks.util import MAX_TITLE, clip
 from reviewbot.lang.facts import lang_for_path
+from reviewbot.model.change import Hunk
 from reviewbot.model.finding import Finding, Severity
 
 id = "formatting-noise"
 severity = Severity.P3
 summary = "Whitespace-only hunks are mixed into a logic change."
+
+
+def _evidence(path: str, noise: list[Hunk]) -> tuple[str, ...]:
+    """At most three lines: the first two hunks, then how many more."""
+    lines = [clip(f"{path}:{h.target_start} {h.header.strip() or '@@'}", 200) for h in noise[:2]]
+    if len(noise) > 2:
+        lines.append(
+            f"and {len(noise) - 2} more hunk(s) at " + ", ".join(str(h.target_start) for h in noise[2:8])
+        )
+    return tuple(lines)
 
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
@@ -58,11 +70,12 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             severity=severity,
             path=f.path,
             line=line,
-            title=(
+            title=clip(
                 f"{len(noise)} {kind}-only hunk(s) in `{f.path}` (+{added}/-{removed} lines) are mixed into a "
-                "logic change."
+                "logic change.",
+                MAX_TITLE,
             ),
             anchor=f"{kind}|{f.path}|{context}",
-            evidence=tuple(f"{f.path}:{h.target_start} {h.header.strip() or '@@'}" for h in noise),
+            evidence=_evidence(f.path, noise),
             suggestion="Drop the unrelated whitespace change, or send it in a separate commit.",
         )

@@ -1,10 +1,16 @@
 """missing-tests (P1, blocking): a new or changed derivation branch that no test pins.
 
 ## What it does
-For every derivation the change adds or alters, searches the test files of the change and of the whole
-repository for the assigned field and the enclosing function. When none mentions either — or when the
-project's tests were executed and none of them fails with the branch reverted — the branch is untested.
-The suggestion lists the rows a focused test must pin and a ready-to-paste parametrised test sketch.
+A changed truth-table row can only be pinned by a test that changed in the same change (an unchanged
+test that asserted the row would have failed before or after it), or by an executed test that kills the
+branch's mutant. So, for every derivation the change adds or alters:
+- when the project's tests ran and the branch's mutant has a verdict, the verdict decides: killed is
+  pinned; a surviving mutant is the proof that no test pins the branch;
+- otherwise, the branch is untested when no test file **changed by this change** mentions the derived
+  field, its function (when its name is distinctive) or the guard's inputs — in its added lines or in
+  the test functions that hold them. Older tests that mention them do not count.
+The suggestion lists the rows a focused test must pin and a ready-to-paste parametrised test sketch,
+valid code in the test language.
 
 ## Why is this bad?
 A derived flag that is wrong produces no error, only wrong behaviour somewhere downstream (a skipped
@@ -14,26 +20,29 @@ goes unnoticed until production.
 ## Example
 ```cpp
 if (config.rope_config.style == RopeStyle::No && !use_kvcache) {
-    config.need_rope_kv_cache = false;   // no test mentions need_rope_kv_cache or getAttentionConfigs
+    config.need_rope_kv_cache = false;   // the change adds no test; an old kernel test mentions the field
 }
 ```
 
 ## Use instead
-A focused test of the truth table: the row where the rule fires, each row where exactly one guard atom is
-flipped (the input is kept), and the row where the input already has the forced value.
+A focused test of the truth table in the same change: the row where the rule fires, each row where
+exactly one guard atom is flipped (the input is kept), and the row where the input already has the
+forced value.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import assignment_anchor, short_function
+from reviewbot.checks.pinning import PinTable, cpp_sketch, pin_table, python_sketch
+from reviewbot.checks.util import MAX_TITLE, assignment_anchor, clip, places, short_function, statement
 from reviewbot.lang.facts import Lang
-from reviewbot.lang.index import RepoIndex, is_test_path
-from reviewbot.lang.predicate import Atom, literals
+from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.tests import ExecutionResults
 
@@ -41,98 +50,77 @@ id = "missing-tests"
 severity = Severity.P1
 summary = "A new or changed derivation branch has no test that pins it."
 
-_NEGATE_VALUE = {"False": "True", "True": "False", "false": "true", "true": "false"}
-
-
-def _column(atom: Atom) -> tuple[str, str, str]:
-    """(column name, value that satisfies the atom, value that does not) for a test row."""
-    parts = atom.text.split(" ")
-    if len(parts) == 3 and parts[1] in ("==", "!="):
-        left, op, right = parts
-        enum_side, field_side = (left, right) if left[:1].isupper() else (right, left)
-        col = field_side.rsplit(".", 1)[-1]
-        other = f"<not {enum_side.rsplit('.', 1)[-1]}>"
-        return (col, enum_side, other) if op == "==" else (col, other, enum_side)
-    return atom.text.rsplit(".", 1)[-1], "True", "False"
+_NOISE = frozenset({"self", "this", "config", "cfg", "True", "False", "None", "not", "and", "or"})
+_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def rows_to_pin(d: ChangedDerivation, index: RepoIndex) -> tuple[list[str], list[tuple[list[str], str]]]:
-    """Columns and rows (inputs -> expected) a focused test must pin for this branch."""
-    a = d.head
-    cols: list[str] = []
-    sat: list[str] = []
-    unsat: list[str] = []
-    for atom, want in literals(a.guard):
-        col, yes, no = _column(atom)
-        if yes.startswith("<not ") or no.startswith("<not "):
-            enum_name = (no if yes.startswith("<not ") else yes).rsplit(".", 1)[0]
-            members = index.enum_members(enum_name.rsplit(".", 1)[-1])
-            named = (no if yes.startswith("<not ") else yes).rsplit(".", 1)[-1]
-            alt = next((m for m in members if m != named), None)
-            alt_text = f"{enum_name}.{alt}" if alt else f"<{enum_name} other than {named}>"
-            yes, no = (alt_text, no) if yes.startswith("<not ") else (yes, alt_text)
-        if not want:
-            yes, no = no, yes
-        cols.append(col)
-        sat.append(yes)
-        unsat.append(no)
-    forced = a.value
-    keep = _NEGATE_VALUE.get(forced, f"<not {forced}>")
-    cols.append(f"{a.field} (input)")
-    rows: list[tuple[list[str], str]] = [(sat + [keep], forced)]
-    for i in range(len(sat)):
-        flipped = list(sat)
-        flipped[i] = unsat[i]
-        rows.append((flipped + [keep], f"{keep} (kept)"))
-    rows.append((sat + [forced], forced))
+    """Columns and rows (inputs -> expected) a focused test must pin for this branch, as text."""
+    table = pin_table(d, index)
+    cols = [c.label for c in table.columns]
+    rows = [
+        ([v.text for v in r.inputs], f"{r.expected.text} (kept)" if r.kept else r.expected.text)
+        for r in table.rows
+    ]
     return cols, rows
 
 
-def _sketch(d: ChangedDerivation, index: RepoIndex, python_tests: bool) -> tuple[str, str]:
-    cols, rows = rows_to_pin(d, index)
+@dataclass(frozen=True)
+class ChangedTest:
+    """A test file the change adds or edits, and the lines of it that changed (with their test functions)."""
+
+    path: str
+    lines: tuple[tuple[int, str], ...]
+
+
+def changed_tests(ctx: CheckContext) -> list[ChangedTest]:
+    """The test files of the change with the lines a new or edited test consists of: added lines and
+    every line of a function that holds one."""
+    out: list[ChangedTest] = []
+    for f in sorted(ctx.change.files, key=lambda f: f.path):
+        if f.skipped is not None or f.head_text is None or not is_test_path(f.path):
+            continue
+        added = f.added_lines
+        if not added:
+            continue
+        text = f.head_text.splitlines()
+        facts = ctx.head_facts.get(f.path)
+        keep: set[int] = set(added)
+        if facts is not None:
+            for n in added:
+                fn = facts.function_at(n)
+                if fn is not None:
+                    keep.update(range(fn.start_line, fn.end_line + 1))
+        out.append(ChangedTest(f.path, tuple((n, text[n - 1]) for n in sorted(keep) if 0 < n <= len(text))))
+    return out
+
+
+def _guard_inputs(d: ChangedDerivation) -> list[str]:
+    """Field names the guard reads (`use_kvcache`, `style`); enum members and literals left out."""
     a = d.head
-    fn = short_function(a.function) or "derive"
-    names = [c.replace(" (input)", "_in").replace(".", "_") for c in cols]
-    if python_tests or a.lang is Lang.PYTHON:
-        body = ",\n".join("        (" + ", ".join(inp) + f", {exp.split(' ')[0]})" for inp, exp in rows)
-        code = (
-            "import pytest\n\n\n"
-            "@pytest.mark.parametrize(\n"
-            f'    "{", ".join(names)}, expected",\n'
-            "    [\n" + body + ",\n    ],\n)\n"
-            f"def test_{fn}_{a.field}({', '.join(names)}, expected):\n"
-            f"    config = make_config({', '.join(f'{n}={n}' for n in names)})  # the project's config builder\n"
-            f"    assert config.{fn}().{a.field} == expected\n"
-        )
-        return code, "python"
-    lines = "\n".join(
-        "        {"
-        + ", ".join(inp).replace(".", "::").replace("True", "true").replace("False", "false")
-        + f", {exp.split(' ')[0].lower()}"
-        + "},"
-        for inp, exp in rows
-    )
-    code = (
-        f"// Pins the truth table of {a.function} for {a.field}.\n"
-        "struct Row { "
-        + " ".join(f"/* {n} */ auto" for n in names)
-        + " expected; };  // use concrete types\n"
-        "const Row rows[] = {\n" + lines + "\n};\n"
-        "for (const auto& row : rows) {\n"
-        f"    // build the config from the row, call {fn}(...), compare .{a.field} with row.expected\n"
-        "}\n"
-    )
-    return code, "cpp"
+    if a.guard is None:
+        return []
+    names: set[str] = set()
+    for atom in a.guard.atoms():
+        for m in re.finditer(r"[A-Za-z_][\w.]*", atom.text):
+            parts = m.group(0).split(".")
+            if parts[0][:1].isupper():
+                continue  # `RopeStyle.No`: an enum constant, not an input
+            leaf = parts[-1]
+            if leaf not in _NOISE and len(leaf) > 2:
+                names.add(leaf)
+    return sorted(names)
 
 
-def _survived(ex: ExecutionResults, path: str, line: int) -> str:
-    """The proof that no test pins the branch: its mutant ran and every test still passed."""
-    r = ex.mutant_for(path, line)
-    what = f"mutant {r.mutant.id} ({r.mutant.description})" if r is not None else "the branch reverted"
-    return (
-        f"ran `{ex.command}` with {what} applied ({ex.sandbox} sandbox): every test still passes "
-        "(the mutant survives)."
-    )
+def _mentions(tests: list[ChangedTest], names: list[str]) -> list[TestRef]:
+    wanted = set(names)
+    refs: list[TestRef] = []
+    for t in tests:
+        for n, line in t.lines:
+            refs.extend(
+                TestRef(t.path, n, line.strip(), w) for w in sorted(wanted.intersection(_IDENT.findall(line)))
+            )
+    return refs
 
 
 def _definitions(ctx: CheckContext) -> Counter[str]:
@@ -145,48 +133,111 @@ def _definitions(ctx: CheckContext) -> Counter[str]:
     )
 
 
+def _survived(ex: ExecutionResults, path: str, line: int) -> str:
+    """The proof that no test pins the branch: its mutant ran and every test still passed."""
+    r = ex.mutant_for(path, line)
+    what = f"mutant {r.mutant.id} ({r.mutant.description})" if r is not None else "the branch reverted"
+    return clip(
+        f"ran `{ex.command}` with {what} applied ({ex.sandbox} sandbox): every test still passes "
+        "(the mutant survives).",
+        400,
+    )
+
+
+def _sketch(table: PinTable, python_tests: bool) -> tuple[str, str]:
+    if python_tests or table.lang is Lang.PYTHON:
+        return python_sketch(table), "python"
+    return cpp_sketch(table), "cpp"
+
+
+def _branch_key(d: ChangedDerivation) -> tuple[str, str, str]:
+    # Writes under one `if` are one branch: one finding, not one per assigned field.
+    a = d.head
+    if a.guard is not None and a.guard_line is not None:
+        return (a.path, a.function or "", f"{a.guard_line}|{a.guard.key}")
+    return (a.path, a.function or "", assignment_anchor(a))
+
+
+def _verdict(ctx: CheckContext, d: ChangedDerivation) -> list[str] | None:
+    """Tests that kill the branch's mutant; [] when it survived; None when there is no verdict."""
+    ex = ctx.execution
+    if ex is None or not ex.ran:
+        return None
+    return ex.killed_by(d.head.path, d.head.line)
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
+    if not ctx.derivations:
+        return
     python_tests = any(p.endswith(".py") for p in ctx.test_files)
-    seen: set[str] = set()
-    defined = _definitions(ctx) if ctx.derivations else Counter()
+    defined = _definitions(ctx)
+    tests = changed_tests(ctx)
+    branches: dict[tuple[str, str, str], list[ChangedDerivation]] = {}
     for d in ctx.derivations:
+        branches.setdefault(_branch_key(d), []).append(d)
+    for key in sorted(branches):
+        group = sorted(branches[key], key=lambda d: (d.head.line, d.head.target))
+        verdicts = [_verdict(ctx, d) for d in group]
+        if any(v for v in verdicts):
+            continue  # an executed test kills the branch's mutant: it is pinned
+        survived = any(v == [] for v in verdicts)
+        d = group[0]
         a = d.head
         fn = short_function(a.function)
         # A test that calls `forward` or `derive` says nothing about this branch when many functions
         # share that name; only a distinctive function name (defined once) counts as a mention.
-        names = [n for n in (a.field, fn) if n and (n == a.field or defined[n] <= 1)]
-        refs = ctx.index.tests_mentioning(names)
-        killed = ctx.execution.killed_by(a.path, a.line) if ctx.execution is not None else None
-        if refs and (killed is None or killed):
+        fields = sorted({g.head.field for g in group})
+        own = [*fields, *([fn] if fn and defined[fn] <= 1 else [])]
+        names = list(dict.fromkeys([*own, *_guard_inputs(d)]))
+        if not survived and _mentions(tests, names):
             continue
-        anchor = assignment_anchor(a)
-        if anchor in seen:
-            continue
-        seen.add(anchor)
-        searched = f"searched {len(ctx.test_files)} test file(s) for {', '.join(f'`{n}`' for n in names)}"
-        if not refs:
-            evidence = [f"{searched}: no test mentions them."]
-        else:
-            evidence = [f"{searched}: mentioned at " + ", ".join(f"{r.path}:{r.line}" for r in refs[:5])]
-        if killed == [] and ctx.execution is not None:
+        evidence: list[str] = []
+        if survived and ctx.execution is not None:
             evidence.append(_survived(ctx.execution, a.path, a.line))
-        cols, rows = rows_to_pin(d, ctx.index)
-        table = "; ".join(
+        if not survived:
+            listed = ", ".join(f"`{n}`" for n in names[:6]) + (
+                f" and {len(names) - 6} more" if len(names) > 6 else ""
+            )
+            evidence.append(
+                f"searched the {len(tests)} test file(s) this change edits for {listed}: "
+                "no new or edited test mentions them."
+                if tests
+                else f"searched this change for tests of {listed}: no test mentions them (it adds or edits no test file)."
+            )
+        older = [r for r in ctx.index.tests_mentioning(own) if r.path not in {t.path for t in tests}]
+        if older:
+            at = places(sorted(dict.fromkeys(f"{r.path}:{r.line}" for r in older)), 2)
+            evidence.append(
+                f"unchanged tests mention them ({at}), but a test that did not change passed before the change "
+                "and passes after it: it cannot pin the changed rows."
+            )
+        table = pin_table(d, ctx.index)
+        _, rows = rows_to_pin(d, ctx.index)
+        cols = [c.label for c in table.columns]
+        rows_text = "; ".join(
             "(" + ", ".join(f"{c}={v}" for c, v in zip(cols, inp, strict=True)) + f") -> {exp}"
             for inp, exp in rows
         )
-        code, code_lang = _sketch(d, ctx.index, python_tests)
+        code, code_lang = _sketch(table, python_tests)
         what = "new" if d.new_branch else "changed"
+        more = f" (and {len(group) - 1} more write(s) of the branch)" if len(group) > 1 else ""
+        written = statement(a)
+        title = f"The {what} derivation `{written}`{more} in `{fn or a.path}` has no test that pins it."
         yield Finding(
             rule=id,
             severity=severity,
             path=a.path,
             line=a.guard_line or a.line,
-            title=f"The {what} derivation `{a.target} = {a.value}` in `{fn or a.path}` has no test that pins it.",
-            anchor=anchor,
-            evidence=tuple(evidence),
-            suggestion=f"Add a focused test that pins these rows: {table}.",
+            title=clip(title, MAX_TITLE),
+            anchor=assignment_anchor(a),
+            evidence=tuple(evidence[:3]),
+            suggestion=f"Add a focused test in this change that pins these rows: {rows_text}.",
             suggestion_code=code,
             suggestion_lang=code_lang,
-            extra=(("field", a.field), ("function", a.function or ""), ("assignment", f"{a.path}:{a.line}")),
+            extra=(
+                ("field", a.field),
+                ("function", a.function or ""),
+                ("assignment", f"{a.path}:{a.line}"),
+                ("assignments", ", ".join(f"{g.head.path}:{g.head.line}" for g in group)),
+            ),
         )

@@ -2,10 +2,25 @@
 
 ## What it does
 Flags a write added or changed by the change — under a derived condition or unconditionally — to a field
-that other code in the repository also sets explicitly (model configs, bindings, environment parsing),
-when the write neither checks whether the field was set explicitly / is still at its default nor logs
-that it applied. The evidence lists the other writers and how wide the guard is when its atoms sit at
-their defaults.
+of a config owner (a C++ struct/class, a Python class or dataclass) that other code sets explicitly on
+the **same owner**: model config builders, other functions, and the bindings that let the other language
+set it (`def_readwrite`, `def_property`). It fires only when the write neither checks whether the field
+was set explicitly / is still at its default nor logs that it applied.
+
+Writers are matched by owner, never by bare attribute name: `weight.data_type = ...` on a weight object
+does not override `ModelConfig::data_type`. The owner of a write is the type of its receiver as far as
+it is known (the semantic model's owner, a binding's class, the enclosing class of `self.x` / a bare
+member, the receiver's name spelling a declaring class, or the only class that declares the field);
+writes whose owner stays unknown are not counted.
+
+Not counted as explicit settings, and not flagged as overrides:
+- constructors declaring their own fields (`self.x = None` in `__init__`, member initialisers in `T::T`);
+- pickling and copying (`__setstate__`, `__reduce__`, pybind11 `py::pickle` unpacking `t[0].cast<int>()`);
+- arithmetic re-derivations of the same field (`config.head_num = config.head_num / tp_size`);
+- copies that pass the value along (`self.flag = cfg.flag`);
+- tests and vendored trees (`3rdparty/`, `third_party/`, `vendor/`, `external/`).
+A write inside a model's own config builder (`_create_config`, `from_huggingface`) is the local extension
+point, not an override of other models' settings, and is not flagged.
 
 ## Why is this bad?
 The central derivation silently wins over every explicit setting: a model that sets the flag on purpose,
@@ -34,11 +49,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach import describe_reach
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import assignment_anchor, place
-from reviewbot.lang.facts import AssignKind
-from reviewbot.lang.index import is_test_path
+from reviewbot.checks.util import (
+    MAX_TITLE,
+    assignment_anchor,
+    clip,
+    is_builder,
+    is_constructor,
+    is_pickling,
+    is_vendored,
+    owners_of,
+    place,
+    places,
+    receiver_of,
+    rederives_itself,
+    same_owner,
+    statement,
+)
+from reviewbot.lang.facts import AssignKind, Assignment
+from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.model.finding import Finding, Severity
 
 id = "unconditional-override"
@@ -59,54 +90,102 @@ def _is_copy(value: str, field: str) -> bool:
     return value == field or value.endswith("." + field)
 
 
+def _declares(a: Assignment) -> bool:
+    """A constructor declaring (initialising) its own object's field: `self.x = ...` in `__init__`."""
+    return is_constructor(a.function) and not receiver_of(a)
+
+
+def _not_a_setting(a: Assignment) -> bool:
+    """Writes that are not explicit settings of a field, whoever's it is."""
+    return (
+        is_test_path(a.path)
+        or is_vendored(a.path)
+        or _declares(a)
+        or is_pickling(a)
+        or rederives_itself(a)
+        or _is_copy(a.value, a.field)
+        # `def_readonly` / `def_property_readonly` expose a field to read, not to set.
+        or (a.kind is AssignKind.BINDING and "readonly" in a.value)
+    )
+
+
+def _exempt(d: ChangedDerivation) -> bool:
+    """Derivations this rule does not judge: they check or log, or are not overrides at all."""
+    a = d.head
+    guard_reads_target = a.guard is not None and any(a.field in atom.text for atom in a.guard.atoms())
+    return (
+        a.checks_target_first
+        or guard_reads_target
+        or a.logs_in_branch
+        or _declares(a)
+        or is_pickling(a)
+        or rederives_itself(a)
+        or is_builder(a.function)
+        or is_vendored(a.path)
+    )
+
+
+def _writer_key(w: Assignment) -> tuple[str, int, str]:
+    return (w.path, w.line, w.target)
+
+
+def explicit_writers(a: Assignment, index: RepoIndex) -> list[Assignment]:
+    """Other writes that set `a`'s field explicitly on the same owner, by path and line."""
+    others = [
+        w
+        for w in index.writers(a.field)
+        if w.kind in _WRITER_KINDS
+        and not (w.path == a.path and w.function == a.function)
+        and not _not_a_setting(w)
+        and same_owner(a, w, index)
+    ]
+    return sorted(set(others), key=_writer_key)
+
+
+def _describe_writer(w: Assignment) -> str:
+    if w.kind is AssignKind.BINDING:
+        return f"{place(w.path, w.line)} (binding)"
+    return f"{place(w.path, w.line)} `{clip(w.text or w.target + ' = ' + w.value, 60)}`"
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[str] = set()
     for d in ctx.derivations:
         a = d.head
-        guard_reads_target = a.guard is not None and any(a.field in atom.text for atom in a.guard.atoms())
-        if a.checks_target_first or guard_reads_target or a.logs_in_branch:
+        if _exempt(d):
             continue
-        others = [
-            w
-            for w in ctx.index.writers(a.field)
-            if w.kind in _WRITER_KINDS
-            and not is_test_path(w.path)
-            and not (w.path == a.path and w.function == a.function)
-            and not _is_copy(w.value, a.field)
-        ]
+        others = explicit_writers(a, ctx.index)
         if not others:
             continue
         anchor = assignment_anchor(a)
         if anchor in seen:
             continue
         seen.add(anchor)
-        others.sort(key=lambda w: (w.path, w.line))
-        evidence = [
-            f"writer: {place(w.path, w.line)} `{w.text or w.target + ' = ' + w.value}`" for w in others
-        ]
+        owners, _ = owners_of(a, ctx.index)
+        owned = f"{min(owners)}.{a.field}" if owners else a.field
+        evidence = [f"set explicitly at {places([_describe_writer(w) for w in others])}"]
         reach = describe_reach(a.guard, ctx.index)
-        extra: list[tuple[str, str]] = [("field", a.field), ("writers", str(len(others)))]
-        if a.guard is None:
-            scope = "unconditionally"
-        else:
-            scope = f"whenever `{a.guard_text or a.guard.key}` holds"
+        extra: list[tuple[str, str]] = [("field", owned), ("writers", str(len(others)))]
         if reach is not None:
-            for ar in reach.atoms:
-                for fact in (ar.default, ar.derived):
-                    if fact:
-                        evidence.append(fact)
+            facts = [fact for ar in reach.atoms for fact in (ar.default, ar.derived) if fact]
+            if facts:
+                evidence.append(clip("; ".join(facts), 400))
             if reach.sentence:
-                evidence.append(reach.sentence)
+                evidence.append(clip(reach.sentence, 400))
                 extra.append(("reach", reach.sentence))
+        scope = "unconditionally" if a.guard is None else "under its guard"
+        written = statement(a)
+        settings = "setting" if len(others) == 1 else "settings"
+        title = (
+            f"`{written}` overrides {len(others)} explicit {settings} of `{owned}` {scope}, "
+            "unchecked and unlogged."
+        )
         yield Finding(
             rule=id,
             severity=severity,
             path=a.path,
             line=a.line,
-            title=(
-                f"`{a.target} = {a.value}` overrides {len(others)} explicit setting(s) of `{a.field}` {scope}, "
-                "without checking them and without a log line."
-            ),
+            title=clip(title, MAX_TITLE),
             anchor=anchor,
             evidence=tuple(evidence),
             suggestion=(

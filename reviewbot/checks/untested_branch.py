@@ -49,7 +49,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     ex = ctx.execution
     if ex is None or not ex.ran or ex.head is None:
         return []
-    untested = {dict(f.extra).get("assignment") for f in missing_tests.run(ctx)}
+    # missing-tests reports one finding per branch: `assignments` lists every write of it.
+    untested = {w for f in missing_tests.run(ctx) for w in dict(f.extra).get("assignments", "").split(", ")}
     judged = [
         r
         for r in ex.mutants

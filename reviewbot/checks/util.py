@@ -1,10 +1,42 @@
-"""Small helpers shared by check modules (formatting of places and names)."""
+"""Small helpers shared by check modules: places, names, identifiers, and who a write belongs to."""
 
 from __future__ import annotations
 
-from reviewbot.analysis.derive import assignment_anchor
+import keyword
+import re
+from collections.abc import Sequence
 
-__all__ = ["place", "short_function", "backtick", "assignment_anchor"]
+from reviewbot.analysis.derive import assignment_anchor
+from reviewbot.lang.facts import AssignKind, Assignment
+from reviewbot.lang.index import RepoIndex
+
+__all__ = [
+    "place",
+    "short_function",
+    "backtick",
+    "assignment_anchor",
+    "clip",
+    "places",
+    "is_vendored",
+    "identifier",
+    "class_of",
+    "is_constructor",
+    "is_pickling",
+    "is_builder",
+    "receiver_of",
+    "statement",
+    "owners_of",
+    "mentions_field",
+    "rederives_itself",
+    "snake",
+    "bound_owners",
+    "same_owner",
+    "MAX_EVIDENCE",
+    "MAX_TITLE",
+]
+
+MAX_EVIDENCE = 3  # evidence lines per finding: a maintainer reads three lines, not thirty
+MAX_TITLE = 160  # characters of a finding's title
 
 
 def place(path: str, line: int) -> str:
@@ -20,3 +52,203 @@ def short_function(name: str | None) -> str:
 
 def backtick(text: str) -> str:
     return f"`{text}`"
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` on one line, at most `limit` characters (cut at the end, marked with an ellipsis)."""
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def places(items: Sequence[str], shown: int = 3) -> str:
+    """`a, b, c and 4 more`: the first `shown` items and a count of the rest (items already ordered)."""
+    head = ", ".join(items[:shown])
+    rest = len(items) - shown
+    return f"{head} and {rest} more" if rest > 0 else head
+
+
+# Vendored and third-party trees: code the project does not write, so it neither sets its config nor
+# consumes its flags. The index is meant to leave them out; the checks do not rely on it.
+_VENDORED = frozenset(
+    {"3rdparty", "3rd_party", "third_party", "thirdparty", "third-party", "vendor", "external"}
+)
+
+
+def is_vendored(path: str) -> bool:
+    return any(part.lower() in _VENDORED for part in path.split("/")[:-1])
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def identifier(text: str, fallback: str = "value") -> str:
+    """A snake_case identifier made of the words of `text`: no doubled or edge underscores, not a
+    keyword, not starting with a digit. `!foo.empty()` -> `foo_empty`; `` -> `fallback`."""
+    words = [w for w in re.split(r"[^0-9A-Za-z]+", text) if w]
+    name = "_".join(words)
+    if not name:
+        name = fallback
+    if name[0].isdigit():
+        name = f"v_{name}"
+    if keyword.iskeyword(name) or name in ("True", "False", "None"):
+        name = f"{name}_"
+    return name
+
+
+def snake(name: str) -> str:
+    """`AttentionConfigs` -> `attention_configs`; `model_config` stays."""
+    return _CAMEL.sub("_", name).lower().strip("_")
+
+
+def class_of(function: str | None) -> str:
+    """The class a method belongs to: `ModelConfig::getAttentionConfigs` -> `ModelConfig`,
+    `Bert._create_config` -> `Bert`; "" for a free function."""
+    if not function:
+        return ""
+    parts = function.replace("::", ".").split(".")
+    return parts[-2] if len(parts) >= 2 else ""
+
+
+_PY_CONSTRUCTORS = frozenset({"__init__", "__post_init__", "__new__", "__attrs_post_init__"})
+
+
+def is_constructor(function: str | None) -> bool:
+    """`__init__` / `__post_init__` in Python, `T::T` in C++."""
+    short = short_function(function)
+    return short in _PY_CONSTRUCTORS or (bool(short) and short == class_of(function))
+
+
+# Functions that restore or copy state field by field: their writes are neither settings nor derivations.
+_PICKLING = frozenset(
+    {"__setstate__", "__getstate__", "__reduce__", "__reduce_ex__", "__copy__", "__deepcopy__"}
+)
+# pybind11's unpickling lambda (`py::pickle(..., [](py::tuple t) { c.x = t[0].cast<int>(); })`) and
+# Python state unpacking (`self.x = state["x"]`, `self.x, self.y = state`).
+_UNPICKLE_VALUE = re.compile(r"^\w+\[[^\]]+\]\.cast<|^(?:state|d|t|data|tup|st)\[")
+
+
+def is_pickling(a: Assignment) -> bool:
+    return short_function(a.function) in _PICKLING or bool(_UNPICKLE_VALUE.search(a.value))
+
+
+# Config builders: a model's own, local place to set its flags (`Bert._create_config`).
+_BUILDER = re.compile(
+    r"^_?(?:(?:create|build|make)_?config|from_huggingface|from_hf|from_config_json)$", re.I
+)
+
+
+def is_builder(function: str | None) -> bool:
+    return bool(_BUILDER.match(short_function(function)))
+
+
+def statement(a: Assignment, limit: int = 60) -> str:
+    """The write as written (`config.need_rope_kv_cache = false`) when its line holds it, else canonical."""
+    text = a.text.strip().rstrip(";").strip()
+    if "=" not in text or a.field not in text or text.endswith(("(", ",", "\\")):
+        text = f"{a.target} = {a.value}"
+    return clip(text, limit)
+
+
+def receiver_of(a: Assignment) -> str:
+    """The written object as written: `config.attn_config` for `config.attn_config.x`; "" for `self.x`/`x`."""
+    return a.target.rsplit(".", 1)[0] if "." in a.target else ""
+
+
+def _field_pattern(field: str) -> re.Pattern[str]:
+    # C++ members are often spelled with a trailing underscore (`head_num_`) or `m_` prefix.
+    return re.compile(rf"(?<![\w]){re.escape(field)}_?(?![\w])|(?<![\w])m_{re.escape(field)}(?![\w])")
+
+
+def mentions_field(text: str, field: str) -> bool:
+    return bool(_field_pattern(field).search(text))
+
+
+_ARITHMETIC = re.compile(r"[-+*/%]|<<|>>|\b(?:min|max|div|ceil|floor)\b")
+
+
+def rederives_itself(a: Assignment) -> bool:
+    """`config.head_num = config.head_num / tp_size`: the value is computed from the same field (a
+    per-rank or unit re-derivation of one quantity), not a new setting of it."""
+    return mentions_field(a.value, a.field) and bool(_ARITHMETIC.search(a.value))
+
+
+# Abbreviations that receiver names use for the words of type names.
+_WORDS = {
+    "cfg": "config",
+    "conf": "config",
+    "configs": "config",
+    "attn": "attention",
+    "params": "param",
+    "parameters": "param",
+    "parameter": "param",
+    "args": "arg",
+    "arguments": "arg",
+    "opts": "option",
+    "options": "option",
+}
+
+
+# Words that say a receiver holds configuration (`config`, `attn_configs`, `gpt_init_params`, `args`).
+_CONFIG_WORDS = frozenset({"config", "param", "arg", "option", "setting", "settings"})
+
+
+def _words(name: str) -> tuple[str, ...]:
+    return tuple(_WORDS.get(w, w) for w in snake(name).split("_") if w)
+
+
+def _declaring_owners(index: RepoIndex, field: str) -> list[str]:
+    return sorted({d.owner for d in index.defaults(field) if not is_vendored(d.path)})
+
+
+def _bound_owner(a: Assignment) -> str:
+    # A binding's canonical target is `Owner.field` (`.def_readwrite("f", &Owner::f)`).
+    return a.target.rsplit(".", 2)[-2] if a.target.count(".") >= 1 else ""
+
+
+def owners_of(a: Assignment, index: RepoIndex) -> tuple[frozenset[str], str]:
+    """The owner types a write may land in, and how that was found (best first):
+
+    `model`: the semantic model recorded the owner; `binding`: a binding names its class; `self`: the
+    enclosing class for `self.x` / a bare member; `name`: the receiver's name spells one of the classes
+    that declare the field (`attn_configs` -> `AttentionConfigs`, a documented last resort); `field`: only
+    one class declares the field and the receiver is named like a config. An empty set: unknown (the write is not matched to any owner).
+    """
+    recorded = getattr(a, "owner", "")  # filled by the semantic model when it knows the receiver's type
+    if isinstance(recorded, str) and recorded and "." not in recorded:
+        return frozenset({recorded}), "model"
+    if a.kind is AssignKind.BINDING:
+        bound = _bound_owner(a)
+        return (frozenset({bound}), "binding") if bound else (frozenset(), "")
+    declaring = _declaring_owners(index, a.field)
+    if not receiver_of(a):
+        cls = class_of(a.function)
+        return (frozenset({cls}), "self") if cls else (frozenset(), "")
+    wanted = _words(receiver_of(a).rsplit(".", 1)[-1])
+    by_name = [o for o in declaring if _words(o) == wanted]
+    if by_name:
+        return frozenset(by_name), "name"
+    # The only declaring class is a guess worth making for a receiver named like a config, not for
+    # `weight.data_type` on an object whose class the index has not seen.
+    if len(declaring) == 1 and _CONFIG_WORDS.intersection(_words(receiver_of(a).replace(".", "_"))):
+        return frozenset(declaring), "field"
+    return frozenset(), ""
+
+
+def bound_owners(index: RepoIndex, field: str) -> frozenset[str]:
+    """Owners whose `field` is exposed to the other language by a binding."""
+    return frozenset(
+        _bound_owner(w) for w in index.writers(field) if w.kind is AssignKind.BINDING and _bound_owner(w)
+    )
+
+
+def same_owner(a: Assignment, b: Assignment, index: RepoIndex) -> bool:
+    """Do the two writes land in the same owner's field? Unknown owners never match; a write from the
+    other language matches only through a binding of that owner."""
+    owners_a, _ = owners_of(a, index)
+    owners_b, _ = owners_of(b, index)
+    shared = owners_a & owners_b
+    if not shared:
+        return False
+    if a.lang is b.lang or AssignKind.BINDING in (a.kind, b.kind):
+        return True
+    return bool(shared & bound_owners(index, a.field))

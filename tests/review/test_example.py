@@ -79,8 +79,8 @@ def test_example_report_has_the_seed_findings_at_the_right_lines(
     override = by_rule["unconditional-override"]
     assert (override["path"], override["line"], override["severity"]) == (CC, assign_line, "P2")
     evidence = "\n".join(override["evidence"])
-    assert "writer: rtp_llm/models/bert.py:" in evidence
-    assert "writer: rtp_llm/cpp/pybind/ConfigInit.cc:" in evidence
+    assert "rtp_llm/models/bert.py:" in evidence
+    assert "rtp_llm/cpp/pybind/ConfigInit.cc:" in evidence
     assert "other than LANGUAGE_MODEL" in evidence
 
     overloading = by_rule["flag-overloading"]
