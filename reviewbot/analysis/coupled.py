@@ -328,7 +328,7 @@ def coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | No
         by_field.setdefault(c.field, []).append(c)
     out: list[CoupledField] = []
     for shown, found in sorted(by_field.items()):
-        found = sorted(set(found), key=lambda c: (len(c.chain), c.path, c.line))
+        found = sorted(set(found), key=lambda c: (len(c.chain), c.path, c.line, repr(c)))  # total order
         constrained = last_component(shown) in tested
         writes = _writes(d, index, shown)
         neutral = found[0].neutral

@@ -213,7 +213,7 @@ def _not_inline_section(items: Sequence[tuple[Finding, str]], lang: str) -> str:
     lines = [f"<details><summary>{t['not_inline'].format(n=len(items))}</summary>", ""]
     for f, why in items:
         lines.append(
-            f"- [{f.severity.value}] {sanitize.text(f.title)} @ `{sanitize.code(f.path)}:{f.line}` — {why}"
+            f"- [{f.severity.value}] {sanitize.inline(f.title, 160)} @ {sanitize.code_span(f'{f.path}:{f.line}')} — {why}"
         )
     return "\n".join(lines + ["", "</details>", ""])
 

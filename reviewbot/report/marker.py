@@ -6,6 +6,8 @@ from the comment alone. The store keeps the full record.
 
 PAYLOAD is base64url (no padding) of zlib-compressed JSON; CHECKSUM is the first 16 hex digits of
 its SHA-256. The alphabet has no `<`, `>` or space, so nothing inside can end the comment early;
+the marker is at most `MARKER_LIMIT` characters (see `encode_state`: what gives way when a PR has
+thousands of findings), so a report always has room for it under GitHub's comment limit;
 PR-controlled text never goes inside it. `decode_state` takes the LAST marker that starts a line
 and validates: PR text elsewhere in the body is sanitised (report.sanitize turns `<!--` into
 `<!⁠--`), and even a forged block that survived would have to come after the real one, at the end
@@ -22,14 +24,14 @@ import json
 import re
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.review import Review
 from reviewbot.review.rounds import OPEN_STATES, PreviousRound
 
-__all__ = ["MarkedFinding", "State", "encode_state", "decode_state", "VERSION"]
+__all__ = ["MarkedFinding", "State", "encode_state", "decode_state", "VERSION", "MARKER_LIMIT"]
 
 VERSION = 1
 _STATES = OPEN_STATES | {"fixed", "cannot_substantiate"}
@@ -42,6 +44,12 @@ _MAX_JSON = 1 << 20  # refuse to inflate more than this: the payload comes from 
 # Findings keep their anchor (for the recheck) and title (for the report); long ones are cut.
 _MAX_ANCHOR = 400
 _MAX_TITLE = 200
+# Half of GitHub's 65,536-character comment limit: the report keeps the other half. About 2,000 open
+# findings with their anchors fit; beyond that the least severe lose theirs (the store keeps all).
+MARKER_LIMIT = 32_768
+_SHORT_TITLE = 80
+_SHORT_ANCHOR = 120
+_HISTORY_KEPT = 20
 
 
 @dataclass(frozen=True)
@@ -118,8 +126,63 @@ class State:
         )
 
 
-def encode_state(state: State) -> str:
-    """The marker line for `state` (no trailing newline)."""
+def encode_state(state: State, limit: int = MARKER_LIMIT) -> str:
+    """The marker line for `state` (no trailing newline), at most `limit` characters.
+
+    A state too big for `limit` gives way in this order: titles shortened, then dropped (the report
+    shows titles; the next round needs fingerprints and anchors); anchors shortened; history cut to
+    the last rounds; closed findings dropped; then the least severe open findings (the last first),
+    which the next round would report as new again rather than lose the whole state.
+    """
+    marker = _encode(state)
+    for smaller in _smaller(state):
+        if len(marker) <= limit:
+            break
+        marker = _encode(smaller)
+    if len(marker) <= limit:
+        return marker
+    return _encode_open_prefix(_smaller(state)[-1], limit)
+
+
+def _retitled(state: State, title: int | None, anchor: int | None = None) -> State:
+    return replace(
+        state,
+        findings=tuple(
+            replace(
+                f,
+                title=f.title[:title] if title is not None else "",
+                anchor=f.anchor[:anchor] if anchor is not None else f.anchor,
+            )
+            for f in state.findings
+        ),
+    )
+
+
+def _smaller(state: State) -> list[State]:
+    short = _retitled(state, _SHORT_TITLE)
+    untitled = _retitled(state, None)
+    cut = _retitled(state, None, _SHORT_ANCHOR)
+    recent = replace(cut, history=cut.history[-_HISTORY_KEPT:])
+    open_only = replace(recent, findings=tuple(f for f in recent.findings if f.state in OPEN_STATES))
+    return [short, untitled, cut, recent, open_only]
+
+
+def _encode_open_prefix(state: State, limit: int) -> str:
+    """The most severe open findings that fit (a binary search on how many, in severity order)."""
+    ranked = tuple(sorted(state.findings, key=lambda f: f.severity))  # stable: report order within
+    lo, hi = 0, len(ranked)
+    best = _encode(replace(state, findings=()))
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        marker = _encode(replace(state, findings=ranked[:mid]))
+        if len(marker) <= limit:
+            best, lo = marker, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def _encode(state: State) -> str:
     doc = {
         "round": state.round_index,
         "head": state.head_sha,

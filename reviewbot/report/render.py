@@ -1,91 +1,23 @@
-"""Render a Review with the jinja2 templates in templates/ (markdown en/zh), or as JSON / SARIF."""
+"""Render a Review: markdown (report.comment, en/zh), JSON, SARIF."""
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
 from typing import Any
 
-import jinja2
-import yaml
-
-from reviewbot import DATA_DIR, __version__
-from reviewbot.model.finding import Finding
+from reviewbot import __version__
 from reviewbot.model.review import Review
-from reviewbot.report import sanitize
+from reviewbot.report.comment import BUDGET, GITHUB_LIMIT, render_finding, render_markdown
+from reviewbot.report.templating import LANGS
 
-__all__ = ["render_markdown", "render_finding", "render_json", "render_sarif", "LANGS"]
-
-TEMPLATES = DATA_DIR / "templates"
-LANGS = ("en", "zh")
-
-
-@lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        trim_blocks=False,
-        autoescape=False,  # markdown, not HTML; PR-controlled text goes through the sanitize filters
-    )
-    env.filters["safe_text"] = sanitize.text
-    env.filters["code_text"] = sanitize.code
-    env.filters["fence_text"] = sanitize.fence
-    env.filters["cell_text"] = sanitize.cell
-    return env
-
-
-@lru_cache(maxsize=1)
-def _strings() -> dict[str, dict[str, str]]:
-    data: dict[str, dict[str, str]] = yaml.safe_load((TEMPLATES / "strings.yaml").read_text(encoding="utf-8"))
-    return data
-
-
-def _t(lang: str) -> dict[str, str]:
-    strings = _strings()
-    return {**strings["en"], **strings.get(lang, {})}
-
-
-def _squeeze(text: str) -> str:
-    """At most one blank line in a row: templates stay readable, output stays tidy."""
-    out: list[str] = []
-    blank = False
-    in_fence = False
-    for line in text.splitlines():
-        if line.startswith("```"):
-            in_fence = not in_fence
-        if not line.strip() and not in_fence:
-            if blank:
-                continue
-            blank = True
-        else:
-            blank = False
-        out.append(line.rstrip() if not in_fence else line)
-    return "\n".join(out).strip() + "\n"
-
-
-def render_markdown(review: Review, lang: str = "en", marker: str = "") -> str:
-    """The summary comment / report body. `marker` is the hidden state block (see report.marker)."""
-    titles = {f.fingerprint: f.title for f in review.findings}
-    body = (
-        _env()
-        .get_template("report.md.j2")
-        .render(
-            review=review,
-            t=_t(lang),
-            titles=titles,
-            kpi_json=json.dumps(review.kpi, indent=2, ensure_ascii=False, sort_keys=True),
-            marker=marker,
-        )
-    )
-    return _squeeze(body)
-
-
-def render_finding(finding: Finding, lang: str = "en") -> str:
-    """The body of an inline comment for one finding."""
-    body = _env().get_template("finding.md.j2").render(f=finding, t=_t(lang), show_place=False)
-    return _squeeze(body)
+__all__ = [
+    "render_markdown",
+    "render_finding",
+    "render_json",
+    "render_sarif",
+    "LANGS",
+    "BUDGET",
+    "GITHUB_LIMIT",
+]
 
 
 def render_json(review: Review) -> dict[str, Any]:

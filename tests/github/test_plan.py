@@ -81,7 +81,12 @@ def test_no_review_when_nothing_new_is_on_the_diff_or_the_head_has_one() -> None
 
 def test_an_oversized_report_is_shortened_with_a_note_and_keeps_its_state() -> None:
     huge = [_finding(i, 10, evidence=("e" * 900,) * 3) for i in range(40)]
-    plan = _plan(huge, {10}, status=Status.LGTM)
+    review = _review(huge, Status.LGTM)
+    markdown, _ = render_round(review)
+    # The renderer keeps its report within the limit itself; the plan still fits whatever it is given.
+    at = markdown.rindex("<!-- reviewbot:state")
+    markdown = markdown[:at] + "```\n" + "x\n" * 40_000 + "```\n\n" + markdown[at:]
+    plan = build_plan(review, markdown, repo="acme/x", pr=7, lines={"a.cc": frozenset({10})})
     body = plan.summary_body
     assert plan.shortened and len(body) <= COMMENT_LIMIT
     assert "shortened to fit GitHub's 65,536-character comment limit" in body

@@ -1,0 +1,342 @@
+"""The summary comment and inline comment bodies: concise by construction, fitted to a budget.
+
+Each finding is a title (cut at `Caps.title` characters), at most `Caps.evidence` evidence lines and a
+suggestion, with the rest folded in `<details>` (further evidence, the test sketch, the truth table);
+the checklist refers to findings by their number (F1, F2, ...). The comment is fitted to `budget`
+(UTF-8 bytes; 12 KB by default) and, whatever comes in, to GitHub's 65,536-character limit: details
+go first (lowest severity first), then the checklist's passed items, then the bodies of
+lower-severity findings; only past the hard limit do whole sections and findings go. The hidden state
+marker is never dropped, and one line under the title says what was left out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from markupsafe import Markup
+
+from reviewbot.model.finding import Finding
+from reviewbot.model.review import Review
+from reviewbot.report import sanitize
+from reviewbot.report.fit import Extra, Measure, Slot, Step, fit, joined, total_size
+from reviewbot.report.templating import Chrome, chrome, macros, tidy
+
+__all__ = ["render_markdown", "render_finding", "BUDGET", "GITHUB_LIMIT", "Caps", "CAPS"]
+
+BUDGET = 12_000  # bytes of UTF-8: the soft size of a summary comment (the seed review is ~3 KB)
+GITHUB_LIMIT = 65_536  # characters: GitHub refuses longer comment bodies (422)
+
+
+@dataclass(frozen=True)
+class Caps:
+    """How much of a finding and of each section the comment shows; the JSON report has all of it."""
+
+    title: int = 160  # characters of a title
+    evidence: int = 3  # evidence lines shown before <details>
+    evidence_line: int = 300  # characters of a shown evidence line (also notes, strengths, labels)
+    suggestion: int = 600
+    more_evidence: int = 12  # further evidence lines inside <details>
+    more_evidence_line: int = 500
+    sketch: int = 6000  # a longer test sketch is named, not shown (cut code would not compile)
+    table_rows: int = 16
+    notes: int = 10
+    note_line: int = 800  # a note carries its reason (a git error, a limit): shown nearly whole
+    fixed: int = 20
+
+
+CAPS = Caps()
+
+
+# --- findings ------------------------------------------------------------------------------------
+
+FULL, BODY, TITLE, GONE = range(4)
+
+
+def _ordered(findings: Sequence[Finding]) -> list[Finding]:
+    """Report order: blocking first (P0, P1), then P2, P3; the pipeline's order within a severity."""
+    return sorted(findings, key=lambda f: f.severity.rank)
+
+
+def _attach_tables(
+    findings: Sequence[Finding], tables: Iterable[Any]
+) -> tuple[dict[int, list[Any]], list[Any]]:
+    """Each truth table goes in the details of the first finding on its derivation (same path, within
+    three lines of its guard); the others are shown on their own."""
+    attached: dict[int, list[Any]] = {}
+    loose: list[Any] = []
+    for table in tables:
+        at = next(
+            (
+                i
+                for i, f in enumerate(findings)
+                if f.path == _get(table, "path") and abs(f.line - int(_get(table, "line") or 0)) <= 3
+            ),
+            None,
+        )
+        if at is None:
+            loose.append(table)
+        else:
+            attached.setdefault(at, []).append(table)
+    return attached, loose
+
+
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+
+def _finding_variants(
+    f: Finding, t: Chrome, number: int | None, tables: Sequence[Any], place: bool
+) -> tuple[str, ...]:
+    """(full, body, title, gone) texts of one finding."""
+    m = macros("finding.md.j2")
+    f = f.localized(t.lang)
+    title = tidy(str(m.title_line(f, t, CAPS, number, place)))
+    body = "\n\n".join(p for p in (title, tidy(str(m.body(f, t, CAPS)))) if p)
+    if len(f.evidence) > CAPS.evidence or f.suggestion_code or tables:
+        full = body + "\n\n" + tidy(str(m.details(f, t, CAPS, tables)))
+    else:
+        full = body
+    return full, body, title, ""
+
+
+def render_finding(finding: Finding, lang: str = "en") -> str:
+    """The body of an inline comment for one finding (title, evidence, suggestion, details)."""
+    return _finding_variants(finding, chrome(lang), None, (), False)[FULL] + "\n"
+
+
+def _refs(numbers: Iterable[int]) -> str:
+    """F1, F3–F5: numbers as compact ranges (at most `_MAX_RANGES`, then an ellipsis)."""
+    ns = sorted(set(numbers))
+    out: list[str] = []
+    i = 0
+    while i < len(ns):
+        j = i
+        while j + 1 < len(ns) and ns[j + 1] == ns[j] + 1:
+            j += 1
+        out.append(f"F{ns[i]}" if j == i else f"F{ns[i]}{'–F' if j > i + 1 else ', F'}{ns[j]}")
+        i = j + 1
+    if len(out) > _MAX_RANGES:
+        out = [*out[:_MAX_RANGES], sanitize.ELLIPSIS]
+    return ", ".join(out)
+
+
+_MAX_RANGES = 8
+
+
+# --- the summary comment -------------------------------------------------------------------------
+
+# Sections that may go, in the order they go: within the soft budget (details) and past the hard limit.
+_SOFT_SECTIONS = ("truth_tables", "tests", "kpi")
+_HARD_SECTIONS = ("history", "strengths", "fixed")
+
+
+@dataclass(frozen=True)
+class _Layout:
+    slots: list[Slot]
+    numbers: dict[int, int]  # finding slot -> finding number
+    blocking: list[int]  # finding slots of P0/P1 findings, report order
+    rest: list[int]  # finding slots of P2/P3 findings, report order
+    headings: dict[int, list[int]]  # severity heading slot -> the finding slots under it
+    sections: dict[str, int]  # section name -> slot
+
+    def steps(self) -> list[Step]:
+        """Within the soft budget: details (lowest severity first, last finding first; the test run
+        and KPI blocks before the blocking findings' details), the checklist's passed items, bodies."""
+        sec = self.sections
+        steps = [Step(i, BODY) for i in reversed(self.rest)]
+        steps += [Step(sec[k], 1) for k in _SOFT_SECTIONS if k in sec]
+        steps += [Step(i, BODY) for i in reversed(self.blocking)]
+        steps += [Step(sec["checklist"], 1)]
+        steps += [Step(i, TITLE) for i in reversed(self.rest)]
+        return steps + [Step(i, TITLE) for i in reversed(self.blocking)]
+
+    def hard_steps(self) -> list[Step]:
+        """Only past the hard limit: the remaining sections, then whole findings, then the checklist."""
+        sec = self.sections
+        steps = [Step(sec[k], 1) for k in _HARD_SECTIONS if k in sec]
+        steps += [Step(i, GONE) for i in reversed(self.rest)]
+        steps += [Step(i, GONE) for i in reversed(self.blocking)]
+        steps += [Step(sec["checklist"], 2)]
+        return steps + ([Step(sec["notes"], 1)] if "notes" in sec else [])
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.slots: list[Slot] = []
+        self.sections: dict[str, int] = {}
+
+    def add(self, key: str, *variants: str) -> int:
+        self.slots.append(Slot(key, tuple(variants)))
+        return len(self.slots) - 1
+
+    def section(self, key: str, *variants: str) -> None:
+        self.sections[key] = self.add(key, *variants)
+
+
+def _layout(review: Review, t: Chrome) -> _Layout:
+    m = macros("report.md.j2")
+    ordered = _ordered(review.findings)
+    number = {f.fingerprint: n for n, f in enumerate(ordered, 1)}
+    attached, loose = _attach_tables(ordered, review.truth_tables)
+    b = _Builder()
+    numbers: dict[int, int] = {}
+    headings: dict[int, list[int]] = {}
+
+    b.add("header", tidy(str(m.header(review, t))))
+    if review.notes:
+        b.section("notes", tidy(str(m.notes(review, t, CAPS))), "")
+    b.add("blocking", f"### {t.blocking}")
+    if not any(f.blocking for f in ordered):
+        b.add("none_blocking", str(t.none_blocking))
+    for sev in ("P0", "P1", "P2", "P3"):
+        group = [n for n, f in enumerate(ordered, 1) if f.severity.value == sev]
+        if not group:
+            continue
+        if sev == "P2" or (sev == "P3" and not any(f.severity.value == "P2" for f in ordered)):
+            b.section("non_blocking", f"### {t.non_blocking}", "")
+        heading = b.add(sev, f"#### {sev}", "")
+        headings[heading] = []
+        for n in group:
+            variants = _finding_variants(ordered[n - 1], t, n, attached.get(n - 1, []), True)
+            i = b.add(f"F{n}", *variants)
+            numbers[i] = n
+            headings[heading].append(i)
+    if review.round.fixed:
+        b.section("fixed", tidy(str(m.fixed(review, t, CAPS))), "")
+
+    def refs(fingerprints: Iterable[str]) -> Markup:
+        return Markup(_refs(number[fp] for fp in fingerprints if fp in number))
+
+    full, failed = (tidy(str(m.checklist(review, t, refs, only))) for only in (False, True))
+    b.section("checklist", full, failed, "")
+    if review.strengths:
+        b.section("strengths", tidy(str(m.strengths(review, t, CAPS))), "")
+    if loose:
+        b.section("truth_tables", tidy(str(m.truth_tables(loose, t, CAPS))), "")
+    if review.tests is not None:
+        b.section("tests", tidy(str(m.tests(review, t))), "")
+    if review.round.history and review.round.pr is not None:
+        b.section("history", tidy(str(m.history(review, t))), "")
+    kpi = {k: v for k, v in review.kpi.items() if k != "timings_ms"}  # timings differ run to run
+    b.section("kpi", tidy(str(m.kpi(json.dumps(kpi, indent=2, ensure_ascii=False, sort_keys=True), t))), "")
+    blocking = [i for i, n in numbers.items() if ordered[n - 1].blocking]
+    rest = [i for i, n in numbers.items() if not ordered[n - 1].blocking]
+    return _Layout(b.slots, numbers, blocking, rest, headings, b.sections)
+
+
+def _nbytes(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+@dataclass(frozen=True)
+class _LeftOut:
+    """What a choice of levels leaves out: finding references (`F3–F9`) and section keys."""
+
+    details: str = ""
+    bodies: str = ""
+    gone: int = 0
+    gone_refs: str = ""
+    sections: tuple[str, ...] = ()  # strings.yaml keys (`lo_kpi`, ...)
+
+    def __bool__(self) -> bool:
+        return bool(self.details or self.bodies or self.gone or self.sections)
+
+
+def _left_out(lay: _Layout, levels: Sequence[int]) -> _LeftOut:
+    def numbers(level: int) -> list[int]:
+        return [n for i, n in lay.numbers.items() if levels[i] == level and _differs(lay, i, level)]
+
+    gone = [n for i, n in lay.numbers.items() if levels[i] == GONE]
+    sections: list[str] = []
+    for key, i in lay.sections.items():
+        if key == "non_blocking" or not levels[i] or not _differs(lay, i, levels[i]):
+            continue
+        if key == "checklist":
+            sections.append("lo_checklist_passed" if levels[i] == 1 else "lo_checklist")
+        else:
+            sections.append("lo_" + key)
+    return _LeftOut(_refs(numbers(BODY)), _refs(numbers(TITLE)), len(gone), _refs(gone), tuple(sections))
+
+
+def _worst(lay: _Layout) -> _LeftOut:
+    """An upper bound of any `_LeftOut` of this layout (its note is at least as long as any other)."""
+    top = max(lay.numbers.values(), default=0)
+    refs = ", ".join([f"F{top}–F{top}"] * _MAX_RANGES + [sanitize.ELLIPSIS])
+    keys = tuple(f"lo_{k}" for k in lay.sections if k not in ("non_blocking", "checklist"))
+    return _LeftOut(refs, refs, top, refs, (*keys, "lo_checklist_passed"))
+
+
+def _note(t: Chrome, within: str, lo: _LeftOut) -> str:
+    """One line naming what the fitting left out, or "" when nothing was."""
+    if not lo:
+        return ""
+    parts = []
+    if lo.details:
+        parts.append(t("lo_details", refs=Markup(lo.details)))
+    if lo.bodies:
+        parts.append(t("lo_bodies", refs=Markup(lo.bodies)))
+    if lo.gone:
+        parts.append(t("lo_findings", n=lo.gone, refs=Markup(lo.gone_refs)))
+    parts.extend(t[key] for key in lo.sections)
+    return str(t("left_out", within=Markup(within), what=Markup(str(t.lo_sep).join(parts))))
+
+
+def _differs(lay: _Layout, slot: int, level: int) -> bool:
+    """Whether `level` shows less than the level above it (a finding without details loses none)."""
+    variants = lay.slots[slot].variants
+    return variants[level] != variants[level - 1]
+
+
+def _fit(lay: _Layout, t: Chrome, tail: list[str], budget: int, limit: int) -> tuple[list[int], str]:
+    """Levels within `budget` bytes (soft steps only) and `limit` characters (hard steps too)."""
+
+    def extra(measure: Measure, within: str) -> Extra:
+        fixed = sum(measure(p) + 2 for p in tail if p)
+        worst = measure(_note(t, within, _worst(lay))) + 2
+        return Extra(
+            lambda levels: fixed + measure(_note(t, within, _left_out(lay, levels))) + 2, fixed + worst
+        )
+
+    soft = f"{budget / 1000:g} KB"
+    start = [0] * len(lay.slots)
+    levels, _ = fit(lay.slots, start, lay.steps(), budget, _nbytes, extra(_nbytes, soft))
+    if total_size(lay.slots, levels, len) + extra(len, soft).exact(levels) <= limit:
+        return levels, soft
+    within = str(t.github_limit)
+    levels, _ = fit(lay.slots, levels, lay.steps() + lay.hard_steps(), limit, len, extra(len, within))
+    return levels, within
+
+
+def render_markdown(
+    review: Review, lang: str = "en", marker: str = "", *, budget: int = BUDGET, limit: int = GITHUB_LIMIT
+) -> str:
+    """The summary comment / report body. `marker` is the hidden state block (see report.marker).
+
+    The comment is fitted to `budget` UTF-8 bytes and, whatever comes in, to `limit` characters;
+    the marker is always kept whole at the end, and a line under the title says what was left out.
+    """
+    t = chrome(lang)
+    lay = _layout(review, t)
+    tail = [tidy(str(macros("report.md.j2").footer(t))), marker]
+    levels, within = _fit(lay, t, tail, budget, limit)
+    for heading, under in lay.headings.items():
+        if all(levels[i] == GONE for i in under):
+            levels[heading] = 1
+    if "non_blocking" in lay.sections and all(levels[i] == GONE for i in lay.rest):
+        levels[lay.sections["non_blocking"]] = 1
+    note = _note(t, within, _left_out(lay, levels))
+    header, _, rest = joined(lay.slots, levels).partition("\n\n")
+    text = "\n\n".join(p for p in (header, note, rest, *tail) if p) + "\n"
+    return text if len(text) <= limit else _cut(text, limit, marker)
+
+
+def _cut(text: str, limit: int, marker: str) -> str:
+    """Last resort (a marker or header too big for anything else): cut the report, keep the marker."""
+    report = text[: len(text) - len(marker) - 1] if marker else text
+    room = max(limit - len(marker) - 2, 0)
+    cut = report[:room]
+    cut = cut[: cut.rfind("\n") + 1] if "\n" in cut else cut
+    return (cut.rstrip("\n") + "\n\n" + marker + "\n") if marker else cut

@@ -1,0 +1,227 @@
+"""The summary comment: the shape of a finding, references by number, the size budget and the hard limit."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from reviewbot.example import ExampleRepo, build_example
+from reviewbot.model.change import Note, SkipReason
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.review import ChecklistItemResult, ChecklistResult, Review, RoundInfo, Status
+from reviewbot.report.comment import BUDGET, CAPS, GITHUB_LIMIT, render_finding, render_markdown
+from reviewbot.report.marker import MARKER_LIMIT, MarkedFinding, State, decode_state, encode_state
+from reviewbot.runner import run_local_round
+
+SKETCH = "import pytest\n\n\ndef test_pins_the_row():\n    assert derive(False) is False\n"
+TABLE = {
+    "target": "config.flag",
+    "path": "src/config.cc",
+    "line": 10,
+    "truncated": False,
+    "inputs": [{"name": "use_cache"}],
+    "rows": [
+        {
+            "inputs": {"use_cache": True},
+            "base": "keeps input",
+            "head": "keeps input",
+            "changed": False,
+            "default": True,
+        },
+        {
+            "inputs": {"use_cache": False},
+            "base": "keeps input",
+            "head": "false",
+            "changed": True,
+            "default": False,
+        },
+    ],
+}
+
+
+def _finding(i: int, severity: Severity = Severity.P2, **kw: object) -> Finding:
+    fields: dict[str, object] = {
+        "rule": "unconditional-override",
+        "severity": severity,
+        "path": "src/config.cc",
+        "line": 10 + i,
+        "title": f"`config.flag_{i} = false` overrides the explicit setting {i}",
+        "anchor": f"config.flag_{i} = false;",
+        "evidence": tuple(f"writer: src/models/m{i}_{k}.py:{k + 1} `cfg.flag_{i} = True`" for k in range(6)),
+        "suggestion": f"Derive `flag_{i}` only while it is still at its default.",
+    }
+    fields.update(kw)
+    return Finding(**fields)  # type: ignore[arg-type]
+
+
+def _review(findings: list[Finding], **kw: object) -> Review:
+    review = Review(
+        status=Status.BLOCKING if any(f.blocking for f in findings) else Status.LGTM,
+        base_sha="b" * 40,
+        head_sha="c" * 40,
+        merge_base="b" * 40,
+        reviewed_at="2026-01-01 00:00 UTC",
+        findings=findings,
+        checklist=ChecklistResult(),
+        strengths=["The change is confined to one function (`derive`)."],
+        notes=[],
+        kpi={"coverage": 1.0, "timings_ms": {"parse": 1.5}},
+    )
+    for k, v in kw.items():
+        setattr(review, k, v)
+    return review
+
+
+def _with_marker(review: Review, **kw: int) -> str:
+    return render_markdown(review, "en", marker=encode_state(State.from_review(review)), **kw)
+
+
+def _sections(markdown: str) -> dict[str, str]:
+    parts = re.split(r"^### ", markdown, flags=re.MULTILINE)
+    return {p.split("\n", 1)[0]: p for p in parts[1:]}
+
+
+def test_a_finding_is_a_short_title_three_evidence_lines_a_suggestion_and_the_rest_folded() -> None:
+    long_title = "`config.flag = false` " + "overrides every explicit setting of the flag " * 8
+    f = _finding(0, Severity.P1, title=long_title, suggestion_code=SKETCH, suggestion_lang="python")
+    body = render_finding(f)
+    title, rest = body.split("\n", 1)
+    assert title.startswith("**[P1] `config.flag = false` overrides") and title.endswith("…**")
+    assert len(title) <= CAPS.title + len("**[P1] **") + 10  # (escaping adds a little)
+    shown, details = rest.split("<details>", 1)
+    assert re.findall(r"^- writer: ", shown, re.MULTILINE) == ["- writer: "] * 3
+    assert "Suggestion: Derive `flag_0` only while it is still at its default." in shown
+    assert re.findall(r"^- writer: ", details, re.MULTILINE) == ["- writer: "] * 3
+    assert "```python\nimport pytest\n" in details and details.rstrip().endswith("</details>")
+
+
+def test_the_truth_table_folds_into_the_finding_on_its_derivation() -> None:
+    markdown = render_markdown(_review([_finding(0, Severity.P1, line=10)], truth_tables=[TABLE]))
+    finding = _sections(markdown)["Blocking Issues"]
+    details = finding.split("<details>", 1)[1]
+    assert "| `use_cache` | base | head | |" in details and "**changed**" in details
+    assert "Truth tables" not in markdown  # not repeated on its own
+
+
+def test_the_checklist_names_findings_by_number_never_by_title() -> None:
+    findings = [_finding(0, Severity.P1), _finding(1), _finding(2, Severity.P3)]
+    items = [
+        ChecklistItemResult(
+            "t", "General", "[6.1] Tests — new logic has a test", True, (findings[0].fingerprint,)
+        ),
+        ChecklistItemResult(
+            "d", "General", "[6.1] DRY", True, (findings[1].fingerprint, findings[2].fingerprint)
+        ),
+        ChecklistItemResult("s", "General", "[6.1] Security", False),
+    ]
+    markdown = render_markdown(_review(findings, checklist=ChecklistResult(items)))
+    checklist = _sections(markdown)["Checklist Findings (2 fail / 3 total)"]
+    assert "- [x] [6.1] Tests — new logic has a test → F1" in checklist
+    assert "- [x] [6.1] DRY → F2, F3" in checklist and "- [ ] [6.1] Security" in checklist
+    assert all(f.title not in checklist and f"flag_{i}" not in checklist for i, f in enumerate(findings))
+    assert "**F1 · [P1] " in markdown and "**F2 · [P2] " in markdown and "**F3 · [P3] " in markdown
+
+
+def test_many_findings_fit_the_budget_details_go_first_then_lower_severity_bodies() -> None:
+    findings = [_finding(i, Severity.P1, suggestion_code=SKETCH) for i in range(2)]
+    findings += [_finding(i, Severity.P2 if i < 20 else Severity.P3) for i in range(2, 40)]
+    markdown = _with_marker(_review(findings))
+    assert len(markdown.encode()) <= BUDGET
+    assert "<details>" not in markdown.split("### Checklist")[0]  # no finding keeps details ...
+    shown = [n for n in range(1, 41) if re.search(rf"\*\*F{n} · .*\n\n- writer: ", markdown)]
+    assert shown == list(range(1, shown[-1] + 1)) and shown[-1] >= 20  # ... while bodies go from the end
+    blocking = _sections(markdown)["Blocking Issues"]
+    assert blocking.count("- writer: ") == 6 and blocking.count("Suggestion: ") == 2
+    note = markdown.split("\n")[2]
+    assert note.startswith("_Shortened to stay within 12 KB; left out: the details of F1–F")
+    assert f"the evidence and suggestion of F{shown[-1] + 1}–F40" in note
+    assert "`reviewbot run --format json`" in note
+    assert "**F40 · [P3] " in markdown  # every finding keeps its title line
+    state = decode_state(markdown)
+    assert state is not None and len(state.findings) == 40
+    assert markdown.rstrip("\n").splitlines()[-1] == encode_state(State.from_review(_review(findings)))
+
+
+def test_what_still_fits_comes_back_most_important_first() -> None:
+    findings = [_finding(0, Severity.P1, suggestion_code=SKETCH, suggestion_lang="python")]
+    findings += [_finding(i, Severity.P3, evidence=("e" * 290,) * 3) for i in range(1, 30)]
+    markdown = _with_marker(_review(findings))
+    assert len(markdown.encode()) <= BUDGET
+    # Dropping the P3 bodies made room again for the P1's folded test sketch.
+    assert "```python\nimport pytest" in _sections(markdown)["Blocking Issues"]
+
+
+def test_nothing_is_left_out_when_the_report_fits() -> None:
+    markdown = _with_marker(_review([_finding(0, Severity.P1, suggestion_code=SKETCH)]))
+    assert "Shortened" not in markdown and "<details>" in markdown and '"coverage": 1.0' in markdown
+    assert "timings_ms" not in markdown  # the comment is the same on every run of one head
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_whatever_comes_in_the_comment_stays_under_githubs_limit_with_its_marker(lang: str) -> None:
+    huge = "x" * 5000
+    findings = [
+        _finding(i, Severity(f"P{i % 4}"), title=f"`{huge}` {i}", evidence=(huge,) * 30, suggestion=huge)
+        for i in range(3000)
+    ]
+    notes = [Note(SkipReason.UNAVAILABLE, f"note {i} {huge}") for i in range(50)]
+    fixed = [_finding(i, state="fixed", fixed_in="d" * 40) for i in range(100)]
+    review = _review(findings, notes=notes, round=RoundInfo(pr=7, fixed=fixed), strengths=[huge] * 50)
+    marker = encode_state(State.from_review(review))
+    assert len(marker) <= MARKER_LIMIT
+    markdown = render_markdown(review, lang, marker=marker)
+    assert len(markdown) <= GITHUB_LIMIT
+    assert markdown.rstrip("\n").splitlines()[-1] == marker and decode_state(markdown) is not None
+    assert "PR #7" in markdown.split("\n")[0] and "P0/750 · P1/750 · P2/750 · P3/750" in markdown
+    note = markdown.split("\n")[2]
+    assert ("findings (F" in note or "条发现（F" in note) and "\n" not in note
+    assert "**F1 · [P0] " in markdown  # the most severe stay, as titles at least
+    assert sum(1 for line in markdown.splitlines() if line.startswith("```")) % 2 == 0
+
+
+def test_an_inline_comment_for_a_huge_finding_stays_under_the_limit() -> None:
+    huge = "y" * 100_000
+    f = _finding(0, title=huge, evidence=(huge,) * 100, suggestion=huge, suggestion_code=huge)
+    body = render_finding(f)
+    assert len(body) < 20_000 and "The test sketch (1 lines) is in the JSON report." in body
+
+
+def test_a_huge_state_gives_way_least_severe_first_and_never_exceeds_its_limit() -> None:
+    findings = tuple(
+        MarkedFinding(
+            f"{i:016x}", "new" if i % 3 else "fixed", "unconditional-override", f"P{i % 4}",
+            f"src/module_{i}/config.cc", i, f"config.flag_{i} = style == No && !use_kvcache; // {i * 7919}",
+            f"`config.flag_{i}` is overridden {i}" * 4,
+        )
+        for i in range(6000)
+    )  # fmt: skip
+    state = State(1, "a" * 40, "b" * 40, findings, history=tuple({"round": r} for r in range(1, 60)))
+    marker = encode_state(state)
+    decoded = decode_state(marker)
+    assert len(marker) <= MARKER_LIMIT and decoded is not None
+    assert len(decoded.history) == 20 and decoded.history[-1] == {"round": 59}
+    assert all(f.state != "fixed" and f.title == "" for f in decoded.findings)
+    kept = {f.severity for f in decoded.findings}
+    assert "P0" in kept and "P3" not in kept  # the least severe went first
+    small = State(1, "a" * 40, "b" * 40, findings[:3])
+    assert decode_state(encode_state(small)) == small  # a state that fits is kept whole
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> ExampleRepo:
+    return build_example(tmp_path_factory.mktemp("example") / "repo")
+
+
+def test_the_seed_shaped_change_fits_twelve_kilobytes_with_its_marker(example: ExampleRepo) -> None:
+    out = run_local_round(Path(example.path), example.base, example.round1, None, None)
+    markdown = out.markdown
+    assert len(markdown.encode()) <= 12_000
+    assert decode_state(markdown) is not None
+    # The headline stays whole: the P1 with its evidence, suggestion and folded test sketch and table.
+    blocking = _sections(markdown)["Blocking Issues"]
+    assert "**F1 · [P1] The new derivation `config.need_rope_kv_cache = False`" in blocking
+    assert "@pytest.mark.parametrize" in blocking and "**changed**" in blocking
+    zh = run_local_round(Path(example.path), example.base, example.round1, None, None, lang="zh").markdown
+    assert len(zh.encode()) <= 12_000 and "阻塞项" in zh
