@@ -154,6 +154,8 @@ def _word(atom: Atom, want: bool) -> str:
     word = column_name(atom.text)
     if want:
         return word
+    if word.endswith("_empty"):  # `!x.items.empty()` -> `items_not_empty`
+        return word[: -len("empty")] + "not_empty"
     for prefix, negated in _NEGATED_PREFIX:
         if word.startswith(prefix) and len(word) > len(prefix):
             return negated + word[len(prefix) :]

@@ -44,6 +44,12 @@ def test_duplicated_predicate_names_the_local_in_the_files_language(tmp_path: Pa
     assert "`const bool no_kvcache_and_rope_style_is_no = !use_kvcache && " in finding.suggestion
 
 
+def test_duplicated_predicate_on_other_receivers_names_the_meaning(tmp_path: Path) -> None:
+    found = review_case(FIXTURES / "duplicated-predicate" / "cpp-different-operands", tmp_path / "cpp")
+    (finding,) = [f for f in found if f.rule == "duplicated-predicate"]
+    assert "`const bool rope_style_is_no_and_qk_norm = params.rope_config.style" in finding.suggestion
+
+
 def _pred(text: str, lang: str = "py") -> Any:
     src = (
         f"def f(a, b, cfg):\n    if {text}:\n        pass\n"
