@@ -1,17 +1,23 @@
 """Which derivations and predicates did the change add or alter? (pure; facts in, records out)
 
-A *derivation* is a write of an owner's field whose value or guard depends on something (other fields,
-the environment, constants), or a write of a local that flows into such a field:
+A *derivation* is a write of a config owner's field whose value or guard depends on something (other
+fields, the environment, constants), or a write of a local that flows into such a field:
 
-- `config.x = ...` (a dotted target) and `self.x = ...` / `this->x = ...` / a bare member written in a
-  method of a *config owner* (`Owner.config`: dataclasses, pydantic/attrs models, C++ structs with
-  member defaults, types named like configuration; see `lang/owners.py`) or of a class whose field has
-  a declared default;
+- `self.x = ...` / `this->x = ...` / a bare member written in a method of a *config owner*
+  (`Owner.config`: a type named like configuration, `ModelConfig`, `ServerArgs`, `GptInitParameter`,
+  or a C++ struct with member defaults; see `lang/owners.py`), or of a field the class body declares
+  with a default;
+- `cfg.x = ...` on an object whose type or name says it holds configuration (`config`, `cfg`,
+  `attn_config`, `params`, `args`; not `weight.data_type`, not `layers[i].kernel`), and a config
+  constructor's keyword (`ModelConfig(x=...)`, `replace(cfg, x=...)`);
+- a member of any class set from the environment or to a boolean derived from a configuration object
+  (`self.reuse_ = os.environ.get("REUSE") == "1"`, `self.use_logn = cfg.logn and not cfg.x`);
 - `x = <guarded or computed value>` followed by `self.f = x` (or `cfg.f = x + 1`): the local's write
-  is a derivation of `f` (`Assignment.via` names the local), with the local's guard and value;
+  is a derivation of `f` (`Assignment.via` names the local), with the local's guard and value; an index
+  (`w[i]`) or a loop counter does not flow;
 - not a constructor's declaration (`self.x = False`, `self.x = x` unguarded in `__init__` / a
   constructor), not a plain unguarded copy of a parameter (`self.x = x`), not pickling
-  (`__setstate__`).
+  (`__setstate__`), not a script's entry point (`if __name__ == "__main__":`).
 
 A derivation changed when any line of its statement (a multi-line statement counts as a whole), of its
 guarding condition, or of the block between the condition and the statement was added or edited.
@@ -23,7 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, OwnerVia, PredicateUse
+from reviewbot.lang.facts import AssignKind, Assignment, DeclOrigin, FileFacts, OwnerVia, PredicateUse
 from reviewbot.lang.index import DEFAULT_EXCLUDES, is_excluded, is_test_path
 from reviewbot.lang.owners import PICKLING, is_config_name, is_constant_value, is_init_function
 from reviewbot.lang.predicate import Pred, conj
@@ -54,8 +60,11 @@ def assignment_anchor(a: Assignment) -> str:
 
 
 _DERIVATION_KINDS = (AssignKind.PLAIN, AssignKind.TERNARY, AssignKind.AUGMENTED)
+# A config's constructor keyword (`ModelConfig(use_x=flag)`, `replace(cfg, use_x=flag)`) sets the field too.
+_FIELD_KINDS = (*_DERIVATION_KINDS, AssignKind.KEYWORD)
 _MAX_FLOW = 3  # locals followed back from a field write: `a = ...; b = a + 1; self.f = b`
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_PATHS = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _SUBSCRIPT = re.compile(r"\[([^\[\]]*)\]")
 _CONFIG_WORD = re.compile(
     r"(?i)conf|cfg|(?:^|_)(?:params?|parameters|args|arguments|settings|options|opts)$|^(?:params|args)_"
@@ -121,10 +130,33 @@ def _is_field_write(a: Assignment, config: set[str], defaults: set[tuple[str, st
     return a.lang.value == "cpp" and any(a.target == f for _, f in defaults)
 
 
+def _is_switch(a: Assignment, env_lines: set[tuple[str | None, int]]) -> bool:
+    """A field set from the environment (`self.reuse_ = os.environ.get("REUSE") == "1"`) or a boolean
+    derived from a configuration object (`self.use_logn = cfg.use_logn_attn and not cfg.x`): a switch
+    whatever class holds it."""
+    start, end = _lines(a)
+    lines = set(range(start, end + 1)) | ({a.guard_line} if a.guard_line is not None else set())
+    if a.kind is not AssignKind.KEYWORD and any((a.function, n) in env_lines for n in lines):
+        return True
+    if not a.boolean or a.kind is AssignKind.KEYWORD:
+        return False
+    return any(any(_configish(p) for p in path.split(".")[:-1]) for path in _PATHS.findall(a.value))
+
+
+def _is_member_write(a: Assignment) -> bool:
+    """A write of an object's member (`self.x`, `this->x`, `obj.x`), not of a local."""
+    return a.owner_via is OwnerVia.SELF or "." in a.target
+
+
+def _script(a: Assignment) -> bool:
+    """Under `if __name__ == "__main__":`: a script's entry point, not configuration code."""
+    return a.guard is not None and any("__name__" in atom.text for atom in a.guard.atoms())
+
+
 def _is_declaration(a: Assignment, copies_param: bool) -> bool:
     """A constructor's declaration (`self.x = False`, `self.x = x`) or a plain unguarded copy of a
     parameter (`self.x = x`): a setting, not a derivation."""
-    if a.guard is not None or a.kind is not AssignKind.PLAIN:
+    if a.guard is not None or a.kind not in (AssignKind.PLAIN, AssignKind.KEYWORD):
         return False
     if copies_param:
         return True
@@ -150,10 +182,19 @@ def _reaching(writes: list[Assignment], use: Assignment) -> list[Assignment]:
     return before[start:]
 
 
-def _substitute(expr: str, name: str, value: str) -> str:
+def _substitute(expr: str, name: str, value: str, ambiguous: bool) -> str:
+    """`expr` with the local `name` replaced by its `value`; kept as is when the canonical text cannot
+    tell the local from a field of the same name (`inter_size + self.inter_size`)."""
     if expr == name:
         return value
+    if ambiguous:
+        return expr
     return re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", f"({value})", expr)
+
+
+def _members_named(a: Assignment, name: str) -> bool:
+    """The value of `a` also reads a member called `name` (`self.name`, `this->name`, `x.name`)."""
+    return len(re.findall(rf"(?<![\w.]){re.escape(name)}(?!\w)", a.value)) > a.names.count(name)
 
 
 def _flows(
@@ -168,7 +209,7 @@ def _flows(
     while frontier:
         use, name, expr, guard, parts, depth = frontier.pop()
         for w in _reaching(locals_.get((use.function, name), []), use):
-            value = _substitute(expr, name, w.value)
+            value = _substitute(expr, name, w.value, _members_named(use, name))
             nested = [n for n in _flow_names(w, locals_) if n != name]
             if nested and w.guard is None and depth + 1 < _MAX_FLOW:
                 frontier.extend((w, n, value, guard, (*parts, w), depth + 1) for n in reversed(nested))
@@ -190,10 +231,11 @@ def _flows(
 
 
 def _flow_names(a: Assignment, locals_: dict[tuple[str | None, str], list[Assignment]]) -> list[str]:
-    """Locals whose value flows into `a`: not an index (`w[i]`), not a loop counter (`i++`, `i += 1`)."""
+    """Locals whose value flows into `a`: read as written (`x`, not `self.x`), not an index (`w[i]`),
+    not a loop counter (`i++`, `i += 1`)."""
     indices = {n for inner in _SUBSCRIPT.findall(a.value) for n in _WORD.findall(inner)}
     out = []
-    for n in sorted(set(_WORD.findall(a.value)) - indices):
+    for n in sorted(set(a.names) - indices):
         writes = locals_.get((a.function, n))
         if writes and not any(w.kind is AssignKind.AUGMENTED for w in writes):
             out.append(n)
@@ -213,13 +255,20 @@ def derivation_writes(facts: FileFacts) -> list[tuple[Assignment, tuple[Assignme
     Field writes stand for themselves; a field write whose value reads locals of its function becomes
     one derivation per write of those locals that reaches it (see `ChangedDerivation`)."""
     config = _config_classes(facts)
-    defaults = {(d.owner, d.field) for d in facts.defaults}
+    # Fields declared with a default in the class body (C++ member initialisers, Python class-level
+    # attributes): written in a method, they are that class's settings even when its name is neutral.
+    defaults = {
+        (d.owner, d.field) for d in facts.fields if d.origin is DeclOrigin.BODY and d.default is not None
+    }
     locals_ = _locals_by_function(facts)
+    env_lines = {(e.function, e.line) for e in facts.env_reads}
     out: list[_Write] = []
     for a in facts.assignments:
-        if a.kind not in _DERIVATION_KINDS or _function_short(a.function) in PICKLING:
+        if a.kind not in _FIELD_KINDS or _function_short(a.function) in PICKLING or _script(a):
             continue
-        if not _is_field_write(a, config, defaults):
+        if not _is_field_write(a, config, defaults) and not (
+            _is_member_write(a) and _is_switch(a, env_lines)
+        ):
             continue
         names = _flow_names(a, locals_)
         flows = [f for n in names for f in _flows(a, n, locals_)]

@@ -19,6 +19,7 @@ __all__ = [
     "comment_above",
     "mentions_field",
     "is_path",
+    "bare_names",
 ]
 
 _NON_WORD_SPACE = re.compile(r"(?<!\w) | (?!\w)")
@@ -151,3 +152,22 @@ def comment_above(lines: list[str], line: int, python: bool) -> tuple[str, int |
     while collected and not collected[-1]:
         collected.pop()
     return "\n".join(collected), first
+
+
+# A name not reached through a member access, and not itself an object whose member is read or called.
+_BARE = re.compile(r"(?<![\w.>:])[A-Za-z_]\w*(?!\w|\s*[.(]|\s*::)")
+_STRINGS = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
+_NOT_NAMES = frozenset(
+    {"if", "else", "and", "or", "not", "in", "is", "None", "True", "False", "lambda", "for", "self", "this",
+     "true", "false", "nullptr", "NULL", "new", "sizeof", "static_cast", "const", "auto"}
+)  # fmt: skip
+
+
+def bare_names(text: str) -> tuple[str, ...]:
+    """Values an expression reads by name, as written: `x + self.y * cfg.z + f(w)` -> (`x`, `w`); not
+    members, not objects whose members are read (`cfg`), not callees (`f`).
+
+    A local and a field of the same name differ only in how they are written (`inter_size` and
+    `self.inter_size`); canonical text has lost that, this keeps it."""
+    found = _BARE.findall(_STRINGS.sub('""', text.replace("->", ".")))
+    return tuple(dict.fromkeys(n for n in found if n not in _NOT_NAMES))

@@ -220,7 +220,7 @@ class _CppWalker(CppBody):
             value = inner[0] if len(inner) == 1 else args
             text = canonical_expr(self.txt(value))
             recv = Recv("this", last_component((ctx.cls or "").replace("::", ".")), OwnerVia.SELF)
-            self.emit_assign(ctx, canonical_expr(member), text, init, init, recv=recv)
+            self.emit_assign(ctx, canonical_expr(member), text, init, init, recv=recv, raw=value)
             if len(inner) == 1 and "." in text and is_path(text):
                 self.bind_member(ctx.cls, member, text, member, init)
             self.scan(args, ctx)

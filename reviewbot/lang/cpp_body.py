@@ -99,6 +99,10 @@ class CppBody(CppOwners):
             node = inner
         return node
 
+    def is_predicate(self, node: Node) -> bool:
+        inner = self.unparen(node)
+        return self.is_bool(inner) or (inner.type == "binary_expression" and self._op(inner) in CMP_OPS)
+
     def is_bool(self, node: Node) -> bool:
         node = self.unparen(node)
         if node.type == "unary_expression":
@@ -269,7 +273,7 @@ class CppBody(CppOwners):
                 self._track(target, None, right, ctx)
         else:
             value = canonical_expr(self.txt(right))
-            self.emit_assign(ctx, target, value, node, node, AssignKind.AUGMENTED, recv=recv)
+            self.emit_assign(ctx, target, value, node, node, AssignKind.AUGMENTED, recv=recv, raw=right)
         self.env_target = target or ""
         self.scan(right, ctx)
         self.env_target = ""

@@ -102,6 +102,10 @@ class Assignment:
     owner_via: OwnerVia = OwnerVia.NONE
     stmt_start: int | None = None  # first and last line of the whole statement (multi-line statements)
     stmt_end: int | None = None
+    boolean: bool = False  # the value is a predicate (`a and not b`, `x == 1`, `!f`, `True`)
+    names: tuple[
+        str, ...
+    ] = ()  # bare names the value reads as written (`x` of `x + self.y`), see `bare_names`
     via: str = ""  # a derivation through a local (`x = ... ; self.f = x`): the local's name (analysis only)
     via_line: int | None = None  # the line of the field write the local flows into
 

@@ -176,7 +176,8 @@ class _PyWalker(PyBody):
     ) -> None:
         dataclass_like = bool(bases & DATACLASS_BASES) or any(d in DATACLASS_DECORATORS for d in decorators)
         kind = OwnerKind.DATACLASS if dataclass_like else OwnerKind.CLASS
-        config = dataclass_like or is_config_name(name) or any(is_config_name(b) for b in bases)
+        # A dataclass or a pydantic model is a record; it holds configuration when its name says so.
+        config = is_config_name(name) or any(is_config_name(b) for b in bases)
         self.emit_owner(
             Owner(
                 name,

@@ -83,6 +83,10 @@ class PyBody(PyOwners):
             node = inner
         return node
 
+    def is_predicate(self, node: Node) -> bool:
+        inner = self.unparen(node)
+        return self.is_bool(inner) or inner.type == "comparison_operator"
+
     def is_bool(self, node: Node) -> bool:
         return self.unparen(node).type in ("not_operator", "boolean_operator")
 
@@ -230,7 +234,8 @@ class PyBody(PyOwners):
             if target is not None and right is not None and left is not None:
                 value = canonical_expr(self.txt(right))
                 recv = self._recv(left, ctx)
-                self.emit_assign(ctx, target, value, expr, stmt, AssignKind.AUGMENTED, recv=recv)
+                kind = AssignKind.AUGMENTED
+                self.emit_assign(ctx, target, value, expr, stmt, kind, recv=recv, raw=right)
             if right is not None:
                 self.env_target = target or ""
                 self.scan(right, ctx)
@@ -394,6 +399,5 @@ class PyBody(PyOwners):
             key, value = kw.child_by_field_name("name"), kw.child_by_field_name("value")
             if key is not None and value is not None:
                 text = canonical_expr(self.txt(value))
-                self.emit_assign(
-                    ctx, f"{prefix}.{self.txt(key)}", text, kw, stmt, AssignKind.KEYWORD, recv=recv
-                )
+                target = f"{prefix}.{self.txt(key)}"
+                self.emit_assign(ctx, target, text, kw, stmt, AssignKind.KEYWORD, recv=recv, raw=value)

@@ -15,6 +15,7 @@ from typing import ClassVar
 from tree_sitter import Node
 
 from reviewbot.lang.common import (
+    bare_names,
     callee_parts,
     canonical_expr,
     comment_above,
@@ -138,6 +139,10 @@ class Walker(OwnerEmitters):
         """A boolean expression built with &&/||/!/and/or/not (worth recording as a predicate use)."""
         raise NotImplementedError
 
+    def is_predicate(self, node: Node) -> bool:
+        """A boolean expression: built with &&/||/!/and/or/not, or a comparison."""
+        return self.is_bool(node)
+
     def extra_log(self, text: str) -> bool:
         """Language-specific logging that is not a call (C++ streams)."""
         return False
@@ -248,9 +253,11 @@ class Walker(OwnerEmitters):
         kind: AssignKind = AssignKind.PLAIN,
         ternary: tuple[Pred | None, Node] | None = None,
         recv: Recv = NO_RECV,
+        raw: Node | None = None,
+        boolean: bool = False,
     ) -> None:
         """One write of `target`; `ternary` is (arm guard, innermost ternary condition) for an arm;
-        `recv` the written object."""
+        `recv` the written object; `raw` the value's node (for `Assignment.names`)."""
         fld = last_component(target)
         guard = ctx.guard
         b = ctx.branch
@@ -294,6 +301,8 @@ class Walker(OwnerEmitters):
                 owner_via=recv.via,
                 stmt_start=self.line(stmt),
                 stmt_end=self.end_line(stmt),
+                names=bare_names(self.txt(raw)) if raw is not None else (),
+                boolean=boolean or value in _BOOLS,
             )
         )
 
@@ -326,9 +335,15 @@ class Walker(OwnerEmitters):
             for guard, node, cond in arms:
                 assert cond is not None
                 text = canonical_expr(self.txt(node))
-                self.emit_assign(ctx, target, text, at, stmt, AssignKind.TERNARY, (guard, cond), recv)
+                kind = AssignKind.TERNARY
+                self.emit_assign(
+                    ctx, target, text, at, stmt, kind, (guard, cond), recv, node, self.is_predicate(node)
+                )
         else:
-            self.emit_assign(ctx, target, canonical_expr(self.txt(value)), at, stmt, recv=recv)
+            text = canonical_expr(self.txt(value))
+            self.emit_assign(
+                ctx, target, text, at, stmt, recv=recv, raw=value, boolean=self.is_predicate(value)
+            )
         if self.is_bool(value):
             self.emit_use(self.pred(value), self.unparen(value), ctx)
 
