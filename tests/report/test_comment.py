@@ -221,7 +221,8 @@ def test_the_seed_shaped_change_fits_twelve_kilobytes_with_its_marker(example: E
     assert decode_state(markdown) is not None
     # The headline stays whole: the P1 with its evidence, suggestion and folded test sketch and table.
     blocking = _sections(markdown)["Blocking Issues"]
-    assert "**F1 · [P1] The new derivation `config.need_rope_kv_cache = False`" in blocking
+    title = next(line for line in blocking.splitlines() if line.startswith("**F1 · [P1] "))
+    assert "`config.need_rope_kv_cache" in title and "`rtp_llm/cpp/config/ModelConfig.cc:" in title
     assert "@pytest.mark.parametrize" in blocking and "**changed**" in blocking
     zh = run_local_round(Path(example.path), example.base, example.round1, None, None, lang="zh").markdown
     assert len(zh.encode()) <= 12_000 and "阻塞项" in zh
