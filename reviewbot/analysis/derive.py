@@ -62,6 +62,7 @@ def assignment_anchor(a: Assignment) -> str:
 _DERIVATION_KINDS = (AssignKind.PLAIN, AssignKind.TERNARY, AssignKind.AUGMENTED)
 # A config's constructor keyword (`ModelConfig(use_x=flag)`, `replace(cfg, use_x=flag)`) sets the field too.
 _FIELD_KINDS = (*_DERIVATION_KINDS, AssignKind.KEYWORD)
+_INLINE_MAX = 80  # longest local value inlined into a derivation's value
 _MAX_FLOW = 3  # locals followed back from a field write: `a = ...; b = a + 1; self.f = b`
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _PATHS = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
@@ -127,7 +128,7 @@ def _is_field_write(a: Assignment, config: set[str], defaults: set[tuple[str, st
             if root in config or is_config_name(root) or any(_configish(m) for m in members):
                 return True
         return any(_configish(part) for part in a.target.split(".")[:-1])
-    return a.lang.value == "cpp" and any(a.target == f for _, f in defaults)
+    return False  # a local
 
 
 def _is_switch(a: Assignment, env_lines: set[tuple[str | None, int]]) -> bool:
@@ -199,16 +200,22 @@ def _members_named(a: Assignment, name: str) -> bool:
 
 def _flows(
     head: Assignment, local: str, locals_: dict[tuple[str | None, str], list[Assignment]]
-) -> list[_Write]:
-    """`head` (a field write) takes its value from `local`; one derivation per write of the local that
-    reaches it, followed back through unguarded locals (`b = a + 1`) up to _MAX_FLOW steps."""
+) -> tuple[list[_Write], list[Assignment]]:
+    """`head` (a field write) reads `local`: one derivation per write of the local that reaches it
+    (followed back through unguarded locals, `b = a + 1`, up to _MAX_FLOW steps); an unguarded write of
+    a local that is only one operand of `head`'s value (`align = tp * 64; self.f = x + pad(align)`)
+    is not a derivation of its own but part of `head`'s statement (second list)."""
     out: list[_Write] = []
+    operands: list[Assignment] = []
     frontier: list[tuple[Assignment, str, str, Pred | None, tuple[Assignment, ...], int]] = [
         (head, local, head.value, head.guard, (head,), 0)
     ]
     while frontier:
         use, name, expr, guard, parts, depth = frontier.pop()
         for w in _reaching(locals_.get((use.function, name), []), use):
+            if expr != name and w.guard is None and w.kind is AssignKind.PLAIN:
+                operands.append(w)
+                continue
             value = _substitute(expr, name, w.value, _members_named(use, name))
             nested = [n for n in _flow_names(w, locals_) if n != name]
             if nested and w.guard is None and depth + 1 < _MAX_FLOW:
@@ -227,7 +234,21 @@ def _flows(
                 via_line=head.line,
             )
             out.append(_Write(flow, (*parts, w)))
-    return out
+    return out, operands
+
+
+def _inline(a: Assignment, operands: list[Assignment]) -> Assignment:
+    """`a` with each local operand written once before it replaced by that value (`fuse && x` with
+    `fuse = c.qk_norm` -> `(c.qk_norm)&&x`), so the derivation reads on its own; long values stay named."""
+    value = a.value
+    by_name: dict[str, list[Assignment]] = {}
+    for w in operands:
+        by_name.setdefault(w.target, []).append(w)
+    for name in sorted(by_name):
+        writes = by_name[name]
+        if len(writes) == 1 and len(writes[0].value) <= _INLINE_MAX:
+            value = _substitute(value, name, writes[0].value, _members_named(a, name))
+    return a if value == a.value else replace(a, value=value)
 
 
 def _flow_names(a: Assignment, locals_: dict[tuple[str | None, str], list[Assignment]]) -> list[str]:
@@ -270,14 +291,18 @@ def derivation_writes(facts: FileFacts) -> list[tuple[Assignment, tuple[Assignme
             _is_member_write(a) and _is_switch(a, env_lines)
         ):
             continue
-        names = _flow_names(a, locals_)
-        flows = [f for n in names for f in _flows(a, n, locals_)]
-        if flows:
-            out.extend(flows)
+        flows: list[_Write] = []
+        operands: list[Assignment] = []
+        for name in _flow_names(a, locals_):
+            found, parts = _flows(a, name, locals_)
+            flows.extend(found)
+            operands.extend(parts)
+        out.extend(flows)
+        if flows and not operands:
+            continue  # `self.f = x`: the writes of `x` are the derivations
+        if not flows and not operands and _is_declaration(a, _is_param(a.value, a.function, locals_)):
             continue
-        if _is_declaration(a, _is_param(a.value, a.function, locals_)):
-            continue
-        out.append(_Write(a, (a,)))
+        out.append(_Write(_inline(a, operands), (a, *operands)))
     out.sort(key=lambda w: (w.head.line, w.head.target, w.head.value, _guard_key(w.head)))
     return [(w.head, w.parts) for w in out]
 

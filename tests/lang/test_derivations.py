@@ -138,8 +138,9 @@ def test_cpp_local_through_an_expression_into_a_member() -> None:
     }
     """
     head = base.replace("bool fuse = c.qk_norm;", "bool fuse = c.qk_norm || c.rope_style == RopeStyle::No;")
+    # The field's statement is the derivation; the local's unguarded value is inlined into it.
     assert _rows(_derive("src/Config.cc", base, head)) == [
-        (2, "c.fuse_qkv", "(c.qk_norm||c.rope_style==RopeStyle.No)&&use_kvcache", "", "fuse")
+        (3, "c.fuse_qkv", "(c.qk_norm||c.rope_style==RopeStyle.No)&&use_kvcache", "", "")
     ]
 
 
