@@ -272,8 +272,8 @@ class PyBody(PyOwners):
         for left, val in pairs:
             target = self._target(left, ctx)
             if target is None:
-                if left.type == "subscript":
-                    self.scan(left, ctx)
+                if left.type == "subscript" and not self.is_environ(left.child_by_field_name("value")):
+                    self.scan(left, ctx)  # `os.environ["X"] = v` writes the environment: not a read of X
                 continue
             self.emit_value(ctx, target, val, node, stmt, self._recv(left, ctx))
             self._kw_target[val.id] = target

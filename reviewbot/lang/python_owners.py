@@ -144,9 +144,13 @@ class PyOwners(Walker):
         if env is not None:
             self.emit_env(ctx, env[0], None, env[1], node, "", _ENV_WRAPPERS)
 
+    def is_environ(self, node: Node | None) -> bool:
+        """`os.environ` / `environ`."""
+        return node is not None and canonical_expr(self.txt(node)) in _ENVIRON
+
     def _environ_subscript(self, node: Node, value: Node, sub: Node, ctx: Ctx) -> None:
         """`os.environ["X"]`: an environment read without a default."""
-        if canonical_expr(self.txt(value)) in _ENVIRON:
+        if self.is_environ(value):
             name = unquote(self.txt(sub))
             if name:
                 self.emit_env(ctx, name, None, "os.environ[]", node, "", _ENV_WRAPPERS)

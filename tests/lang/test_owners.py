@@ -136,6 +136,7 @@ def test_python_environment_reads_with_defaults_parsing_and_targets() -> None:
                 if envs.SGLANG_X:
                     pass
                 set_env("NOT_A_READ", "1")
+                os.environ["ALSO_NOT_A_READ"] = "1"
         """
     )
     got = [(e.name, e.default, e.parse, e.accessor, e.target, e.line) for e in facts.env_reads]
