@@ -290,6 +290,10 @@ def _differs(lay: _Layout, slot: int, level: int) -> bool:
     return variants[level] != variants[level - 1]
 
 
+def _kb(size: int) -> str:
+    return f"{size / 1000:.3g} KB" if size < 100_000 else f"{size // 1000} KB"
+
+
 def _fit(lay: _Layout, t: Chrome, tail: list[str], budget: int, limit: int) -> tuple[list[int], str]:
     """Levels within `budget` bytes (soft steps only) and `limit` characters (hard steps too)."""
 
@@ -300,9 +304,16 @@ def _fit(lay: _Layout, t: Chrome, tail: list[str], budget: int, limit: int) -> t
             lambda levels: fixed + measure(_note(t, within, _left_out(lay, levels))) + 2, fixed + worst
         )
 
-    soft = f"{budget / 1000:g} KB"
     start = [0] * len(lay.slots)
-    levels, _ = fit(lay.slots, start, lay.steps(), budget, _nbytes, extra(_nbytes, soft))
+    soft = _kb(budget)
+    levels, fits = fit(lay.slots, start, lay.steps(), budget, _nbytes, extra(_nbytes, soft))
+    if not fits:
+        # Even the title lines exceed the budget: keep them all, plus half a budget of the most
+        # important bodies and details on top (a list of 150 bare titles helps no one more).
+        floor = total_size(lay.slots, levels, _nbytes) + extra(_nbytes, soft).exact(levels)
+        stretched = floor + budget // 2
+        soft = _kb(stretched)
+        levels, _ = fit(lay.slots, start, lay.steps(), stretched, _nbytes, extra(_nbytes, soft))
     if total_size(lay.slots, levels, len) + extra(len, soft).exact(levels) <= limit:
         return levels, soft
     within = str(t.github_limit)

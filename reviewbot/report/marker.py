@@ -23,7 +23,7 @@ import hashlib
 import json
 import re
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -141,7 +141,8 @@ def encode_state(state: State, limit: int = MARKER_LIMIT) -> str:
         marker = _encode(smaller)
     if len(marker) <= limit:
         return marker
-    return _encode_open_prefix(_smaller(state)[-1], limit)
+    *_, smallest = _smaller(state)
+    return _encode_open_prefix(smallest, limit)
 
 
 def _retitled(state: State, title: int | None, anchor: int | None = None) -> State:
@@ -158,13 +159,15 @@ def _retitled(state: State, title: int | None, anchor: int | None = None) -> Sta
     )
 
 
-def _smaller(state: State) -> list[State]:
-    short = _retitled(state, _SHORT_TITLE)
-    untitled = _retitled(state, None)
+def _smaller(state: State) -> Iterator[State]:
+    """Ever smaller versions of `state`, each a shrink of the one before (made only when needed)."""
+    yield _retitled(state, _SHORT_TITLE)
+    yield _retitled(state, None)
     cut = _retitled(state, None, _SHORT_ANCHOR)
+    yield cut
     recent = replace(cut, history=cut.history[-_HISTORY_KEPT:])
-    open_only = replace(recent, findings=tuple(f for f in recent.findings if f.state in OPEN_STATES))
-    return [short, untitled, cut, recent, open_only]
+    yield recent
+    yield replace(recent, findings=tuple(f for f in recent.findings if f.state in OPEN_STATES))
 
 
 def _encode_open_prefix(state: State, limit: int) -> str:

@@ -136,7 +136,7 @@ def test_many_findings_fit_the_budget_details_go_first_then_lower_severity_bodie
     assert blocking.count("- writer: ") == 6 and blocking.count("Suggestion: ") == 2
     note = markdown.split("\n")[2]
     assert note.startswith("_Shortened to stay within 12 KB; left out: the details of F1–F")
-    assert f"the evidence and suggestion of F{shown[-1] + 1}–F40" in note
+    assert f"all but the titles of F{shown[-1] + 1}–F40" in note
     assert "`reviewbot run --format json`" in note
     assert "**F40 · [P3] " in markdown  # every finding keeps its title line
     state = decode_state(markdown)
@@ -151,6 +151,16 @@ def test_what_still_fits_comes_back_most_important_first() -> None:
     assert len(markdown.encode()) <= BUDGET
     # Dropping the P3 bodies made room again for the P1's folded test sketch.
     assert "```python\nimport pytest" in _sections(markdown)["Blocking Issues"]
+
+
+def test_when_the_titles_alone_exceed_the_budget_the_most_important_bodies_still_show() -> None:
+    findings = [_finding(i, Severity.P1 if i < 10 else Severity.P3) for i in range(150)]
+    markdown = _with_marker(_review(findings))
+    assert BUDGET < len(markdown.encode()) <= GITHUB_LIMIT
+    assert all(f"**F{n} · " in markdown for n in range(1, 151))  # every title
+    assert "- writer: src/models/m0_0.py:1" in markdown  # and the first bodies, half a budget of them
+    assert "- writer: src/models/m149_0.py:1" not in markdown
+    assert re.match(r"_Shortened to stay within \d+(\.\d)? KB; ", markdown.split("\n")[2])
 
 
 def test_nothing_is_left_out_when_the_report_fits() -> None:
