@@ -193,3 +193,65 @@ def test_vendored_files_are_not_reviewed() -> None:
     head = "void f(Cfg& c) {\n    c.x = 1;\n}\n"
     assert _derive("3rdparty/lib/a.cc", base, head) == []
     assert len(_derive("src/a.cc", base, head)) == 1
+
+
+def test_config_constructor_keyword_is_a_derivation_but_not_a_script_entry_point() -> None:
+    base = """
+    class Mixtral:
+        @staticmethod
+        def create_config(ckpt):
+            config = GptInitModelParameters(
+                head_num=ckpt["n_head"],
+                layer_num=ckpt["n_layer"],
+            )
+            return config
+
+
+    if __name__ == "__main__":
+        pass
+    """
+    head = """
+    class Mixtral:
+        @staticmethod
+        def create_config(ckpt):
+            config = GptInitModelParameters(
+                head_num=ckpt["n_head"],
+                layer_num=ckpt["n_layer"],
+                has_moe_norm=True,
+            )
+            return config
+
+
+    if __name__ == "__main__":
+        ModelConfig.async_mode = True
+    """
+    assert _rows(_derive("pkg/mixtral.py", base, head)) == [(7, "config.has_moe_norm", "True", "", "")]
+
+
+def test_an_env_switch_of_any_class_is_a_derivation() -> None:
+    base = """
+    class StreamCacheManager:
+        def __init__(self, config):
+            self.reuse_cache_ = os.environ.get('REUSE_CACHE', None) == '1'
+            self.engine = Engine(config)
+    """
+    head = """
+    class StreamCacheManager:
+        def __init__(self, config):
+            self.reuse_cache_ = os.environ.get('REUSE_CACHE', None) == '1' or os.environ.get('USE_BLOCK', None) == '1'
+            self.engine = Engine(config, fast=True)
+    """
+    assert [(r[0], r[1]) for r in _rows(_derive("pkg/cache.py", base, head))] == [(3, "reuse_cache_")]
+
+
+def test_a_field_and_a_local_of_the_same_name_are_told_apart() -> None:
+    base = """
+    class ModelParams:
+        def update(self, tp_size):
+            for idx in range(len(self.layer_inter_size)):
+                inter_size = self.layer_inter_size[idx]
+            self.inter_padding_size = self.inter_size + 1
+    """
+    head = base.replace("self.inter_size + 1", "self.inter_size + 2")
+    # `self.inter_size` is the field, not the loop's local `inter_size`: no flow from the loop.
+    assert _rows(_derive("pkg/params.py", base, head)) == [(5, "inter_padding_size", "inter_size+2", "", "")]

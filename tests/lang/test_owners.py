@@ -274,3 +274,35 @@ def test_cpp_environment_reads() -> None:
         ("N_THREADS", "4", "", "autil.EnvUtil.getEnv", "n", 3),
         ("THREADS", None, "atoi(·)", "getenv", "threads_", 4),
     ]
+
+
+def test_pydantic_and_attrs_fields_take_their_field_defaults() -> None:
+    facts = parse_py(
+        """
+        import attr
+        from pydantic import BaseModel, Field
+
+
+        class GenerateConfig(BaseModel):
+            max_new_tokens: int = Field(1000, description="cap")
+            top_k: int = Field(default=0)
+
+
+        @attr.s
+        class CacheConfig:
+            block_nums = attr.ib(default=16)
+            reuse = attr.ib(False)
+        """
+    )
+    owners = {o.name: (o.kind, o.config) for o in facts.owners}
+    assert owners == {
+        "GenerateConfig": (OwnerKind.DATACLASS, True),
+        "CacheConfig": (OwnerKind.DATACLASS, True),
+    }
+    got = {(d.owner, d.field): (d.type, d.default) for d in facts.fields}
+    assert got == {
+        ("GenerateConfig", "max_new_tokens"): ("int", "1000"),
+        ("GenerateConfig", "top_k"): ("int", "0"),
+        ("CacheConfig", "block_nums"): ("", "16"),
+        ("CacheConfig", "reuse"): ("", "False"),
+    }
