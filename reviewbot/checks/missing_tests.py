@@ -39,8 +39,16 @@ from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.pinning import PinTable, cpp_sketch, pin_table, python_sketch
-from reviewbot.checks.util import MAX_TITLE, assignment_anchor, clip, places, short_function, statement
+from reviewbot.checks.pinning import PinTable, constant, cpp_sketch, pin_table, python_sketch
+from reviewbot.checks.util import (
+    MAX_TITLE,
+    assignment_anchor,
+    clip,
+    is_builder,
+    places,
+    short_function,
+    statement,
+)
 from reviewbot.lang.facts import Lang
 from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
 from reviewbot.model.finding import Finding, Severity
@@ -150,12 +158,20 @@ def _sketch(table: PinTable, python_tests: bool) -> tuple[str, str]:
     return cpp_sketch(table), "cpp"
 
 
-def _branch_key(d: ChangedDerivation) -> tuple[str, str, str]:
-    # Writes under one `if` are one branch: one finding, not one per assigned field.
+_COPY = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+
+
+def has_rows(d: ChangedDerivation) -> bool:
+    """Does the derivation have truth-table rows a test could pin? A branch does, and so does a value
+    computed from the environment, a condition or a formula in shared config code. A plain copy
+    (`params.tp_size = init.tp_size_`) is wiring, and an unconditional value in a model's own config
+    builder (`config.eos_token_id = 2` in `_create_config`) is that model's data."""
     a = d.head
-    if a.guard is not None and a.guard_line is not None:
-        return (a.path, a.function or "", f"{a.guard_line}|{a.guard.key}")
-    return (a.path, a.function or "", assignment_anchor(a))
+    if a.guard is not None:
+        return True
+    if is_builder(a.function):
+        return False
+    return not (_COPY.match(a.value) and constant(a.value) is None)
 
 
 def _verdict(ctx: CheckContext, d: ChangedDerivation) -> list[str] | None:
@@ -172,25 +188,39 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     python_tests = any(p.endswith(".py") for p in ctx.test_files)
     defined = _definitions(ctx)
     tests = changed_tests(ctx)
-    branches: dict[tuple[str, str, str], list[ChangedDerivation]] = {}
+    # One finding per function: its new and changed branches are one request for a focused test.
+    functions: dict[tuple[str, str], list[ChangedDerivation]] = {}
     for d in ctx.derivations:
-        branches.setdefault(_branch_key(d), []).append(d)
-    for key in sorted(branches):
-        group = sorted(branches[key], key=lambda d: (d.head.line, d.head.target))
+        if has_rows(d):
+            functions.setdefault((d.head.path, d.head.function or ""), []).append(d)
+    for key in sorted(functions):
+        group = sorted(
+            functions[key],
+            key=lambda d: (d.head.guard_line or d.head.via_line or d.head.line, d.head.line, d.head.target),
+        )
         verdicts = [_verdict(ctx, d) for d in group]
-        if any(v for v in verdicts):
-            continue  # an executed test kills the branch's mutant: it is pinned
-        survived = any(v == [] for v in verdicts)
-        d = group[0]
-        a = d.head
-        fn = short_function(a.function)
+        survivors = [d for d, v in zip(group, verdicts, strict=True) if v == []]
+        # Killed mutants are pinned; without a verdict, a new or edited test that mentions them decides.
+        open_ = [d for d, v in zip(group, verdicts, strict=True) if v is None]
+        if not survivors and not open_:
+            continue
+        fn = short_function(key[1])
         # A test that calls `forward` or `derive` says nothing about this branch when many functions
         # share that name; only a distinctive function name (defined once) counts as a mention.
-        fields = sorted({g.head.field for g in group})
+        fields = sorted({g.head.field for g in open_})
         own = [*fields, *([fn] if fn and defined[fn] <= 1 else [])]
-        names = list(dict.fromkeys([*own, *_guard_inputs(d)]))
-        if not survived and _mentions(tests, names):
+        names = list(dict.fromkeys([*own, *(n for g in open_ for n in _guard_inputs(g))]))
+        if open_ and _mentions(tests, names):
+            open_ = []
+        untested = sorted(
+            survivors + open_,
+            key=lambda g: (g.head.guard_line or g.head.via_line or g.head.line, g.head.line),
+        )
+        if not untested:
             continue
+        survived = bool(survivors)
+        d = untested[0]
+        a = d.head
         evidence: list[str] = []
         if survived and ctx.execution is not None:
             evidence.append(_survived(ctx.execution, a.path, a.line))
@@ -220,14 +250,13 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         )
         code, code_lang = _sketch(table, python_tests)
         what = "new" if d.new_branch else "changed"
-        more = f" (and {len(group) - 1} more write(s) of the branch)" if len(group) > 1 else ""
-        written = statement(a)
-        title = f"The {what} derivation `{written}`{more} in `{fn or a.path}` has no test that pins it."
+        more = f" (and {len(untested) - 1} more there)" if len(untested) > 1 else ""
+        title = f"The {what} derivation `{statement(a)}` in `{fn or a.path}`{more} has no test that pins it."
         yield Finding(
             rule=id,
             severity=severity,
             path=a.path,
-            line=a.guard_line or a.line,
+            line=a.guard_line or a.via_line or a.line,
             title=clip(title, MAX_TITLE),
             anchor=assignment_anchor(a),
             evidence=tuple(evidence[:3]),
@@ -238,6 +267,6 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
                 ("field", a.field),
                 ("function", a.function or ""),
                 ("assignment", f"{a.path}:{a.line}"),
-                ("assignments", ", ".join(f"{g.head.path}:{g.head.line}" for g in group)),
+                ("assignments", ", ".join(f"{g.head.path}:{g.head.line}" for g in untested)),
             ),
         )
