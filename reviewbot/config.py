@@ -1,68 +1,263 @@
-"""Repository configuration: `.reviewbot.toml`, always read from the BASE revision.
+"""Repository configuration: `.reviewbot.toml`, one model, parsed once, always from the BASE revision.
 
 Reading it from the base keeps a pull request from changing how it is itself reviewed (for example
 turning off a rule, or choosing the command that runs in the sandbox).
 
     [review]
     checklists = ["general", "rtp-llm"]     # bundled names or repository paths to YAML files
-    disabled = ["formatting-noise"]
+    disabled = ["formatting-noise"]         # rule ids (`reviewbot rules` lists them)
+    exclude = ["third_party/**"]            # globs of paths never searched (vendored trees)
 
     [tests]
-    command = "sh run_tests.sh"
-    timeout = 120
+    command = "sh run_tests.sh"             # run with `sh -c` at the repository root
+    timeout = 120                           # seconds per run (default 600)
+    junit = "build/*.xml"                   # JUnit XML files (default: any XML the run writes)
+
+Unknown sections and keys are refused, and so are rule ids and checklist names reviewbot does not
+know: a typo must never turn a setting off silently. Every problem is one `RepoConfigError` line
+naming the file, the key and what is allowed. The rule ids and the bundled checklist names come
+from the caller (`checks` and `review` sit above this module in the layers).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 import tomllib
+from collections.abc import Collection
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from reviewbot.errors import UsageError
 from reviewbot.model.change import RepoTree
 
-__all__ = ["RepoConfig", "parse_repo_config", "load_repo_config", "CONFIG_PATH"]
+__all__ = [
+    "CONFIG_PATH",
+    "RepoConfig",
+    "RepoConfigError",
+    "ReviewTable",
+    "TestConfig",
+    "load_repo_config",
+    "parse_repo_config",
+    "parse_tests_table",
+]
 
 CONFIG_PATH = ".reviewbot.toml"
+BASE_ORIGIN = f"{CONFIG_PATH} (base)"
+DEFAULT_TIMEOUT = 600.0
+DEFAULT_JUNIT = "**/*.xml"
 
 
-@dataclass(frozen=True)
-class RepoConfig:
-    checklists: tuple[str, ...] = ("general",)
-    disabled: frozenset[str] = frozenset()
-    tests: dict[str, Any] = field(default_factory=dict)  # the raw [tests] table, validated by truthtable
-    repo_checklists: dict[str, str] = field(default_factory=dict)  # repository path -> YAML text
+class RepoConfigError(UsageError):
+    """`.reviewbot.toml` is not what reviewbot understands (exit 2 on the command line)."""
+
+
+def _relative_glob(value: str) -> str:
+    if not value or value.startswith("/") or ".." in value.split("/"):
+        raise ValueError("must be a relative glob")
+    return value
+
+
+_Glob = Annotated[StrictStr, AfterValidator(_relative_glob)]
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ReviewTable(_Table):
+    """`[review]`."""
+
+    checklists: tuple[StrictStr, ...] = ("general",)
+    disabled: frozenset[StrictStr] = frozenset()
+    exclude: tuple[_Glob, ...] = ()
+
+    @field_validator("checklists", "disabled", "exclude", mode="before")
+    @classmethod
+    def _a_list(cls, value: Any) -> Any:
+        # A bare string would otherwise be read as a sequence of letters.
+        if not isinstance(value, list):
+            raise ValueError("not a list")
+        return value
+
+
+class TestConfig(_Table):
+    """`[tests]`: how the repository's tests run (read by the execution stage)."""
+
+    __test__ = False  # not a pytest test class
+
+    command: StrictStr
+    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, strict=True)
+    junit: _Glob = DEFAULT_JUNIT
+    junit_configured: bool = Field(default=False, exclude=True)  # set when the table names `junit`
+
+    @field_validator("command")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("blank")
+        return value
+
+
+class _File(_Table):
+    review: ReviewTable = ReviewTable()
+    tests: TestConfig | None = None
+
+
+class RepoConfig(BaseModel):
+    """The base revision's `.reviewbot.toml` (the defaults when it has none)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    review: ReviewTable = ReviewTable()
+    tests: TestConfig | None = None  # None: no [tests] table, the tests are not run
+    repo_checklists: dict[str, str] = Field(default_factory=dict)  # repository path -> YAML text
     source: str = ""  # where it was read from, for the report
 
+    @property
+    def checklists(self) -> tuple[str, ...]:
+        return self.review.checklists
 
-def parse_repo_config(text: str, origin: str = CONFIG_PATH) -> RepoConfig:
+    @property
+    def disabled(self) -> frozenset[str]:
+        return self.review.disabled
+
+    @property
+    def exclude(self) -> tuple[str, ...]:
+        return self.review.exclude
+
+
+# What each key allows, for the one-line error ("[tests] timeout must be ...").
+_ALLOWED = {
+    ("review", "checklists"): "a list of bundled checklist names or repository paths to YAML files",
+    ("review", "disabled"): "a list of rule ids",
+    ("review", "exclude"): 'a list of relative globs such as "third_party/**"',
+    ("tests", "timeout"): "a positive number of seconds",
+    ("tests", "junit"): 'a relative glob such as "build/*.xml"',
+    ("tests", "command"): 'the shell command that runs the tests, e.g. "make test"',
+}
+_SECTIONS: dict[str, type[BaseModel]] = {"review": ReviewTable, "tests": TestConfig}
+
+
+def _keys(section: str) -> list[str]:
+    model = _SECTIONS[section]
+    return [k for k, f in model.model_fields.items() if not f.exclude]
+
+
+def _unknown(data: dict[str, Any]) -> str | None:
+    """Every unknown section or key at once: a typo is rarely alone."""
+    allowed = ", ".join(f"[{s}]" for s in _SECTIONS)
+    sections = sorted(f"[{k}]" for k, v in data.items() if k not in _SECTIONS and isinstance(v, dict))
+    if sections:
+        return f"unknown section(s) {', '.join(sections)}; allowed: {allowed}"
+    keys = sorted(k for k in data if k not in _SECTIONS)
+    if keys:
+        return f"unknown top-level key(s) {', '.join(keys)}; keys belong in a section: {allowed}"
+    for section in _SECTIONS:
+        table = data.get(section)
+        if not isinstance(table, dict):
+            continue
+        keys = sorted(k for k in table if k not in _keys(section))
+        if keys:
+            return f"unknown key(s) in [{section}]: {', '.join(keys)}; allowed: {', '.join(_keys(section))}"
+    return None
+
+
+def _problem(error: ErrorDetails) -> str:
+    loc = tuple(str(p) for p in error["loc"])
+    if len(loc) == 1:
+        return f"[{loc[0]}] must be a table, e.g. [{loc[0]}] on a line of its own"
+    section, key = loc[0], loc[1]
+    if (section, key) == ("tests", "command"):
+        return '[tests] needs `command = "..."`, the shell command that runs the tests'
+    value = error.get("input")
+    shown = f", not {value!r}" if not isinstance(value, (dict, list, tuple)) and value is not None else ""
+    return f"[{section}] {key} must be {_ALLOWED.get((section, key), 'valid')}{shown}"
+
+
+def _check_names(
+    review: ReviewTable, rules: Collection[str] | None, checklists: Collection[str] | None
+) -> str | None:
+    if rules is not None:
+        unknown = sorted(review.disabled - set(rules))
+        if unknown:
+            return (
+                f"[review] disabled: unknown rule id(s) {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(rules))}"
+            )
+    if checklists is not None:
+        names = [c for c in review.checklists if not c.endswith((".yaml", ".yml")) and c not in checklists]
+        if names:
+            return (
+                f"[review] checklists: unknown checklist(s) {', '.join(names)}; bundled: "
+                f"{', '.join(sorted(checklists))}, or a repository path ending in .yaml"
+            )
+    return None
+
+
+def parse_repo_config(
+    text: str,
+    origin: str = CONFIG_PATH,
+    *,
+    rules: Collection[str] | None = None,
+    checklists: Collection[str] | None = None,
+) -> RepoConfig:
+    """The model of a `.reviewbot.toml` text. `rules` (rule ids) and `checklists` (bundled names),
+    when given, are what `disabled` and `checklists` may name. Raises RepoConfigError (one line)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{origin}: not valid TOML ({exc})") from exc
-    review = data.get("review", {})
-    tests = data.get("tests", {})
-    if not isinstance(review, dict) or not isinstance(tests, dict):
-        raise UsageError(f"{origin}: [review] and [tests] must be tables")
-    checklists = review.get("checklists", ["general"])
-    disabled = review.get("disabled", [])
-    if not isinstance(checklists, list) or not all(isinstance(c, str) for c in checklists):
-        raise UsageError(f"{origin}: review.checklists must be a list of names or paths")
-    if not isinstance(disabled, list) or not all(isinstance(c, str) for c in disabled):
-        raise UsageError(f"{origin}: review.disabled must be a list of rule ids")
-    return RepoConfig(tuple(checklists), frozenset(disabled), dict(tests), source=origin)
+        raise RepoConfigError(f"{origin}: not valid TOML ({exc})") from None
+    return _validate(data, origin, rules, checklists)
 
 
-def load_repo_config(base_tree: RepoTree | None) -> RepoConfig:
-    """The base revision's `.reviewbot.toml`, or the defaults when there is none."""
+def parse_tests_table(tests: dict[str, Any], origin: str = CONFIG_PATH) -> TestConfig | None:
+    """A `[tests]` table on its own (None when empty); RepoConfigError names what to fix."""
+    return _validate({"tests": tests}, origin, None, None).tests if tests else None
+
+
+def _validate(
+    data: dict[str, Any], origin: str, rules: Collection[str] | None, checklists: Collection[str] | None
+) -> RepoConfig:
+    problem = _unknown(data)
+    if problem is None:
+        tests = data.get("tests")
+        if isinstance(tests, dict):
+            # An explicit `junit` glob changes what missing JUnit output means.
+            data = {**data, "tests": {**tests, "junit_configured": "junit" in tests}}
+        try:
+            parsed = _File.model_validate(data)
+        except ValidationError as exc:
+            problem = _problem(exc.errors()[0])
+        else:
+            problem = _check_names(parsed.review, rules, checklists)
+    if problem is not None:
+        raise RepoConfigError(f"{origin}: {problem}")
+    return RepoConfig(review=parsed.review, tests=parsed.tests, source=origin)
+
+
+def load_repo_config(
+    base_tree: RepoTree | None,
+    *,
+    rules: Collection[str] | None = None,
+    checklists: Collection[str] | None = None,
+) -> RepoConfig:
+    """The base revision's `.reviewbot.toml`, or the defaults when there is none. Repository
+    checklists (paths ending in .yaml/.yml) are read from the base too and must exist there."""
     if base_tree is None:
         return RepoConfig()
     text = base_tree.read(CONFIG_PATH)
     if text is None:
         return RepoConfig()
-    cfg = parse_repo_config(text, f"{CONFIG_PATH} (base)")
-    repo_lists = {
-        c: t for c in cfg.checklists if c.endswith((".yaml", ".yml")) and (t := base_tree.read(c)) is not None
-    }
-    return RepoConfig(cfg.checklists, cfg.disabled, cfg.tests, repo_lists, cfg.source)
+    cfg = parse_repo_config(text, BASE_ORIGIN, rules=rules, checklists=checklists)
+    texts: dict[str, str] = {}
+    for name in cfg.checklists:
+        if name.endswith((".yaml", ".yml")):
+            body = base_tree.read(name)
+            if body is None:
+                raise RepoConfigError(
+                    f"{BASE_ORIGIN}: [review] checklists: {name} is not in the base revision; "
+                    "give a path from the repository root"
+                )
+            texts[name] = body
+    return cfg.model_copy(update={"repo_checklists": texts})

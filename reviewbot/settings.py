@@ -1,39 +1,52 @@
-"""Service configuration: the environment, over an optional YAML file, validated when loaded.
+"""The process settings of reviewbot: one pydantic-settings model for the CLI, `serve` and `worker`.
 
-Precedence (highest first): environment variables, the config file (`--config`, else
-$REVIEWBOT_CONFIG), built-in defaults. Secrets (webhook secret, token, passwords inside URLs) never
-appear in `repr`, logs or error messages: `Settings.__repr__` redacts them and errors name the key,
-never its value.
+Precedence (highest first): environment variables (`REVIEWBOT_*`, and GitHub's own `GITHUB_TOKEN`),
+the config file (`--config`, else $REVIEWBOT_CONFIG; YAML, or TOML when it ends in `.toml`), built-in
+defaults (the XDG state and cache directories). `load_settings()` is the only reader of those
+sources: the rounds store, the test sandbox and the GitHub client take their settings from here.
+
+Secrets are `SecretStr` and passwords inside URLs are replaced by `***` in `repr`/`str`; errors name
+the key (the environment variable, or the file and key), never its value.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, replace
+import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from reviewbot.errors import UsageError
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails  # pydantic's own dependency, for the type only
 
 __all__ = [
     "Settings",
     "load_settings",
+    "private_paths",
     "redact_url",
     "require_github_credentials",
+    "sqlite_file",
+    "default_cache_dir",
+    "default_state_dir",
     "DEFAULT_API_URL",
     "MAX_WEBHOOK_BYTES",
 ]
 
 DEFAULT_API_URL = "https://api.github.com"
 MAX_WEBHOOK_BYTES = 25 * 1024 * 1024  # GitHub caps webhook payloads at 25 MB
+ENV_PREFIX = "REVIEWBOT_"
 
-_SECRET_FIELDS = frozenset({"webhook_secret", "github_token"})
-_URL_FIELDS = frozenset({"queue_url", "db_url", "api_url"})
 _PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.\-]*://[^:/@]*):[^@/]*@")
+_URL_FIELDS = frozenset({"queue_url", "db_url", "api_url"})
+_QUEUE_SCHEMES = ("redis://", "rediss://", "unix://", "sqlite://")
 
 
 def redact_url(url: str | None) -> str | None:
@@ -43,10 +56,17 @@ def redact_url(url: str | None) -> str | None:
     return _PASSWORD.sub(r"\g<head>:***@", url)
 
 
+def sqlite_file(url: str | None) -> Path | None:
+    """The file of a `sqlite:///FILE` URL; None for any other URL."""
+    if url and url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
+        return Path(url[len("sqlite:///") :].split("?", 1)[0])
+    return None
+
+
 def require_github_credentials(*, token: str | None, app_id: int | None, has_private_key: bool) -> None:
     """Fail before any request when there is nothing to authenticate to GitHub with.
 
-    Shared by the service settings and GitHubSettings, so both word the missing setting alike.
+    Shared by the settings and GitHubSettings, so both word the missing setting alike.
     """
     if token or (app_id is not None and has_private_key):
         return
@@ -60,52 +80,104 @@ def require_github_credentials(*, token: str | None, app_id: int | None, has_pri
     )
 
 
-def _default_state_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "reviewbot"
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or Path.home())
 
 
-@dataclass(frozen=True, repr=False)
-class Settings:
-    """Everything `serve` and `worker` need. Build with `load_settings()`; tests may use `replace()`."""
+def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
+    """$XDG_STATE_HOME/reviewbot, else ~/.local/state/reviewbot (of `env`, default os.environ)."""
+    env = os.environ if env is None else env
+    return Path(env.get("XDG_STATE_HOME") or _home(env) / ".local" / "state") / "reviewbot"
 
-    webhook_secret: str | None = None
-    github_token: str | None = None
-    app_id: int | None = None
+
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """$XDG_CACHE_HOME/reviewbot, else ~/.cache/reviewbot (of `env`, default os.environ)."""
+    env = os.environ if env is None else env
+    return Path(env.get("XDG_CACHE_HOME") or _home(env) / ".cache") / "reviewbot"
+
+
+class Settings(BaseSettings):
+    """Everything a reviewbot process needs. Build with `load_settings()`.
+
+    `Settings(...)` takes exactly its arguments (no environment, no file): tests build it directly and
+    change it with `with_()`.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="forbid", frozen=True, populate_by_name=True
+    )
+
+    webhook_secret: SecretStr | None = None
+    # GitHub's own name for a token (Actions sets it); REVIEWBOT_GITHUB_TOKEN is not read.
+    github_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("GITHUB_TOKEN", "github_token")
+    )
+    app_id: int | None = Field(default=None, ge=0)
     private_key_path: Path | None = None
     api_url: str = DEFAULT_API_URL
+    bot_login: str | None = None  # the bot's login when it cannot be asked (e.g. an Actions token)
     queue_url: str | None = None  # None: a SQLite file in state_dir
     queue_name: str = "reviewbot"
-    db_url: str | None = None  # None: the rounds store's default (SQLite in the state directory)
-    cache_dir: Path | None = None
-    state_dir: Path = _default_state_dir()
+    db_url: str | None = None  # None: a SQLite file in state_dir (`database_url`)
+    cache_dir: Path = Field(default_factory=default_cache_dir)  # cached clones
+    state_dir: Path = Field(default_factory=default_state_dir)  # rounds store, queue
     review_drafts: bool = False
     post: bool = True  # False: rounds are computed and stored but nothing is published
     command: str = "/reviewbot review"
-    max_attempts: int = 5
-    retry_base_seconds: float = 5.0
-    retry_max_seconds: float = 300.0
-    job_lease_seconds: float = 60.0
-    lock_retry_seconds: float = 1.0
-    max_body_bytes: int = MAX_WEBHOOK_BYTES
+    max_attempts: int = Field(default=5, ge=1)
+    retry_base_seconds: float = Field(default=5.0, ge=0)
+    retry_max_seconds: float = Field(default=300.0, ge=0)
+    job_lease_seconds: float = Field(default=60.0, ge=0)
+    lock_retry_seconds: float = Field(default=1.0, ge=0)
+    max_body_bytes: int = Field(default=MAX_WEBHOOK_BYTES, ge=0)
     # PyGithub's pause between requests / writes; None keeps GitHub's recommended pacing.
-    request_interval: float | None = None
-    write_interval: float | None = None
+    request_interval: float | None = Field(default=None, ge=0)
+    write_interval: float | None = Field(default=None, ge=0)
+    # The file these settings were read from ($REVIEWBOT_CONFIG / --config); not a key of the file.
+    config: Path | None = None
 
-    def __repr__(self) -> str:
-        parts = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in _SECRET_FIELDS:
-                shown = "None" if value is None else "'***'"
-            elif f.name in _URL_FIELDS and isinstance(value, str):
-                shown = repr(redact_url(value))
-            else:
-                shown = repr(value)
-            parts.append(f"{f.name}={shown}")
-        return f"Settings({', '.join(parts)})"
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment and the file are read by `load_settings`, which knows where each value came
+        # from (for the error message) and can be given another environment than os.environ.
+        return (init_settings,)
 
-    __str__ = __repr__
+    @field_validator("private_key_path", "cache_dir", "state_dir", "config")
+    @classmethod
+    def _expand_home(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
+
+    @field_validator("api_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+    @field_validator("queue_url")
+    @classmethod
+    def _queue_scheme(cls, value: str | None) -> str | None:
+        if value and not value.startswith(_QUEUE_SCHEMES):
+            raise ValueError(
+                "must be redis://HOST:PORT/DB (RedisHuey) or sqlite:///FILE (SqliteHuey); "
+                f"got a URL starting with {value.split(':', 1)[0]!r}"
+            )
+        return value
+
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, redact_url(value) if name in _URL_FIELDS and isinstance(value, str) else value
+
+    def with_(self, **changes: Any) -> Settings:
+        """A copy with `changes`, validated like the original."""
+        return type(self).model_validate({**self.model_dump(), **changes})
 
     @property
     def queue_file(self) -> Path:
@@ -113,141 +185,199 @@ class Settings:
         return self.state_dir / "queue.sqlite3"
 
     @property
+    def database_url(self) -> str:
+        """The rounds store: `db_url`, else a SQLite file in the state directory."""
+        return self.db_url or f"sqlite:///{self.state_dir / 'reviewbot.sqlite3'}"
+
+    @property
     def uses_app(self) -> bool:
         """True when reviewbot authenticates as a GitHub App (app id + private key)."""
         return self.app_id is not None and self.private_key_path is not None
 
+    def token(self) -> str | None:
+        """The GitHub token in clear, for the client that sends it."""
+        return self.github_token.get_secret_value() if self.github_token is not None else None
+
+    def secret_values(self) -> tuple[str, ...]:
+        """The secrets in clear, for scrubbing them out of messages."""
+        return tuple(
+            s.get_secret_value()
+            for s in (self.webhook_secret, self.github_token)
+            if s and s.get_secret_value()
+        )
+
     def require_secret(self) -> bytes:
         """The webhook secret as bytes; a server without one would accept forged deliveries."""
-        if not self.webhook_secret:
+        if self.webhook_secret is None or not self.webhook_secret.get_secret_value():
             raise UsageError(
                 "no webhook secret configured: set REVIEWBOT_WEBHOOK_SECRET (or webhook_secret in the "
                 "config file) to the secret entered when registering the GitHub App"
             )
-        return self.webhook_secret.encode("utf-8")
+        return self.webhook_secret.get_secret_value().encode("utf-8")
 
     def require_credentials(self) -> None:
         """Fail early when the worker could not talk to GitHub at all."""
         require_github_credentials(
-            token=self.github_token, app_id=self.app_id, has_private_key=self.private_key_path is not None
+            token=self.token(), app_id=self.app_id, has_private_key=self.private_key_path is not None
         )
 
-
-def _to_bool(key: str, raw: Any) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off", ""):
-        return False
-    raise UsageError(f"{key} must be true or false, not {raw!r}")
+    def private_paths(self) -> list[Path]:
+        """What these settings name that a test sandbox must not see: the App key, this file, the
+        clone cache, the state directory and the SQLite files of the store and the queue."""
+        named = [self.private_key_path, self.config, self.cache_dir, self.state_dir]
+        named += [sqlite_file(self.db_url), sqlite_file(self.queue_url)]
+        return [p for p in named if p is not None]
 
 
-def _to_int(key: str, raw: Any) -> int:
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        raise UsageError(f"{key} must be a whole number") from None
-    if value < 0:
-        raise UsageError(f"{key} must not be negative")
-    return value
+# Keys a config file may hold: every setting but `config` (the file does not name itself).
+FILE_KEYS: tuple[str, ...] = tuple(sorted(set(Settings.model_fields) - {"config"}))
+_PATH_FIELDS = frozenset({"private_key_path", "cache_dir", "state_dir", "config"})
+# The settings that place secrets and state (see `private_paths`).
+_PLACES = ("private_key_path", "cache_dir", "state_dir", "db_url", "queue_url")
+_HINTS = {"app_id": " (the App's numeric id)"}
 
 
-def _to_float(key: str, raw: Any) -> float:
-    try:
-        value = float(str(raw).strip())
-    except ValueError:
-        raise UsageError(f"{key} must be a number of seconds") from None
-    if value < 0:
-        raise UsageError(f"{key} must not be negative")
-    return value
+def env_var(field: str) -> str:
+    """The environment variable of a setting (GITHUB_TOKEN for the token)."""
+    alias = Settings.model_fields[field].validation_alias
+    if isinstance(alias, AliasChoices):
+        return str(alias.choices[0])
+    return f"{ENV_PREFIX}{field.upper()}"
 
 
-def _to_path(_key: str, raw: Any) -> Path:
-    return Path(str(raw)).expanduser()
+class _Environment(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping instead of os.environ."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(Settings)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        # As the base class reads os.environ: names without regard to case, empty values left out.
+        return {k.lower(): v for k, v in self._environ.items() if v != ""}
 
 
-def _to_str(_key: str, raw: Any) -> str:
-    return str(raw)
-
-
-# field -> (environment variable, converter). GITHUB_TOKEN is GitHub's own name for a token.
-_SOURCES: dict[str, tuple[str, Callable[[str, Any], Any]]] = {
-    "webhook_secret": ("REVIEWBOT_WEBHOOK_SECRET", _to_str),
-    "github_token": ("GITHUB_TOKEN", _to_str),
-    "app_id": ("REVIEWBOT_APP_ID", _to_int),
-    "private_key_path": ("REVIEWBOT_PRIVATE_KEY_PATH", _to_path),
-    "api_url": ("REVIEWBOT_API_URL", _to_str),
-    "queue_url": ("REVIEWBOT_QUEUE_URL", _to_str),
-    "queue_name": ("REVIEWBOT_QUEUE_NAME", _to_str),
-    "db_url": ("REVIEWBOT_DB_URL", _to_str),
-    "cache_dir": ("REVIEWBOT_CACHE_DIR", _to_path),
-    "state_dir": ("REVIEWBOT_STATE_DIR", _to_path),
-    "review_drafts": ("REVIEWBOT_REVIEW_DRAFTS", _to_bool),
-    "post": ("REVIEWBOT_POST", _to_bool),
-    "command": ("REVIEWBOT_COMMAND", _to_str),
-    "max_attempts": ("REVIEWBOT_MAX_ATTEMPTS", _to_int),
-    "retry_base_seconds": ("REVIEWBOT_RETRY_BASE_SECONDS", _to_float),
-    "retry_max_seconds": ("REVIEWBOT_RETRY_MAX_SECONDS", _to_float),
-    "job_lease_seconds": ("REVIEWBOT_JOB_LEASE_SECONDS", _to_float),
-    "lock_retry_seconds": ("REVIEWBOT_LOCK_RETRY_SECONDS", _to_float),
-    "max_body_bytes": ("REVIEWBOT_MAX_BODY_BYTES", _to_int),
-    "request_interval": ("REVIEWBOT_REQUEST_INTERVAL", _to_float),
-    "write_interval": ("REVIEWBOT_WRITE_INTERVAL", _to_float),
-}
+def _field_of(key: str) -> str:
+    """The field a source's key stands for (the environment source answers with an alias)."""
+    for name, info in Settings.model_fields.items():
+        alias = info.validation_alias
+        if key == name or (isinstance(alias, AliasChoices) and key in alias.choices):
+            return name
+    return key
 
 
 def _read_file(path: Path) -> dict[str, Any]:
+    """The config file as a mapping of setting -> value; UsageError without quoting its text."""
+    toml = path.suffix == ".toml"
+    kind = "TOML" if toml else "YAML"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(
             f"cannot read the config file {path}: {exc.strerror}; check --config / REVIEWBOT_CONFIG"
         ) from exc
+    try:
+        data = tomllib.loads(text) if toml else yaml.safe_load(text)
+    except tomllib.TOMLDecodeError as exc:
+        # tomllib's message gives the position, never the text (which may hold a secret).
+        raise UsageError(f"the config file {path} is not valid TOML ({exc}); fix it and retry") from None
     except yaml.YAMLError as exc:
         # The YAML error quotes the offending text, which may be a secret: give the position only.
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise UsageError(f"the config file {path} is not valid YAML{where}; fix it and retry") from None
+        raise UsageError(f"the config file {path} is not valid {kind}{where}; fix it and retry") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise UsageError(f"the config file {path} must be a mapping of keys to values (e.g. `app_id: 123`)")
-    unknown = sorted(str(k) for k in data if k not in _SOURCES)
+    unknown = sorted(str(k) for k in data if k not in FILE_KEYS)
     if unknown:
-        raise UsageError(
-            f"unknown key(s) {', '.join(unknown)} in {path}; valid keys: {', '.join(sorted(_SOURCES))}"
-        )
-    return data
+        raise UsageError(f"unknown key(s) {', '.join(unknown)} in {path}; valid keys: {', '.join(FILE_KEYS)}")
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def _problem(error: ErrorDetails) -> str:
+    """What is wrong with a value, in words that do not repeat the value."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return "must be a whole number"
+    if kind in ("bool_parsing", "bool_type"):
+        return "must be true or false"
+    if kind in ("float_parsing", "float_type", "finite_number"):
+        return "must be a number of seconds"
+    if kind == "greater_than_equal":
+        return "must not be negative" if ctx.get("ge") == 0 else f"must be at least {ctx.get('ge')}"
+    if kind == "value_error":
+        return str(ctx.get("error", "is not valid"))
+    if kind in ("string_type", "path_type"):
+        return "must be text" if kind == "string_type" else "must be a path"
+    return "is not valid"
+
+
+def _usage_error(exc: ValidationError, origin: Mapping[str, str]) -> UsageError:
+    first = exc.errors()[0]
+    field = _field_of(str(first["loc"][0])) if first["loc"] else ""
+    where = origin.get(field, field)
+    more = exc.error_count() - 1
+    tail = f" (and {more} more problem(s))" if more else ""
+    return UsageError(f"{where} {_problem(first)}{_HINTS.get(field, '')}{tail}")
+
+
+def _expand_tilde(value: Any, home: Path) -> Any:
+    """'~/x' under the home of the environment being read (it may not be this process's)."""
+    if isinstance(value, str) and (value == "~" or value.startswith("~/")):
+        return str(home / value[2:]) if value != "~" else str(home)
+    return value
 
 
 def load_settings(
     config_path: str | Path | None = None, environ: Mapping[str, str] | None = None
 ) -> Settings:
-    """Settings from `environ` (default: os.environ) over the YAML file `config_path` (default:
+    """Settings from `environ` (default: os.environ) over the config file `config_path` (default:
     $REVIEWBOT_CONFIG, if set). Raises UsageError naming the bad key (never its value)."""
     env = os.environ if environ is None else environ
-    path = config_path or env.get("REVIEWBOT_CONFIG")
-    values: dict[str, Any] = {}
+    path = config_path or env.get("REVIEWBOT_CONFIG") or None
+    values: dict[str, Any] = {"state_dir": default_state_dir(env), "cache_dir": default_cache_dir(env)}
+    origin: dict[str, str] = {}
     if path:
         for key, raw in _read_file(Path(path)).items():
-            if raw is not None:
-                values[key] = _SOURCES[key][1](f"{key} (in {path})", raw)
-    for key, (var, convert) in _SOURCES.items():
-        raw_env = env.get(var)
-        if raw_env is not None and raw_env != "":
-            values[key] = convert(var, raw_env)
-    if "state_dir" not in values and env.get("XDG_STATE_HOME"):
-        values["state_dir"] = Path(env["XDG_STATE_HOME"]) / "reviewbot"
-    settings = replace(Settings(), **values)
-    if settings.max_attempts < 1:
-        raise UsageError("max_attempts must be at least 1 (REVIEWBOT_MAX_ATTEMPTS)")
-    if settings.queue_url and not settings.queue_url.startswith(
-        ("redis://", "rediss://", "unix://", "sqlite://")
-    ):
-        raise UsageError(
-            "REVIEWBOT_QUEUE_URL must be redis://HOST:PORT/DB (RedisHuey) or sqlite:///FILE (SqliteHuey); "
-            f"got a URL starting with {settings.queue_url.split(':', 1)[0]!r}"
-        )
-    return settings
+            values[key], origin[key] = raw, f"{key} (in {path})"
+    for key, raw in _Environment(env)().items():
+        field = _field_of(key)
+        values[field], origin[field] = raw, env_var(field)
+    if path:
+        values["config"] = str(path)
+    home = _home(env)
+    values = {k: _expand_tilde(v, home) if k in _PATH_FIELDS else v for k, v in values.items()}
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        raise _usage_error(exc, origin) from None
+
+
+def _settings_to_hide(env: Mapping[str, str]) -> Settings:
+    """The settings of `env` for hiding their paths; a bad file or value must not hide less."""
+    try:
+        return load_settings(environ=env)
+    except UsageError:
+        pass  # the process that uses these settings fails on them by itself; hide what is known
+    config = env.get("REVIEWBOT_CONFIG") or None
+    named = {env_var(f) for f in _PLACES}
+    paths_only = {k: v for k, v in env.items() if k in named or not k.startswith(ENV_PREFIX)}
+    try:
+        settings = load_settings(environ=paths_only)
+    except UsageError:
+        settings = Settings(state_dir=default_state_dir(env), cache_dir=default_cache_dir(env))
+    return settings.with_(config=config) if config else settings
+
+
+def private_paths(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """reviewbot's own secrets and state, for test sandboxes to hide: what the settings of `environ`
+    (default os.environ) name, and the default state and cache directories (another reviewbot
+    process on this host may use them)."""
+    env = os.environ if environ is None else environ
+    settings = _settings_to_hide(env)
+    candidates = [settings.private_key_path, settings.config, settings.cache_dir, default_cache_dir(env)]
+    candidates += [settings.state_dir, default_state_dir(env)]
+    candidates += [sqlite_file(settings.db_url), sqlite_file(settings.queue_url)]
+    return list(dict.fromkeys(p for p in candidates if p is not None))

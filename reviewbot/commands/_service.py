@@ -4,7 +4,6 @@ checked settings they start from."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from reviewbot.errors import UsageError
 from reviewbot.execution.sandbox import hide_from_sandbox
@@ -17,7 +16,7 @@ def add_service_arguments(parser: argparse.ArgumentParser, *, workers_help: str)
     """Add `--workers N` (rounds run at once) and `--config FILE`."""
     parser.add_argument("--workers", type=int, default=1, help=workers_help)
     parser.add_argument(
-        "--config", help="YAML settings file (default: $REVIEWBOT_CONFIG); the environment wins"
+        "--config", help="settings file, YAML or .toml (default: $REVIEWBOT_CONFIG); the environment wins"
     )
 
 
@@ -29,11 +28,7 @@ def service_settings(args: argparse.Namespace, *, secret: bool, credentials: boo
     settings = load_settings(args.config)
     # Pull-request tests run in a sandbox on this host: it must not see the service's own secrets
     # and state, wherever the config file put them (the defaults are hidden already).
-    hide_from_sandbox(
-        Path(p)
-        for p in (args.config, settings.private_key_path, settings.state_dir, settings.cache_dir)
-        if p is not None
-    )
+    hide_from_sandbox(settings.private_paths())
     if secret:
         settings.require_secret()
     if credentials:

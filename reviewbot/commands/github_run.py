@@ -2,7 +2,8 @@
 
 Without `--post` it is a dry run: it prints exactly what it would publish (the summary comment,
 the review with its inline comments, the check run) and sends no write request. Credentials come
-from GITHUB_TOKEN, or REVIEWBOT_APP_ID + REVIEWBOT_PRIVATE_KEY_PATH for a GitHub App;
+from the settings (reviewbot.settings: the environment over --config / $REVIEWBOT_CONFIG):
+GITHUB_TOKEN, or REVIEWBOT_APP_ID + REVIEWBOT_PRIVATE_KEY_PATH for a GitHub App;
 REVIEWBOT_API_URL / --api-url points at GitHub Enterprise Server.
 
 Exit codes: 0 done (or skipped, said on stderr); 1 BLOCKING with --fail-on-blocking; 2 usage;
@@ -26,27 +27,11 @@ from reviewbot.github.settings import GitHubSettings
 from reviewbot.model.review import Status
 from reviewbot.report.render import render_sarif
 from reviewbot.runner import owner_name
+from reviewbot.settings import Settings
 
-__all__ = ["add_arguments", "main", "repo_from_checkout", "settings_from_args"]
+__all__ = ["main", "repo_from_checkout", "settings_from_args"]
 
 EXIT_INCOMPLETE = 3
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of the GitHub path, for a parser that does not have them yet (`run` has them)."""
-    parser.add_argument("--pr", type=int, required=True, help="pull request number")
-    parser.add_argument("--repo", help="OWNER/NAME (default: from the current checkout's origin remote)")
-    parser.add_argument("--post", action="store_true", help="publish (default: dry run, nothing is sent)")
-    parser.add_argument(
-        "--api-url", help="GitHub API URL, e.g. https://ghe.example.com/api/v3 ($REVIEWBOT_API_URL)"
-    )
-    parser.add_argument("--db", help="rounds database URL ($REVIEWBOT_DB_URL)")
-    parser.add_argument("--cache-dir", help="where cached clones live ($REVIEWBOT_CACHE_DIR)")
-    parser.add_argument("--format", choices=("markdown", "json", "sarif"), default="markdown")
-    parser.add_argument("--lang", choices=("en", "zh"), default="en")
-    parser.add_argument("--output", "-o", help="write to this file instead of stdout")
-    parser.add_argument("--fail-on-blocking", action="store_true", help="exit 1 when the status is BLOCKING")
-    parser.add_argument("--no-tests", action="store_true", help="do not execute the repository's tests")
 
 
 def repo_from_checkout(path: Path) -> str:
@@ -66,16 +51,20 @@ def repo_from_checkout(path: Path) -> str:
     return name
 
 
-def settings_from_args(args: argparse.Namespace) -> GitHubSettings:
+def settings_from_args(args: argparse.Namespace, settings: Settings) -> GitHubSettings:
+    """The round's GitHub settings: the process settings, the command line over them. A person
+    asked for this PR: a draft is reviewed, and a bad `.reviewbot.toml` is an error (exit 2)."""
     cache = getattr(args, "cache_dir", None)
-    return GitHubSettings.from_env(
-        api_url=getattr(args, "api_url", None),
-        db_url=getattr(args, "db", None),
-        cache_dir=Path(cache).expanduser() if cache else None,
-        lang=getattr(args, "lang", None),
-        run_tests=False if getattr(args, "no_tests", False) else None,
-        extra_checklists=tuple(getattr(args, "checklist", None) or ()) or None,
-    )
+    overrides = {
+        "api_url": getattr(args, "api_url", None),
+        "db_url": getattr(args, "db", None),
+        "cache_dir": Path(cache).expanduser() if cache else None,
+        "lang": getattr(args, "lang", None),
+        "run_tests": False if getattr(args, "no_tests", False) else None,
+        "extra_checklists": tuple(getattr(args, "checklist", None) or ()) or None,
+    }
+    # from_settings drops the None values: an option not given leaves the setting as it is.
+    return GitHubSettings.from_settings(settings, review_drafts=True, repo_config_errors="raise", **overrides)
 
 
 def _text(outcome: PrRoundOutcome, fmt: str) -> str:
@@ -120,15 +109,15 @@ def _text(outcome: PrRoundOutcome, fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, settings: Settings) -> int:
     if getattr(args, "pr", None) is None:
         raise UsageError("give --pr N (the pull request number)")
     repo = args.repo or repo_from_checkout(Path(getattr(args, "path", None) or "."))
     if "/" not in repo or repo.count("/") != 1:
         raise UsageError(f"--repo must be OWNER/NAME, not {repo!r}")
-    settings = settings_from_args(args)
+    github = settings_from_args(args, settings)
     started = time.perf_counter()
-    outcome = run_pr_round(settings, repo, args.pr, post=bool(getattr(args, "post", False)))
+    outcome = run_pr_round(github, repo, args.pr, post=bool(getattr(args, "post", False)))
     if outcome.status == "skipped":
         print(f"reviewbot: {repo}#{args.pr} skipped: {outcome.reason}", file=sys.stderr)
         return 0

@@ -8,14 +8,18 @@ import sys
 import time
 from pathlib import Path
 
+from reviewbot.checks.registry import KNOWN_RULES
 from reviewbot.config import load_repo_config
 from reviewbot.errors import UsageError
 from reviewbot.execution.execute import ExecSettings, executor
+from reviewbot.execution.sandbox import hide_from_sandbox
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.review import Review, Status
 from reviewbot.report.render import LANGS, render_json, render_markdown, render_sarif
+from reviewbot.review.checklist import bundled_names
 from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.runner import RoundOutcome, run_local_round
+from reviewbot.settings import Settings, load_settings
 from reviewbot.store.store import Store
 
 __all__ = ["add_arguments", "main", "review_local", "emit"]
@@ -35,31 +39,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--checklist", action="append", default=[], help="extra checklist (bundled name or YAML path)"
     )
-    parser.add_argument("--db", help="rounds database URL (default: SQLite in the state directory)")
+    parser.add_argument("--db", help="rounds database URL (default: db_url of the settings, else SQLite)")
     parser.add_argument("--post", action="store_true", help="publish to GitHub (default: dry run)")
     parser.add_argument("--api-url", help="GitHub API URL (GitHub Enterprise Server)")
     parser.add_argument("--cache-dir", help="where cached clones live")
+    parser.add_argument(
+        "--config", help="settings file, YAML or .toml (default: $REVIEWBOT_CONFIG); the environment wins"
+    )
 
 
 def settings_for(change: ChangeSet, args: argparse.Namespace, repo: Path) -> ReviewSettings:
-    """Review settings from the base revision's `.reviewbot.toml` plus the command line."""
-    cfg = load_repo_config(change.base_tree)
+    """Review settings from the base revision's `.reviewbot.toml` (parsed once, here; a bad one is
+    a UsageError, exit 2) plus the command line."""
+    cfg = load_repo_config(change.base_tree, rules=KNOWN_RULES, checklists=bundled_names())
     names = list(dict.fromkeys([*cfg.checklists, *args.checklist]))
     # A local run trusts its user: the repository's tests run unless --no-tests.
-    exec_settings = ExecSettings(run_tests=not args.no_tests, trusted=True)
+    exec_settings = ExecSettings(run_tests=not args.no_tests, trusted=True, repo_config=cfg)
     return ReviewSettings(
         lang=args.lang,
         checklists=names,
         checklist_texts=dict(cfg.repo_checklists),
         disabled_rules=cfg.disabled,
+        exclude=cfg.exclude,
         execute=executor(repo, exec_settings),
     )
 
 
-def review_local(args: argparse.Namespace) -> RoundOutcome:
+def review_local(args: argparse.Namespace, settings: Settings | None = None) -> RoundOutcome:
     """One local review; with --pr it is recorded as the next round of that PR in the store."""
     repo = Path(args.path or ".").resolve()
-    store = Store.open(args.db) if args.pr is not None else None
+    settings = settings if settings is not None else load_settings(getattr(args, "config", None))
+    store = Store.open(args.db or settings.database_url) if args.pr is not None else None
     try:
         return run_local_round(
             repo,
@@ -95,13 +105,17 @@ def emit(review: Review, args: argparse.Namespace, markdown: str | None = None) 
 
 
 def main(args: argparse.Namespace) -> int:
+    # The process settings (environment over --config / $REVIEWBOT_CONFIG), checked before any work.
+    settings = load_settings(args.config)
+    # The repository's tests run in a sandbox: it must not see what the settings name (key, store...).
+    hide_from_sandbox(settings.private_paths())
     if args.base or args.head:
         if not (args.base and args.head):
             raise UsageError("give both --base and --head (or --pr N for a GitHub pull request)")
-        outcome = review_local(args)
+        outcome = review_local(args, settings)
         return emit(outcome.review, args, outcome.markdown)
     if args.pr is not None:
         from reviewbot.commands import github_run
 
-        return github_run.main(args)
+        return github_run.main(args, settings)
     raise UsageError("nothing to review: give --base REV --head REV, or --pr N")

@@ -26,6 +26,7 @@ from typing import Any
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.change.git import checkout
+from reviewbot.config import RepoConfig
 from reviewbot.errors import ReviewbotError
 from reviewbot.execution.config import TestConfig, load_base_test_config
 from reviewbot.execution.mutants import Mutant, build_mutants
@@ -54,7 +55,9 @@ class ExecSettings:
     allowed_sandboxes: tuple[str, ...] = SANDBOXES
     limits: Limits = field(default_factory=Limits)
     max_timeout_s: float | None = None  # caps the configured per-run timeout
-    test_config: TestConfig | None = None  # already read from the base; None: read it here
+    # The base revision's .reviewbot.toml as the round parsed it (its `tests` may be None: no [tests]);
+    # None: the stage reads the base's file itself.
+    repo_config: RepoConfig | None = None
     scratch_dir: Path | None = None  # where run directories go; default the system temp dir
     keep_runs: bool = False  # keep run directories (debugging)
 
@@ -309,7 +312,10 @@ def execute(
     if not settings.trusted:
         return _not_run(settings.not_trusted_reason, mutants)
     try:
-        cfg = settings.test_config or load_base_test_config(change, repo_path)
+        if settings.repo_config is not None:
+            cfg = settings.repo_config.tests
+        else:
+            cfg = load_base_test_config(change, repo_path)
     except ReviewbotError as exc:
         return _not_run(str(exc), mutants)
     if cfg is None:

@@ -34,6 +34,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reviewbot.settings import private_paths, sqlite_file
+
 __all__ = [
     "SANDBOXES",
     "CONFINING_SANDBOXES",
@@ -161,32 +163,13 @@ def hide_from_sandbox(paths: Iterable[Path | str | None]) -> None:
     _REGISTERED.update(Path(p).expanduser() for p in paths if p)
 
 
-def sqlite_file(url: str | None) -> Path | None:
-    """The file of a `sqlite:///FILE` URL; None for any other URL."""
-    if url and url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
-        return Path(url[len("sqlite:///") :].split("?", 1)[0])
-    return None
-
-
 def service_paths(env: Mapping[str, str] | None = None) -> list[Path]:
-    """reviewbot's own secrets and state as `env` (default os.environ) and the defaults place them.
+    """reviewbot's own secrets and state as the settings of `env` (default os.environ) place them.
 
     The App private key, the config file, the state directory (rounds store, queue), the clone cache
-    (other repositories) and SQLite files named by the database and queue URLs."""
-    env = os.environ if env is None else env
-    home = Path(env.get("HOME") or Path.home())
-    out = [Path(env[v]) for v in ("REVIEWBOT_PRIVATE_KEY_PATH", "REVIEWBOT_CONFIG") if env.get(v)]
-    # The explicit directory and the default one: a setting from a config file moves only one of them.
-    for var, xdg, default in (
-        ("REVIEWBOT_CACHE_DIR", "XDG_CACHE_HOME", home / ".cache"),
-        ("REVIEWBOT_STATE_DIR", "XDG_STATE_HOME", home / ".local" / "state"),
-    ):
-        if env.get(var):
-            out.append(Path(env[var]))
-        out.append(Path(env.get(xdg) or default) / "reviewbot")
-    out += [f for f in (sqlite_file(env.get(v)) for v in ("REVIEWBOT_DB_URL", "REVIEWBOT_QUEUE_URL")) if f]
-    # "~" means the home of `env`, like the settings loaders that read it.
-    return [home / p.relative_to("~") if p.parts[:1] == ("~",) else p.expanduser() for p in out]
+    (other repositories), the SQLite files named by the database and queue URLs, and the default
+    state and cache directories (`reviewbot.settings.private_paths`, the one reader of the settings)."""
+    return private_paths(env)
 
 
 def _within(path: Path, parent: Path) -> bool:

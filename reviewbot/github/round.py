@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reviewbot.errors import RateLimited, StoreError
@@ -28,7 +28,8 @@ from reviewbot.github.plan import PublicationPlan, build_plan, commentable_lines
 from reviewbot.github.publish import Published, find_bot_comment, find_bot_review, publish_into
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.source import Code, load_code, review_settings
-from reviewbot.model.review import Review
+from reviewbot.model.change import SkipReason
+from reviewbot.model.review import Review, Status
 from reviewbot.report.marker import State, decode_state
 from reviewbot.review.pipeline import review_change
 from reviewbot.review.rounds import apply_round
@@ -143,6 +144,9 @@ def _review(
             )
         else:  # no clone: the previous head cannot be compared, so this round is a full review
             review = apply_round(review, code.change, previous, repository=pr.repo, pr=pr.number)
+        if any(n.reason is SkipReason.BAD_CONFIG for n in review.notes):
+            # The repository's .reviewbot.toml was refused: whatever was found, no verdict (neutral).
+            review = replace(review, status=Status.INCOMPLETE)
         return review, commentable_lines(code.change), code
     finally:
         code.change.close()

@@ -1,12 +1,12 @@
 """How a GitHub round talks to GitHub: credentials, endpoints, retry and rate-limit policy, limits.
 
-Built from the environment (`GitHubSettings.from_env`), from the service settings of the App
-worker (`from_service`), or directly in tests. Secrets never appear in `repr`.
+Built from the process settings (`GitHubSettings.from_settings`: the App worker, and `reviewbot run
+--pr` through `from_env`), or directly in tests. The environment and the config file are read only
+by `reviewbot.settings.load_settings`. Secrets never appear in `repr`.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
@@ -14,20 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from reviewbot.errors import UsageError
-from reviewbot.settings import DEFAULT_API_URL, redact_url, require_github_credentials
+from reviewbot.settings import (
+    DEFAULT_API_URL,
+    Settings,
+    load_settings,
+    redact_url,
+    require_github_credentials,
+)
 
-__all__ = ["GitHubSettings", "DEFAULT_API_URL", "default_cache_dir"]
+__all__ = ["GitHubSettings", "DEFAULT_API_URL", "REPO_CONFIG_ERRORS"]
 
 TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
-
-
-def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """$REVIEWBOT_CACHE_DIR, else $XDG_CACHE_HOME/reviewbot, else ~/.cache/reviewbot."""
-    env = os.environ if env is None else env
-    if env.get("REVIEWBOT_CACHE_DIR"):
-        return Path(env["REVIEWBOT_CACHE_DIR"]).expanduser()
-    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "reviewbot"
+# What a bad .reviewbot.toml does to a round: "note" (the App) reviews with the defaults, says so in
+# the report and concludes the check run neutral; "raise" (the command line) fails with the problem.
+REPO_CONFIG_ERRORS = ("note", "raise")
 
 
 @dataclass(frozen=True, repr=False)
@@ -40,13 +40,14 @@ class GitHubSettings:
     bot_login: str | None = None  # the bot's login when it cannot be asked (e.g. an Actions token)
     db_url: str | None = None  # rounds store; None: the store's default (SQLite in the state dir)
     record_rounds: bool = True  # record published rounds in the store
-    cache_dir: Path | None = None  # cached clones; None: default_cache_dir()
+    cache_dir: Path | None = None  # cached clones; None: the settings' cache directory
     lang: str = "en"
     use_git: bool = True  # False: review from the API's patches only
     run_tests: bool = True  # run the repository's tests (only for trusted authors, see below)
     trusted_associations: frozenset[str] = TRUSTED_ASSOCIATIONS
     review_drafts: bool = True
     extra_checklists: tuple[str, ...] = ()  # on top of the base revision's .reviewbot.toml
+    repo_config_errors: str = "note"  # see REPO_CONFIG_ERRORS
     now: Callable[[], datetime] | None = None  # the review's clock (None: the core's default, UTC now)
     # HTTP behaviour
     timeout: float = 30.0
@@ -69,6 +70,8 @@ class GitHubSettings:
             raise UsageError("max_inline_comments must not be negative")
         if not self.api_url.startswith(("http://", "https://")):
             raise UsageError(f"the GitHub API URL must start with http:// or https://, not {self.api_url!r}")
+        if self.repo_config_errors not in REPO_CONFIG_ERRORS:
+            raise UsageError(f"repo_config_errors must be one of {', '.join(REPO_CONFIG_ERRORS)}")
 
     def __repr__(self) -> str:
         shown = []
@@ -87,7 +90,7 @@ class GitHubSettings:
 
     @property
     def cache_root(self) -> Path:
-        return self.cache_dir if self.cache_dir is not None else default_cache_dir()
+        return self.cache_dir if self.cache_dir is not None else load_settings().cache_dir
 
     def require_credentials(self) -> None:
         """Fail before any request when there is nothing to authenticate with."""
@@ -111,46 +114,32 @@ class GitHubSettings:
             ) from exc
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> GitHubSettings:
-        """Settings from GITHUB_TOKEN, REVIEWBOT_APP_ID, REVIEWBOT_PRIVATE_KEY_PATH, REVIEWBOT_API_URL,
-        REVIEWBOT_DB_URL, REVIEWBOT_CACHE_DIR and REVIEWBOT_BOT_LOGIN; `overrides` (not None) win."""
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        if env.get("GITHUB_TOKEN"):
-            values["token"] = env["GITHUB_TOKEN"]
-        if env.get("REVIEWBOT_APP_ID"):
-            try:
-                values["app_id"] = int(env["REVIEWBOT_APP_ID"])
-            except ValueError:
-                raise UsageError("REVIEWBOT_APP_ID must be the App's numeric id") from None
-        if env.get("REVIEWBOT_PRIVATE_KEY_PATH"):
-            values["private_key_path"] = Path(env["REVIEWBOT_PRIVATE_KEY_PATH"]).expanduser()
-        named = (
-            ("REVIEWBOT_API_URL", "api_url"),
-            ("REVIEWBOT_DB_URL", "db_url"),
-            ("REVIEWBOT_BOT_LOGIN", "bot_login"),
-        )
-        for var, key in named:
-            if env.get(var):
-                values[key] = env[var]
-        values["cache_dir"] = default_cache_dir(env)
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
-
-    @classmethod
-    def from_service(cls, service: Any, **overrides: Any) -> GitHubSettings:
-        """The GitHub part of the service settings (reviewbot.settings.Settings) of `serve`/`worker`."""
+    def from_settings(cls, settings: Settings, **overrides: Any) -> GitHubSettings:
+        """The GitHub part of the process settings; `overrides` (not None) win."""
         values: dict[str, Any] = {
-            "api_url": service.api_url,
-            "token": service.github_token,
-            "app_id": service.app_id,
-            "private_key_path": service.private_key_path,
-            "db_url": service.db_url,
-            "cache_dir": service.cache_dir,
-            "review_drafts": service.review_drafts,
+            "api_url": settings.api_url,
+            "token": settings.token(),
+            "app_id": settings.app_id,
+            "private_key_path": settings.private_key_path,
+            "bot_login": settings.bot_login,
+            "db_url": settings.database_url,
+            "cache_dir": settings.cache_dir,
+            "review_drafts": settings.review_drafts,
+            "seconds_between_requests": settings.request_interval,
+            "seconds_between_writes": settings.write_interval,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        return cls(**{k: v for k, v in values.items() if v is not None})
+
+    @classmethod
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, config_path: str | Path | None = None, **overrides: Any
+    ) -> GitHubSettings:
+        """A command-line round: the settings of `env` (default os.environ) over the config file
+        (`config_path`, else $REVIEWBOT_CONFIG). A person asked for this PR, so a draft is reviewed,
+        and a bad `.reviewbot.toml` is an error; `overrides` (not None) win."""
+        defaults: dict[str, Any] = {"review_drafts": True, "repo_config_errors": "raise"}
+        return cls.from_settings(load_settings(config_path, env), **{**defaults, **overrides})
 
     def with_(self, **changes: Any) -> GitHubSettings:
         return replace(self, **changes)

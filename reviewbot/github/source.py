@@ -13,13 +13,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from reviewbot.change.diff import load_change
-from reviewbot.config import load_repo_config
+from reviewbot.checks.registry import KNOWN_RULES
+from reviewbot.config import RepoConfig, RepoConfigError, load_repo_config
 from reviewbot.errors import EnvironmentProblem, GitError
 from reviewbot.github.api import PullRequestInfo, RestApi
 from reviewbot.github.fallback import change_from_api
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.workspace import GitWorkspace
-from reviewbot.model.change import ChangeSet
+from reviewbot.model.change import ChangeSet, Note, SkipReason
+from reviewbot.review.checklist import bundled_names
 from reviewbot.review.pipeline import ReviewSettings
 
 __all__ = ["Code", "load_code", "review_settings"]
@@ -73,17 +75,28 @@ def review_settings(settings: GitHubSettings, code: Code, pr: PullRequestInfo) -
     members, collaborators), only from a git checkout, and only in a confining sandbox (bwrap or
     unshare; never unconfined), with the App key, the clone cache and the store hidden.
     """
-    cfg = load_repo_config(code.change.base_tree)
+    try:
+        cfg = load_repo_config(code.change.base_tree, rules=KNOWN_RULES, checklists=bundled_names())
+        notes: tuple[Note, ...] = ()
+    except RepoConfigError as exc:
+        if settings.repo_config_errors == "raise":
+            raise
+        # Never silently ignored: the defaults review the PR, the report says why, the verdict is
+        # INCOMPLETE (a neutral check run) and no test runs on a [tests] table nobody could read.
+        cfg = RepoConfig()
+        notes = (Note(SkipReason.BAD_CONFIG, f"{exc}; this round used the defaults and ran no tests."),)
     out = ReviewSettings(
         lang=settings.lang,
         checklists=list(dict.fromkeys([*cfg.checklists, *settings.extra_checklists])),
         checklist_texts=dict(cfg.repo_checklists),
         disabled_rules=cfg.disabled,
+        exclude=cfg.exclude,
+        notes=notes,
         timings_ms={"fetch": round(code.fetch_ms, 1)} if code.fetch_ms else {},
     )
     if settings.now is not None:
         out = replace(out, now=settings.now)
-    if settings.run_tests and code.repo_path is not None:
+    if settings.run_tests and code.repo_path is not None and not notes:
         from reviewbot.execution.execute import ExecSettings, executor
         from reviewbot.execution.sandbox import CONFINING_SANDBOXES, hide_from_sandbox, sqlite_file
 
@@ -98,7 +111,7 @@ def review_settings(settings: GitHubSettings, code: Code, pr: PullRequestInfo) -
         # The author's code must never run unconfined here: an unconfined test could read the worker's
         # environment (/proc) and files, the App key among them, and reach the network.
         exec_settings = ExecSettings(
-            trusted=trusted, not_trusted_reason=why, allowed_sandboxes=CONFINING_SANDBOXES
+            trusted=trusted, not_trusted_reason=why, allowed_sandboxes=CONFINING_SANDBOXES, repo_config=cfg
         )
         out = replace(out, execute=executor(code.repo_path, exec_settings))
     return out

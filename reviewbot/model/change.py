@@ -23,6 +23,7 @@ class SkipReason(str, Enum):
     TRUNCATED = "truncated"
     CHECK_CRASHED = "check-crashed"
     UNAVAILABLE = "unavailable"
+    BAD_CONFIG = "bad-config"  # the base's .reviewbot.toml was refused; the round used the defaults
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,8 @@ class ReviewSettings:
     truth_tables: Callable[[CheckContext], list[dict[str, Any]]] | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)  # stages run before the core (change, fetch)
     extra_checks: Sequence[Any] = ()
+    exclude: tuple[str, ...] = ()  # `[review] exclude` of .reviewbot.toml: globs of paths never searched
+    notes: tuple[Note, ...] = ()  # said by the stages before the core (e.g. a bad .reviewbot.toml)
 
 
 def _parse_side(change: ChangeSet, head: bool, notes: list[Note]) -> dict[str, FileFacts]:
@@ -239,7 +241,12 @@ def checklist_stage(
     return checklist, with_checklist_refs(findings, checklist)
 
 
-_INCOMPLETE_ALWAYS = (SkipReason.UNPARSABLE_DIFF, SkipReason.UNPARSABLE_CODE, SkipReason.TOO_LARGE)
+_INCOMPLETE_ALWAYS = (
+    SkipReason.UNPARSABLE_DIFF,
+    SkipReason.UNPARSABLE_CODE,
+    SkipReason.TOO_LARGE,
+    SkipReason.BAD_CONFIG,
+)
 
 
 def verdict_stage(change: ChangeSet, checked: Checked, notes: list[Note]) -> Verdict:
@@ -311,7 +318,7 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
     settings = settings or ReviewSettings()
     timings: dict[str, float] = dict(settings.timings_ms)
     clock = _Clock(timings)
-    notes: list[Note] = list(change.notes)
+    notes: list[Note] = [*settings.notes, *change.notes]
 
     parsed = parse_stage(change)
     notes.extend(parsed.notes)

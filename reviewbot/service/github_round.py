@@ -23,11 +23,7 @@ def github_settings(settings: Settings) -> Any:
     """The GitHub client settings of the service settings (credentials, API URL, store, cache)."""
     from reviewbot.github.settings import GitHubSettings
 
-    return GitHubSettings.from_service(
-        settings,
-        seconds_between_requests=settings.request_interval,
-        seconds_between_writes=settings.write_interval,
-    )
+    return GitHubSettings.from_settings(settings)
 
 
 def github_round(settings: Settings) -> RoundFn:

@@ -22,7 +22,7 @@ class Runtime:
     @classmethod
     def open(cls, settings: Settings) -> Runtime:
         """Open (and migrate) the database named by the settings, and connect to the queue."""
-        store = Store.open(settings.db_url)
+        store = Store.open(settings.database_url)
         try:
             queue = JobQueue(settings)
         except Exception:

@@ -248,7 +248,7 @@ class Worker:
 
 
 def _default_scrub(settings: Settings) -> Callable[[str], str]:
-    secrets = [s for s in (settings.webhook_secret, settings.github_token) if s]
+    secrets = settings.secret_values()
 
     def scrub(text: str) -> str:
         for secret in secrets:

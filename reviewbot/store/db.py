@@ -1,6 +1,6 @@
 """The reviewbot database: where it is, how to connect, and its numbered migrations.
 
-`open_engine(url)` resolves `--db` / $REVIEWBOT_DB_URL / the state-directory SQLite file, connects
+`open_engine(url)` resolves `--db` / the settings' database (reviewbot.settings), connects
 and brings the schema to the newest migration in `migrations/versions/` (Alembic, one transaction,
 under a lock so several workers may start at once). SQLite gets real transactions (`BEGIN
 IMMEDIATE`), foreign keys and WAL; PostgreSQL goes through psycopg 3.
@@ -9,7 +9,6 @@ IMMEDIATE`), foreign keys and WAL; PostgreSQL goes through psycopg 3.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from datetime import datetime, timezone
@@ -22,6 +21,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from reviewbot.errors import StoreError
+from reviewbot.settings import load_settings
 
 __all__ = [
     "MIGRATIONS_DIR",
@@ -45,12 +45,8 @@ _MIGRATION_LOCK = 0x72657669657762  # "reviewb"
 
 
 def default_db_url() -> str:
-    """$REVIEWBOT_DB_URL, else a SQLite file in the XDG state directory."""
-    env = os.environ.get("REVIEWBOT_DB_URL")
-    if env:
-        return env
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return f"sqlite:///{Path(state) / 'reviewbot' / 'reviewbot.sqlite3'}"
+    """The settings' database (`db_url`, else a SQLite file in the state directory)."""
+    return load_settings().database_url
 
 
 def engine_url(url: str | None) -> URL:

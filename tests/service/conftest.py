@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -98,7 +97,7 @@ def redis_queue(settings: Settings) -> Iterator[Settings]:
     except Exception:
         pytest.skip("Redis is not reachable on 127.0.0.1:6379")
     name = f"reviewbot_test_{uuid.uuid4().hex[:10]}"
-    yield replace(settings, queue_url=REDIS_URL, queue_name=name)
+    yield settings.with_(queue_url=REDIS_URL, queue_name=name)
     client = redis.Redis.from_url(REDIS_URL)
     keys = list(client.scan_iter(match=f"huey.*{name}*"))
     if keys:

@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ def worker_env(settings: Settings, api_url: str, token: str | None, home: Path) 
         HOME=str(home),
         XDG_CACHE_HOME=str(home / "cache"),
         REVIEWBOT_API_URL=api_url,
-        REVIEWBOT_WEBHOOK_SECRET=str(settings.webhook_secret),
+        REVIEWBOT_WEBHOOK_SECRET=settings.require_secret().decode(),
         REVIEWBOT_DB_URL=str(settings.db_url),
         REVIEWBOT_QUEUE_NAME=settings.queue_name,
         REVIEWBOT_STATE_DIR=str(settings.state_dir),
@@ -213,7 +213,7 @@ def app_stack(settings: Settings, tmp: Path, *, as_app: bool = False) -> Iterato
             key = home / "app.pem"
             key.write_text(private)
             key.chmod(0o600)
-            settings = replace(settings, app_id=APP_ID, private_key_path=key, github_token=None)
+            settings = settings.with_(app_id=APP_ID, private_key_path=key, github_token=None)
         runtime = Runtime.open(settings)
         try:
             app = create_app(settings, runtime.book, runtime.queue)

@@ -80,7 +80,7 @@ def test_serve_with_worker_reviews_a_pull_request_in_one_process(settings: Setti
         assert code in (0, -signal.SIGTERM), text
         assert "Application shutdown complete" in text and "All workers have stopped" in text
         assert "reviewbot serve: http://127.0.0.1" in text and "with 1 worker thread(s)" in text
-        assert token not in text and str(settings.webhook_secret) not in text
+        assert token not in text and settings.require_secret().decode() not in text
 
 
 def test_serve_refuses_to_start_without_a_webhook_secret(settings: Settings, tmp_path: Path) -> None:

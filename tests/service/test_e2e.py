@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -49,7 +48,7 @@ def test_a_pull_request_and_a_push_give_one_comment_edited_for_round_2(
         assert 'reviewbot_github_api_calls_total{kind="write"}' in text
         log = stack.worker_log(0)
         assert stack.token is not None and stack.token not in log
-        assert str(settings.webhook_secret) not in log
+        assert settings.require_secret().decode() not in log
 
 
 def test_a_round_github_refuses_is_recorded_failed_with_its_reason(
@@ -107,7 +106,7 @@ def test_twenty_pushes_within_a_second_coalesce_into_one_comment_on_the_last_hea
 def test_redis_queue_two_worker_processes_and_postgresql(
     redis_queue: Settings, pg_url: str, tmp_path: Path
 ) -> None:
-    settings = replace(redis_queue, db_url=pg_url)
+    settings = redis_queue.with_(db_url=pg_url)
     with app_stack(settings, tmp_path, as_app=True) as stack:
         assert stack.runtime.queue.describe().startswith("RedisHuey")
         stack.start_worker()

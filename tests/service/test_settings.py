@@ -53,8 +53,9 @@ def test_repr_and_str_hide_secrets_and_url_passwords() -> None:
     for text in (repr(s), str(s), f"{s}"):
         assert SECRET not in text and TOKEN not in text
         assert "pgpass-secret" not in text and "redispass-secret" not in text
-        assert "webhook_secret='***'" in text and "postgresql://rb:***@db/rb" in text
-    assert s.require_secret() == SECRET.encode()
+        assert "webhook_secret=SecretStr('**********')" in text and "postgresql://rb:***@db/rb" in text
+    assert s.require_secret() == SECRET.encode() and s.token() == TOKEN
+    assert s.secret_values() == (SECRET, TOKEN)
 
 
 def test_redact_url() -> None:
@@ -67,10 +68,11 @@ def test_redact_url() -> None:
 @pytest.mark.parametrize(
     "environ,needle",
     [
-        ({"REVIEWBOT_APP_ID": "abc"}, "REVIEWBOT_APP_ID must be a whole number"),
+        ({"REVIEWBOT_APP_ID": "abc"}, "REVIEWBOT_APP_ID must be a whole number (the App's numeric id)"),
         ({"REVIEWBOT_REVIEW_DRAFTS": "maybe"}, "REVIEWBOT_REVIEW_DRAFTS must be true or false"),
         ({"REVIEWBOT_JOB_LEASE_SECONDS": "-1"}, "must not be negative"),
-        ({"REVIEWBOT_MAX_ATTEMPTS": "0"}, "max_attempts must be at least 1"),
+        ({"REVIEWBOT_MAX_ATTEMPTS": "0"}, "REVIEWBOT_MAX_ATTEMPTS must be at least 1"),
+        ({"REVIEWBOT_API_URL": "ftp://u:pw@h"}, "REVIEWBOT_API_URL must start with http:// or https://"),
         ({"REVIEWBOT_QUEUE_URL": "amqp://user:pw@h"}, "REVIEWBOT_QUEUE_URL must be redis://"),
     ],
 )
@@ -103,3 +105,55 @@ def test_missing_secret_and_credentials_say_what_to_set() -> None:
     with pytest.raises(UsageError, match="both REVIEWBOT_APP_ID and REVIEWBOT_PRIVATE_KEY_PATH"):
         Settings(app_id=1).require_credentials()
     Settings(github_token=TOKEN).require_credentials()
+
+
+def test_a_bad_value_in_the_file_is_named_by_file_and_key(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("max_attempts: 0\n")
+    with pytest.raises(UsageError, match=r"max_attempts \(in .*c.yaml\) must be at least 1"):
+        load_settings(config, environ={})
+    # The environment wins, so a good value there hides nothing: the file's value is never used.
+    assert load_settings(config, environ={"REVIEWBOT_MAX_ATTEMPTS": "2"}).max_attempts == 2
+
+
+def test_the_config_file_may_be_toml(tmp_path: Path) -> None:
+    config = tmp_path / "reviewbot.toml"
+    config.write_text('app_id = 7\nprivate_key_path = "~/k.pem"\nrequest_interval = 0\n')
+    s = load_settings(environ={"REVIEWBOT_CONFIG": str(config), "HOME": str(tmp_path)})
+    assert (s.app_id, s.private_key_path, s.request_interval, s.config) == (
+        7,
+        tmp_path / "k.pem",
+        0.0,
+        config,
+    )
+    config.write_text(f'webhook_secret = "{SECRET}"\napp_id = [\n')
+    with pytest.raises(UsageError, match="not valid TOML") as err:
+        load_settings(config, environ={})
+    assert SECRET not in str(err.value)
+
+
+def test_the_file_cannot_name_itself_and_unknown_env_vars_are_ignored(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("config: other.yaml\n")
+    with pytest.raises(UsageError, match="unknown key.*config"):
+        load_settings(config, environ={})
+    # REVIEWBOT_* variables that are not settings (the sandbox's, the parser's) are no error.
+    assert load_settings(environ={"REVIEWBOT_PARSE_WORKERS": "1"}).queue_name == "reviewbot"
+
+
+def test_direct_construction_reads_no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("REVIEWBOT_APP_ID", "9")
+    assert Settings().github_token is None and Settings().app_id is None
+    assert load_settings().token() == TOKEN and load_settings().app_id == 9
+    changed = Settings(github_token=TOKEN).with_(max_attempts=2)
+    assert changed.token() == TOKEN and changed.max_attempts == 2
+    with pytest.raises(ValueError):
+        Settings().with_(max_attempts=0)
+
+
+def test_the_database_and_the_paths_to_hide_follow_the_state_directory(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "REVIEWBOT_STATE_DIR": "~/st", "REVIEWBOT_QUEUE_URL": "sqlite:////q/q.db"}
+    s = load_settings(environ=env)
+    assert s.database_url == f"sqlite:///{tmp_path / 'st' / 'reviewbot.sqlite3'}"
+    assert s.private_paths() == [tmp_path / ".cache" / "reviewbot", tmp_path / "st", Path("/q/q.db")]

@@ -7,7 +7,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 
 import pytest
 
@@ -71,7 +70,7 @@ def test_transient_failures_are_retried_with_backoff_then_succeed(runtime: Runti
 
 
 def test_a_job_that_exhausts_its_retries_is_recorded_failed_with_its_reason(settings: Settings) -> None:
-    runtime = Runtime.open(replace(settings, max_attempts=3, github_token="ghp_secret_in_message"))
+    runtime = Runtime.open(settings.with_(max_attempts=3, github_token="ghp_secret_in_message"))
     attempts: list[int] = []
 
     def broken(job: Job) -> RoundResult:
