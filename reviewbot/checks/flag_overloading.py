@@ -1,4 +1,4 @@
-"""flag-overloading (P3): one derived boolean flag gates different operations at different read sites.
+"""flag-overloading (P3): one derived boolean flag gates different behaviours at different read sites.
 
 ## What it does
 For every **boolean** field the change derives (its default or declared type is boolean, or the derived
@@ -7,9 +7,11 @@ sites in the repository (one level of aliasing, `self.flag = cfg.flag` then `if 
 collects the operations each read gates: the calls the flag's branch makes on members
 (`self.kv_cache_write_op.forward(...)` is `kv_cache_write_op.forward`), on the object's own methods and
 free functions — not logging, builtins, or calls on locals and libraries (`qkv.view(...)`,
-`torch.empty(...)`), which only shape data. When two read sites gate different sets of operations, the
-flag carries more than one meaning; the finding counts the distinct operations and lists the same ones,
-each with where it is gated.
+`torch.empty(...)`), which only shape data. Calls on one member object are one behaviour
+(`cache_manager_.malloc_with_cache` and `cache_manager_.free_with_cache` are two halves of "reuse the
+cache"); an own method or a free function is a behaviour of its own. When two read sites gate different
+behaviours, the flag carries more than one meaning; the finding counts the behaviours and lists the same
+ones (each by its first operation), with where each is gated.
 
 ## Why is this bad?
 Whoever sets the flag for one purpose (skip the rope kernel) also switches the other behaviour (skip the
@@ -37,7 +39,7 @@ from collections.abc import Iterable
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import MAX_TITLE, clip, is_vendored, owners_of, place
+from reviewbot.checks.util import MAX_TITLE, clip, field_owner, is_vendored, owners_of, place
 from reviewbot.lang.common import is_log_callee
 from reviewbot.lang.facts import FieldRead, GatedStmt
 from reviewbot.lang.index import RepoIndex, is_test_path
@@ -45,7 +47,7 @@ from reviewbot.model.finding import Finding, Severity
 
 id = "flag-overloading"
 severity = Severity.P3
-summary = "The derived boolean flag is read at sites that gate different operations."
+summary = "The derived boolean flag is read at sites that gate different behaviours."
 
 _CALL = re.compile(r"(?<![\w.>:])((?:self\.|this->)?[A-Za-z_]\w*(?:(?:\.|->|::)[A-Za-z_]\w*)*)\s*\(")
 _NOT_OPERATIONS = frozenset(
@@ -88,6 +90,12 @@ def _site_operations(r: FieldRead) -> tuple[str, ...]:
     return tuple(dict.fromkeys(op for s in stmts for op in operations(s)))
 
 
+def behaviour(op: str) -> str:
+    """The component an operation belongs to: calls on one member object (`cache_manager_.malloc` and
+    `cache_manager_.free`) are two halves of one behaviour; an own method or free function is its own."""
+    return op.split(".", 1)[0]
+
+
 def is_boolean_flag(d: ChangedDerivation, index: RepoIndex) -> bool:
     """Is the derived field a boolean switch? Its owner's declared default decides; without one, the
     derived value (a boolean literal or condition)."""
@@ -100,11 +108,20 @@ def is_boolean_flag(d: ChangedDerivation, index: RepoIndex) -> bool:
     return bool(_BOOL_VALUE.search(a.value))
 
 
-def _sites(ctx: CheckContext, field: str) -> list[tuple[FieldRead, tuple[str, ...]]]:
+def _sites(ctx: CheckContext, d: ChangedDerivation) -> list[tuple[FieldRead, tuple[str, ...]]]:
+    """Read sites of the derived field that gate operations: reads of the same owner (or through an
+    alias bound from the field); reads of a same-named field of another class are not its reads."""
+    a = d.head
+    owner = field_owner(a, ctx.index)
+    family = ctx.index.family(owner) if owner else frozenset()
     out = []
-    for r in sorted(ctx.index.reads(field), key=lambda r: (r.path, r.line)):
-        if not r.in_condition or is_test_path(r.path) or is_vendored(r.path):
+    for r in sorted(ctx.index.reads(a.field), key=lambda r: (r.path, r.line)):
+        if not r.in_condition or is_test_path(r.path) or is_vendored(r.path) or ctx.index.is_excluded(r.path):
             continue
+        if owner and not r.alias:
+            read_owners, _ = owners_of(r, ctx.index)
+            if not read_owners & family:
+                continue
         ops = _site_operations(r)
         if ops:
             out.append((r, ops))
@@ -116,11 +133,11 @@ def _title(field: str, ops: list[str]) -> str:
     for shown in range(min(len(ops), 4), 0, -1):
         rest = len(ops) - shown
         listed = ", ".join(f"`{op}`" for op in ops[:shown]) + (f" and {rest} more" if rest else "")
-        title = f"`{field}` gates {len(ops)} different operations ({listed}); setting it for one switches the others."
+        title = f"`{field}` gates {len(ops)} different behaviours ({listed}); setting it for one switches the others."
         if len(title) <= MAX_TITLE:
             return title
     return clip(
-        f"`{field}` gates {len(ops)} different operations; setting it for one switches the others.", MAX_TITLE
+        f"`{field}` gates {len(ops)} different behaviours; setting it for one switches the others.", MAX_TITLE
     )
 
 
@@ -133,14 +150,19 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         done.add(a.field)
         if not is_boolean_flag(d, ctx.index):
             continue
-        sites = _sites(ctx, a.field)
-        if len({frozenset(ops) for _, ops in sites}) < 2:
-            continue  # every read site gates the same operations: one meaning
+        sites = _sites(ctx, d)
+        if len({frozenset(behaviour(op) for op in ops) for _, ops in sites}) < 2:
+            continue  # every read site gates the same behaviours: one meaning
+        # Behaviours in the order they are first gated (sites are ordered by path and line), each named
+        # by its first operation.
         gated_at: dict[str, list[FieldRead]] = {}
+        named: dict[str, str] = {}
         for r, ops in sites:
             for op in ops:
-                gated_at.setdefault(op, []).append(r)
-        # Operations in the order they are first gated (sites are ordered by path and line).
+                named.setdefault(behaviour(op), op)
+                gated_at.setdefault(named[behaviour(op)], [])
+                if r not in gated_at[named[behaviour(op)]]:
+                    gated_at[named[behaviour(op)]].append(r)
         ops_list = list(gated_at)
         title = _title(a.field, ops_list)
         evidence = []

@@ -56,17 +56,17 @@ from reviewbot.checks.util import (
     MAX_TITLE,
     assignment_anchor,
     clip,
+    field_owner,
     is_builder,
     is_constructor,
     is_pickling,
     is_vendored,
-    owners_of,
     place,
     places,
     receiver_of,
     rederives_itself,
-    same_owner,
     statement,
+    writers_on,
 )
 from reviewbot.lang.facts import AssignKind, Assignment
 from reviewbot.lang.index import RepoIndex, is_test_path
@@ -125,21 +125,20 @@ def _exempt(d: ChangedDerivation) -> bool:
     )
 
 
-def _writer_key(w: Assignment) -> tuple[str, int, str]:
-    return (w.path, w.line, w.target)
-
-
 def explicit_writers(a: Assignment, index: RepoIndex) -> list[Assignment]:
-    """Other writes that set `a`'s field explicitly on the same owner, by path and line."""
-    others = [
+    """Other writes that set `a`'s field explicitly on the same owner, by path and line. A write whose
+    owner cannot be told is matched to nothing."""
+    owner = field_owner(a, index)
+    if not owner:
+        return []
+    return [
         w
-        for w in index.writers(a.field)
+        for w in writers_on(owner, a, index)
         if w.kind in _WRITER_KINDS
         and not (w.path == a.path and w.function == a.function)
+        and not index.is_excluded(w.path)
         and not _not_a_setting(w)
-        and same_owner(a, w, index)
     ]
-    return sorted(set(others), key=_writer_key)
 
 
 def _describe_writer(w: Assignment) -> str:
@@ -161,8 +160,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         if anchor in seen:
             continue
         seen.add(anchor)
-        owners, _ = owners_of(a, ctx.index)
-        owned = f"{min(owners)}.{a.field}" if owners else a.field
+        owned = f"{field_owner(a, ctx.index)}.{a.field}"
         evidence = [f"set explicitly at {places([_describe_writer(w) for w in others])}"]
         reach = describe_reach(a.guard, ctx.index)
         extra: list[tuple[str, str]] = [("field", owned), ("writers", str(len(others)))]

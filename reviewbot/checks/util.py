@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from reviewbot.analysis.derive import assignment_anchor
-from reviewbot.lang.facts import AssignKind, Assignment
+from reviewbot.lang.facts import AssignKind, Assignment, FieldRead
 from reviewbot.lang.index import RepoIndex
 
 __all__ = [
@@ -30,7 +30,8 @@ __all__ = [
     "rederives_itself",
     "snake",
     "bound_owners",
-    "same_owner",
+    "field_owner",
+    "writers_on",
     "MAX_EVIDENCE",
     "MAX_TITLE",
 ]
@@ -149,9 +150,11 @@ def statement(a: Assignment, limit: int = 60) -> str:
     return clip(text, limit)
 
 
-def receiver_of(a: Assignment) -> str:
-    """The written object as written: `config.attn_config` for `config.attn_config.x`; "" for `self.x`/`x`."""
-    return a.target.rsplit(".", 1)[0] if "." in a.target else ""
+def receiver_of(a: Assignment | FieldRead) -> str:
+    """The written (read) object as written: `config.attn_config` for `config.attn_config.x`; "" for
+    `self.x` / `x`."""
+    path = a.target if isinstance(a, Assignment) else a.expr
+    return path.rsplit(".", 1)[0] if "." in path else ""
 
 
 def _field_pattern(field: str) -> re.Pattern[str]:
@@ -205,7 +208,7 @@ def _bound_owner(a: Assignment) -> str:
     return a.target.rsplit(".", 2)[-2] if a.target.count(".") >= 1 else ""
 
 
-def owners_of(a: Assignment, index: RepoIndex) -> tuple[frozenset[str], str]:
+def owners_of(a: Assignment | FieldRead, index: RepoIndex) -> tuple[frozenset[str], str]:
     """The owner types a write may land in, and how that was found (best first):
 
     `model`: the semantic model recorded the owner; `binding`: a binding names its class; `self`: the
@@ -213,10 +216,10 @@ def owners_of(a: Assignment, index: RepoIndex) -> tuple[frozenset[str], str]:
     that declare the field (`attn_configs` -> `AttentionConfigs`, a documented last resort); `field`: only
     one class declares the field and the receiver is named like a config. An empty set: unknown (the write is not matched to any owner).
     """
-    recorded = getattr(a, "owner", "")  # filled by the semantic model when it knows the receiver's type
-    if isinstance(recorded, str) and recorded and "." not in recorded:
+    recorded, _ = index.owner_of(a)  # the semantic model's owner, when it knows the receiver's type
+    if recorded:
         return frozenset({recorded}), "model"
-    if a.kind is AssignKind.BINDING:
+    if isinstance(a, Assignment) and a.kind is AssignKind.BINDING:
         bound = _bound_owner(a)
         return (frozenset({bound}), "binding") if bound else (frozenset(), "")
     declaring = _declaring_owners(index, a.field)
@@ -234,6 +237,27 @@ def owners_of(a: Assignment, index: RepoIndex) -> tuple[frozenset[str], str]:
     return frozenset(), ""
 
 
+def field_owner(a: Assignment, index: RepoIndex) -> str:
+    """The one owner a write lands in ("" when unknown or ambiguous)."""
+    owners, _ = owners_of(a, index)
+    return min(owners) if len(owners) == 1 else ""
+
+
+def writers_on(owner: str, a: Assignment, index: RepoIndex) -> list[Assignment]:
+    """Writes of `owner`'s field `a.field`: the index's owner-aware lookup (bindings, bases, Python
+    classes forwarding to a bound object), plus writes whose owner the index cannot tell but whose
+    receiver names that owner (`attn_configs.x` -> `AttentionConfigs`), by path and line."""
+    family = index.family(owner)
+    found = set(index.writers_of(owner, a.field))
+    for w in index.writers(a.field):
+        if w in found or index.owner_of(w)[0]:
+            continue  # the model knows its owner: when it is another type, it is another field
+        mine, _ = owners_of(w, index)
+        if mine & family and (w.lang is a.lang or bool(family & bound_owners(index, a.field))):
+            found.add(w)
+    return sorted(found, key=lambda w: (w.path, w.line, w.target, w.value))
+
+
 def bound_owners(index: RepoIndex, field: str) -> frozenset[str]:
     """Owners whose `field` is exposed to the other language by a binding."""
     return frozenset(
@@ -241,14 +265,3 @@ def bound_owners(index: RepoIndex, field: str) -> frozenset[str]:
     )
 
 
-def same_owner(a: Assignment, b: Assignment, index: RepoIndex) -> bool:
-    """Do the two writes land in the same owner's field? Unknown owners never match; a write from the
-    other language matches only through a binding of that owner."""
-    owners_a, _ = owners_of(a, index)
-    owners_b, _ = owners_of(b, index)
-    shared = owners_a & owners_b
-    if not shared:
-        return False
-    if a.lang is b.lang or AssignKind.BINDING in (a.kind, b.kind):
-        return True
-    return bool(shared & bound_owners(index, a.field))

@@ -234,8 +234,8 @@ def test_titles_are_short_and_evidence_is_three_lines(tmp_path: Path) -> None:
         assert len(f.title) <= MAX_TITLE, f.title
         assert 1 <= len(f.evidence) <= MAX_EVIDENCE, (f.rule, f.evidence)
         if f.rule == "flag-overloading":
-            # "gates N different operations (`a`, `b` and K more)": N is what the list names.
-            m = re.search(r"gates (\d+) different operations \(([^)]*)\)", f.title)
+            # "gates N different behaviours (`a`, `b` and K more)": N is what the list names.
+            m = re.search(r"gates (\d+) different behaviours \(([^)]*)\)", f.title)
             assert m, f.title
             listed = m.group(2).count("`") // 2
             more = re.search(r"and (\d+) more", m.group(2))
