@@ -1,11 +1,21 @@
-"""Config fields that a forced flag silently turns off: the behaviour it gates, followed into calls.
+"""Config switches a forced flag silently turns off: the behaviour it gates, followed into calls.
 
 A derivation `if (G) flag = false;` skips, at every read site of `flag`, the code the flag gates. That
 code may consume other config fields (`use_logn_attn` inside the fused kernel the flag skips). This
 module follows each read site (with the aliasing the front ends resolve) into the gated statements and
-up to two call levels further (`reviewbot.lang.calls`), and collects the config fields consumed there.
-For each it says whether the guard constrains it and whether the same derivation function forces it to
-a neutral value whenever the guard holds (decided with a truth table). Pure: facts in, records out.
+up to two call levels further (`reviewbot.lang.calls`, inherited methods included), and collects the
+config fields consumed there. For each it records what decides whether losing it matters:
+
+- whether the guard constrains it, or the same derivation function forces it to a neutral value
+  whenever the guard holds (decided with a truth table);
+- whether it is a switch (declared `bool`, or an enum read in a condition) — sizes and dtypes passed
+  to a kernel keep their meaning wherever else the kernel's work is done;
+- whether the guard makes it irrelevant (`rope_config.dim` when the guard pins the rope style to `No`);
+- which of its consumers lie on paths that can run while the guard holds (`feasible`: no decode path
+  when the guard turns the KV cache off);
+- whether anything else reads it (`readers`): a switch read on another path keeps its effect.
+
+Pure: facts in, records out; every list is ordered by a stable key.
 """
 
 from __future__ import annotations
@@ -13,7 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.feasible import RuledOut, blocked_by, moot_reason, ruled_out
 from reviewbot.analysis.reach import guard_fields
+from reviewbot.analysis.readers import Readers, other_readers
 from reviewbot.analysis.truthtable import Outcome, truth_table
 from reviewbot.lang.calls import Callee, CallGraph
 from reviewbot.lang.common import last_component, mentions_field
@@ -21,9 +33,19 @@ from reviewbot.lang.facts import AssignKind, Assignment, FieldRead, FileFacts, F
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.predicate import Or, Pred
 
-__all__ = ["Consumer", "Skipped", "CoupledField", "coupled_fields", "skipped_behaviour", "config_family"]
+__all__ = [
+    "Consumer",
+    "Skipped",
+    "CoupledField",
+    "coupled_fields",
+    "skipped_behaviour",
+    "feasible_skipped",
+    "callees_of_skipped",
+    "config_family",
+]
 
 _BOOLS = ("True", "False")
+_BOOL_TYPES = frozenset({"bool", "_Bool"})
 MAX_CALL_LEVELS = 2
 
 
@@ -59,15 +81,54 @@ class Consumer:
     neutral: str = "False"  # the value under which this consumer does nothing
     alias: str = ""
     alias_line: int | None = None
+    in_condition: bool = False  # the field is tested (`if cfg.x:`), not passed on
+    through: tuple[str, ...] = ()  # the functions and classes of the call chain (for `feasible`)
+
+    @property
+    def key(self) -> tuple[int, str, int, str, int, tuple[str, ...]]:
+        """A total order: shortest chain first, then by place (consumer, skipped site, chain)."""
+        sk = self.skipped
+        return (len(self.chain), self.path, self.line, sk.path, sk.line, self.chain)
+
+    def names(self) -> tuple[str, ...]:
+        """Every function and class on the path, the skipped site's function first."""
+        return (self.skipped.function or "", *self.through, self.function or "")
 
 
 @dataclass(frozen=True)
 class CoupledField:
     field: str
-    consumers: tuple[Consumer, ...]
+    consumers: tuple[Consumer, ...]  # every consumer found, by `Consumer.key`
     constrained: bool  # the guard (or what its atoms are derived from) tests the field
     forced: str = ""  # non-empty: how the derivation function forces it neutral under the guard
     writes: tuple[Assignment, ...] = ()  # writes of the field in the derivation function
+    switch: str = ""  # "bool" | "enum" | "" (not a switch: a size, a dtype, a path)
+    declared: str = ""  # where its type or default was read: `AttentionConfig.h:40`
+    default: str = ""  # its declared default, canonical (`False`), when known
+    moot: str = ""  # non-empty: why the guard makes the field irrelevant
+    feasible: tuple[Consumer, ...] = ()  # consumers on paths that can run while the guard holds
+    blocked: str = ""  # why the other consumers cannot run (`!use_kvcache`: decoding needs a KV cache)
+    readers: Readers = Readers(scanned=False)
+
+    @property
+    def neutral(self) -> str:
+        """The value under which the skipped code does nothing with the field: as its first test reads
+        it (`if (x)` acts when true, so false is neutral), else false."""
+        return _neutral_of(list(self.feasible or self.consumers))
+
+    @property
+    def lost(self) -> bool:
+        """A switch that loses all its effect whenever the rule fires (see the module doc)."""
+        return (
+            not self.constrained
+            and not self.forced
+            and bool(self.switch)
+            and not self.moot
+            and bool(self.feasible)
+            and self.readers.scanned
+            and not self.readers.elsewhere
+            and not self.readers.widely_read
+        )
 
 
 def _facts(graph: CallGraph | None, index: RepoIndex, path: str) -> FileFacts | None:
@@ -144,6 +205,7 @@ class _Walk:
         self.family = family
         self.flag = flag
         self.roots = _roots(graph, index, family | {flag})
+        self.reached: set[tuple[str, str | None]] = set()  # functions the skipped code runs
 
     def consumers_at(
         self,
@@ -152,6 +214,7 @@ class _Walk:
         lines: set[int] | None,
         skipped: Skipped,
         chain: tuple[str, ...],
+        through: tuple[str, ...] = (),
     ) -> list[Consumer]:
         out: list[Consumer] = []
         for r in facts.reads:
@@ -172,6 +235,8 @@ class _Walk:
                     neutral=_neutral(r),
                     alias=r.alias or "",
                     alias_line=r.alias_line,
+                    in_condition=r.in_condition,
+                    through=through,
                 )
             )
         return out
@@ -183,6 +248,7 @@ class _Walk:
         lines: set[int] | None,
         skipped: Skipped,
         chain: tuple[str, ...],
+        through: tuple[str, ...] = (),
     ) -> list[Consumer]:
         if self.graph is None or len(chain) >= MAX_CALL_LEVELS:
             return []
@@ -196,8 +262,10 @@ class _Walk:
                 facts = self.graph.facts(fn.path)
                 if facts is None:
                     continue
-                out.extend(self.consumers_at(facts, fn.name, None, skipped, (*chain, step)))
-                out.extend(self.follow(fn.path, fn.name, None, skipped, (*chain, step)))
+                self.reached.add((fn.path, fn.name))
+                names = (*through, *([callee.cls] if callee.cls else []), fn.name)
+                out.extend(self.consumers_at(facts, fn.name, None, skipped, (*chain, step), names))
+                out.extend(self.follow(fn.path, fn.name, None, skipped, (*chain, step), names))
         return out
 
 
@@ -253,13 +321,28 @@ def skipped_behaviour(
     return out
 
 
+def feasible_skipped(
+    d: ChangedDerivation, index: RepoIndex, graph: CallGraph | None
+) -> list[tuple[Skipped, GatedStmt]]:
+    """`skipped_behaviour` without the sites the guard rules out (a decode implementation when the
+    guard turns the KV cache off)."""
+    rules = ruled_out(d.head.guard)
+    return [
+        (sk, s)
+        for sk, s in skipped_behaviour(d, index, graph)
+        if blocked_by((sk.function or "",), rules) is None
+    ]
+
+
 def callees_of_skipped(
     d: ChangedDerivation, index: RepoIndex, graph: CallGraph | None
 ) -> list[tuple[Skipped, Function, tuple[str, ...]]]:
-    """Functions the skipped statements run, up to two call levels deep (for what the comment claims)."""
+    """Functions the skipped statements run, up to two call levels deep, on paths that can run while
+    the guard holds (for what the comment claims)."""
     if graph is None:
         return []
     walk = _Walk(index, graph, config_family(d, index), d.head.field)
+    rules = ruled_out(d.head.guard)
     out: list[tuple[Skipped, Function, tuple[str, ...]]] = []
 
     def visit(
@@ -270,12 +353,12 @@ def callees_of_skipped(
         for site in graph.sites_in(path, function, lines):
             for c in graph.resolve(site, walk.roots):
                 step = _step(c)
-                if step in chain:
+                if step in chain or blocked_by((c.cls, c.function.name), rules) is not None:
                     continue
                 out.append((sk, c.function, (*chain, step)))
                 visit(c.function.path, c.function.name, None, sk, (*chain, step))
 
-    for sk, _ in skipped_behaviour(d, index, graph):
+    for sk, _ in feasible_skipped(d, index, graph):
         visit(sk.path, sk.function, sk.lines, sk, ())
     return out
 
@@ -309,32 +392,105 @@ def _forced(d: ChangedDerivation, index: RepoIndex, writes: list[Assignment], ne
     return bool(under_guard) and not any(row["changed"] for row in under_guard)
 
 
+def _owner_family(d: ChangedDerivation, index: RepoIndex, shown: str) -> tuple[str, frozenset[str]]:
+    """The owner type of field `shown` of the derived object (`rope_config.dim` -> `RopeConfig`) and
+    the types whose instances hold it; ("", empty) when the index cannot tell."""
+    owner, _ = index.owner_of(d.head)
+    if not owner:
+        return "", frozenset()
+    parent = shown.rsplit(".", 1)[0] if "." in shown else ""
+    resolved = index.resolve_type(f"{owner}.{parent}") if parent else owner
+    return resolved, index.family(resolved) if resolved else frozenset()
+
+
+def _switch(index: RepoIndex, owner: str, shown: str, consumers: list[Consumer]) -> tuple[str, str, str]:
+    """(kind, where declared, default) of field `shown`: "bool" when declared `bool` or defaulting to
+    a boolean, "enum" when of an enum type (or defaulting to an enum member) and tested in a condition
+    by one of its consumers, "" otherwise."""
+    leaf = last_component(shown)
+    decl = index.field_decl(owner, leaf) if owner else None
+    if decl is not None:
+        where = f"{decl.path}:{decl.line}"
+        default = decl.default or ""
+        if decl.type in _BOOL_TYPES or default in _BOOLS:
+            return "bool", where, default
+        if index.enum_members(decl.type) and any(c.in_condition for c in consumers):
+            return "enum", where, default
+        if decl.type:
+            return "", where, default
+    for fd in sorted(index.defaults(leaf), key=lambda fd: (fd.path, fd.line, fd.owner)):
+        where = f"{fd.path}:{fd.line}"
+        if fd.value in _BOOLS:
+            return "bool", where, fd.value
+        enum = fd.value.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in fd.value else ""
+        if enum and index.enum_members(enum) and any(c.in_condition for c in consumers):
+            return "enum", where, fd.value
+    return "", "", ""
+
+
 def coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | None) -> list[CoupledField]:
-    """Config fields consumed by the code the forced flag skips, one record per field."""
+    """Config fields consumed by the code the forced flag skips, one record per field, by name."""
     if d.head.guard is None or d.head.value not in _BOOLS:
         return []
     family = config_family(d, index)
     walk = _Walk(index, graph, family, d.head.field)
     consumers: list[Consumer] = []
+    skipped_lines: set[tuple[str, int]] = set()
     for sk, _ in skipped_behaviour(d, index, graph):
         facts = _facts(graph, index, sk.path)
         if facts is None:
             continue
+        skipped_lines.update((sk.path, line) for line in sk.lines)
         consumers.extend(walk.consumers_at(facts, sk.function, sk.lines, sk, ()))
         consumers.extend(walk.follow(sk.path, sk.function, sk.lines, sk, ()))
     tested = guard_fields(d.head.guard, index)
+    rules = ruled_out(d.head.guard)
     by_field: dict[str, list[Consumer]] = {}
     for c in consumers:
         by_field.setdefault(c.field, []).append(c)
     out: list[CoupledField] = []
     for shown, found in sorted(by_field.items()):
-        found = sorted(set(found), key=lambda c: (len(c.chain), c.path, c.line, repr(c)))  # total order
+        found = sorted(set(found), key=lambda c: c.key)
         constrained = last_component(shown) in tested
         writes = _writes(d, index, shown)
-        neutral = found[0].neutral
+        owner, owners = _owner_family(d, index, shown)
+        kind, declared, default = _switch(index, owner, shown, found)
+        feasible = [c for c in found if blocked_by(c.names(), rules) is None]
+        blocked = next((r for c in found if (r := blocked_by(c.names(), rules)) is not None), None)
+        neutral = _neutral_of(feasible or found)
         forced = ""
         if not constrained and _forced(d, index, writes, neutral):
             where = ", ".join(sorted({f"{w.path}:{w.line}" for w in writes}))
             forced = f"`{shown}` is forced to `{neutral}` whenever the guard holds ({where})"
-        out.append(CoupledField(shown, tuple(found), constrained, forced, tuple(writes)))
+        lost_candidate = kind and not constrained and not forced and feasible
+        readers = (
+            other_readers(last_component(shown), index, graph, walk.reached, skipped_lines, rules, owners)
+            if lost_candidate
+            else Readers(scanned=False)
+        )
+        out.append(
+            CoupledField(
+                shown,
+                tuple(found),
+                constrained,
+                forced,
+                tuple(writes),
+                switch=kind,
+                declared=declared,
+                default=default,
+                moot=moot_reason(d.head.guard, shown),
+                feasible=tuple(feasible),
+                blocked=_blocked_text(blocked),
+                readers=readers,
+            )
+        )
     return out
+
+
+def _neutral_of(consumers: list[Consumer]) -> str:
+    tests = [c for c in consumers if c.in_condition]
+    return (tests or consumers)[0].neutral if consumers else "False"
+
+
+def _blocked_text(rule: RuledOut | None) -> str:
+    return f"`{rule.literal}`: {rule.why}" if rule is not None else ""

@@ -15,18 +15,20 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewbot.analysis.feasible import name_words
 from reviewbot.lang.facts import Assignment, Function
+from reviewbot.lang.follow import followed, is_builder
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.predicate import Atom, Pred, canonical_operand, literals
 
 __all__ = ["AtomReach", "ModelReach", "Reach", "describe_reach", "guard_fields", "BUILDER_NAMES"]
 
 _CMP = re.compile(r"^(?P<left>.+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
-_BUILDER = re.compile(r"(create|build|make)_?config", re.IGNORECASE)
-# Names of config builders by the convention `_BUILDER` matches; the index must parse these functions
+# Names of config builders by the convention `lang.follow.is_builder` matches; the index must parse these functions
 # (see pipeline.interesting_names) so that a builder's settings are known even when it never mentions
 # the guard's fields.
 BUILDER_NAMES = ("_create_config", "create_config", "build_config", "_build_config", "make_config")
+NAMED_MODELS = 5  # model configs the sentence names; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -174,11 +176,12 @@ def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
 
 
 # Several checks ask the same index for the same reach: memoise per index (by identity, dropped with it).
-_MEMO: dict[int, tuple[weakref.ref[RepoIndex], int, dict[Any, Any]]] = {}
+_MEMO: dict[int, tuple[weakref.ref[RepoIndex], tuple[int, bool], dict[Any, Any]]] = {}
 
 
 def _memo(index: RepoIndex) -> dict[Any, Any]:
-    key, stamp = id(index), len(index.files)
+    # The index grows while it is built, and the builders' helper calls arrive with the followed graph.
+    key, stamp = id(index), (len(index.files), followed(index) is not None)
     entry = _MEMO.get(key)
     if entry is not None and entry[0]() is index and entry[1] == stamp:
         return entry[2]
@@ -200,27 +203,69 @@ def _builders(index: RepoIndex) -> list[tuple[Function, list[Assignment]]]:
 
 
 def _find_builders(index: RepoIndex) -> list[tuple[Function, list[Assignment]]]:
-    out: list[tuple[Function, list[Assignment]]] = []
+    """Each config builder with the writes it makes, in the order they happen: its own, and those of
+    the helpers of its file it calls (`QWenBase._common_config(config, ...)`), placed at the call."""
+    graph = followed(index)
+    helpers = graph.helpers if graph is not None else {}
+    found: list[tuple[Function, list[Assignment]]] = []
     for path, facts in sorted(index.files.items()):
         if is_test_path(path):
             continue
+        by_function: dict[str, list[Assignment]] = {}
+        for a in facts.assignments:
+            if a.function:
+                by_function.setdefault(a.function, []).append(a)
         for fn in facts.functions:
-            if _BUILDER.search(fn.name.replace("::", ".").rsplit(".", 1)[-1]):
-                out.append((fn, [a for a in facts.assignments if a.function == fn.name]))
+            if not is_builder(fn.name):
+                continue
+            placed = [(a.line, 0, a.line, a) for a in by_function.get(fn.name, ())]
+            for at, _, helper in helpers.get((path, fn.name), ()):
+                placed.extend((at, 1, a.line, a) for a in by_function.get(helper, ()))
+            found.append((fn, [a for *_, a in sorted(placed, key=lambda x: x[:3])]))
+    templates = _templates([fn for fn, _ in found])
+    return [(fn, writes) for fn, writes in found if fn.name not in templates]
+
+
+_TEMPLATE_WORDS = frozenset({"base", "abstract", "mixin", "generic"})
+
+
+def _templates(builders: list[Function]) -> set[str]:
+    """Builders of a base class by its name (`BaseModel.create_config`, `QWenBase._create_config`):
+    the generic path models go through, not a model config of its own."""
+    out: set[str] = set()
+    for fn in builders:
+        parts = fn.name.replace("::", ".").split(".")
+        if len(parts) >= 2 and _TEMPLATE_WORDS & set(name_words(parts[-2])):
+            out.add(fn.name)
     return out
 
 
 def _last_write(writes: list[Assignment], fld: str) -> Assignment | None:
+    """The last unconditional write of `fld` (writes are in the order they happen)."""
     found = [w for w in writes if w.field == fld and w.guard is None]
-    return max(found, key=lambda w: w.line) if found else None
+    return found[-1] if found else None
 
 
-def _judge(a: AtomReach, writes: list[Assignment]) -> tuple[bool | None, str, bool]:
+def _member(index: RepoIndex, enum_operand: str, value: str) -> str | None:
+    """The enum member a written value names: `RopeStyle.Base` -> `Base`; an integer literal is the
+    member at that position (`1` -> `Base` of `enum class RopeStyle { No = 0, Base = 1, ... }`:
+    members are taken as numbered from 0 in declaration order, as the C++ and Python defaults do)."""
+    if _is_enum_ref(value):
+        return _leaf(value)
+    if value.isdigit():
+        members = index.enum_members(_leaf(enum_operand.rsplit(".", 1)[0]))
+        n = int(value)
+        return members[n] if n < len(members) else None
+    return None
+
+
+def _judge(index: RepoIndex, a: AtomReach, writes: list[Assignment]) -> tuple[bool | None, str, bool]:
     """(does the builder satisfy the atom, a note, is the note about a derived source)."""
     if a.source:
         w = _last_write(writes, a.source)
         if w is None:
-            return a.true_at_default, "", True
+            # The builder leaves the source (`task_type`) to whoever serves the model.
+            return (None if a.members else a.true_at_default), "", True
         if _is_enum_ref(w.value):
             member = _leaf(w.value)
             return member in a.members, f"{a.source} {member}", True
@@ -228,14 +273,35 @@ def _judge(a: AtomReach, writes: list[Assignment]) -> tuple[bool | None, str, bo
     w = _last_write(writes, a.field)
     if w is None:
         return a.true_at_default, "", False
-    split = _split(a.atom)
     name = a.display or a.field
-    if split is not None and _is_enum_ref(w.value):
-        ok = _holds(split[1], split[3], w.value) == a.want
-        return ok, f"sets {name} to {w.value}", False
-    if w.value in ("True", "False"):
-        return (w.value == "True") == a.want, f"sets {name} to {w.value}", False
-    return None, f"{name} from `{w.value}`", False
+    ok = _satisfies(index, a, w.value)
+    if ok is False:
+        # A later write under a condition may still set a value that satisfies the guard.
+        later = writes[writes.index(w) + 1 :]
+        for g in later:
+            if g.field == a.field and g.guard is not None and _satisfies(index, a, g.value):
+                return None, f"sets {name} to {_shown(index, a, g.value)} under a condition", False
+    if ok is None:
+        return None, f"{name} from `{w.value}`", False
+    return ok, f"sets {name} to {_shown(index, a, w.value)}", False
+
+
+def _satisfies(index: RepoIndex, a: AtomReach, value: str) -> bool | None:
+    """Does writing `value` to the atom's field make the atom what the guard needs (None: unknown)?"""
+    split = _split(a.atom)
+    member = _member(index, split[2], value) if split is not None else None
+    if split is not None and member is not None:
+        return _holds(split[1], split[3], member) == a.want
+    if value in ("True", "False"):
+        return (value == "True") == a.want
+    return None
+
+
+def _shown(index: RepoIndex, a: AtomReach, value: str) -> str:
+    """`RopeStyle.Base` as written, an integer with the member it stands for: `1 (Base)`."""
+    split = _split(a.atom)
+    member = _member(index, split[2], value) if split is not None else None
+    return f"{value} ({member})" if member is not None and not _is_enum_ref(value) else value
 
 
 def _models(index: RepoIndex, atoms: list[AtomReach]) -> list[ModelReach]:
@@ -245,19 +311,19 @@ def _models(index: RepoIndex, atoms: list[AtomReach]) -> list[ModelReach]:
         notes: list[str] = []
         excluded = False
         for a in atoms:
-            ok, note, derived = _judge(a, writes)
+            ok, note, derived = _judge(index, a, writes)
             if ok is False and not derived:
                 excluded = True
                 notes = [note] if note else []
                 break
             if ok is False:
                 reaches = False
-                notes.append(f"{note} as built: reached when built for another {a.source}")
+                notes.append(f"{note} as built: reached when built for another {a.source}".strip())
             elif ok is None:
                 reaches = None if reaches is not False else reaches
                 if note:
                     notes.append(note)
-            elif note and derived:
+            elif note:
                 notes.append(note)
         owner = fn.name.replace("::", ".").rsplit(".", 1)[0]
         out.append(
@@ -283,6 +349,13 @@ def _clause(a: AtomReach) -> str:
     return ""
 
 
+def _named(models: list[ModelReach]) -> str:
+    """The first `NAMED_MODELS` models described, and a count of the rest."""
+    shown = ", ".join(m.describe() for m in models[:NAMED_MODELS])
+    rest = len(models) - NAMED_MODELS
+    return f"{shown} and {rest} more" if rest > 0 else shown
+
+
 def describe_reach(guard: Pred | None, index: RepoIndex) -> Reach | None:
     """The configurations `guard` is true for, in words, and the model config builders that reach it."""
     if guard is None:
@@ -303,11 +376,13 @@ def _describe(guard: Pred, index: RepoIndex) -> Reach | None:
     fires_at_default = None if None in known else all(k for k in known)
     builders = _models(index, atoms)
     # Builders that reach it as built first, then those that depend on input, then the rest.
+    # Builders that reach it as built first, then those that depend on input, then the rest; within
+    # each, those whose own settings say so (a note) before those that leave everything at defaults.
     kept = sorted(
         (m for m in builders if not m.excluded),
-        key=lambda m: ({True: 0, None: 1, False: 2}[m.reaches], m.path, m.line),
+        key=lambda m: ({True: 0, None: 1, False: 2}[m.reaches], not m.notes, m.path, m.line, m.name),
     )
-    excluded = [m for m in builders if m.excluded]
+    excluded = sorted((m for m in builders if m.excluded), key=lambda m: (m.path, m.line, m.name))
     wide = any(a.population.startswith("every") for a in atoms) or bool(fires_at_default)
     population = ""
     if clauses:
@@ -323,9 +398,9 @@ def _describe(guard: Pred, index: RepoIndex) -> Reach | None:
             population += ", " + " and ".join(extras)
     sentence = f"The rule fires for {population}." if population else ""
     if kept:
-        sentence += f" Model configs that reach it: {', '.join(m.describe() for m in kept)}."
+        sentence += f" Model configs that reach it: {_named(kept)}."
     if excluded:
-        sentence += f" Not reached by: {', '.join(m.describe() for m in excluded)}."
+        sentence += f" Not reached by: {_named(excluded)}."
     return Reach(
         sentence.strip(),
         tuple(atoms),

@@ -35,12 +35,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from reviewbot.analysis.coupled import callees_of_skipped, skipped_behaviour
+from reviewbot.analysis.coupled import callees_of_skipped, coupled_fields, feasible_skipped
 from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.feasible import switch_words
 from reviewbot.analysis.reach import Reach, describe_reach
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import place
+from reviewbot.checks.util import clip, place, places
 from reviewbot.lang.calls import split_callee
 from reviewbot.lang.common import is_log_callee
 from reviewbot.model.finding import Finding, Location, Severity
@@ -78,6 +80,9 @@ _GENERIC = frozenset(
     }
 )
 _POPULATION_WORDS = frozenset({"model", "task", "type", "config", "mode"})
+# Words of a switch's name too plain to say which behaviour it is (`use_logn_attn` is named by `logn`).
+_PLAIN_WORDS = frozenset({"attn", "attention", "config", "flag", "op", "kernel"})
+_COMMENT_CHARS = 120  # the comment as quoted in the evidence (the whole comment is in the code)
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 
@@ -128,27 +133,38 @@ def _named_members(members: tuple[str, ...], words: set[str]) -> dict[str, set[s
     return out
 
 
-def _population_mismatch(comment: str, reach: Reach) -> tuple[str, str] | None:
-    """(what the comment says, what the guard also reaches) when the comment names only part of it."""
+@dataclass(frozen=True)
+class _Population:
+    said: str  # what the comment names: `embedding models`
+    others: tuple[str, ...]  # what the guard also reaches: task types or model configs
+    population: str  # the guard's population in words
+
+
+def _population_mismatch(comment: str, reach: Reach) -> _Population | None:
+    """What the comment names and what the guard also reaches, when the comment names only part of it."""
     _, words = _comment_words(comment)
     for a in reach.atoms:
         if not a.members:
             continue
         named = _named_members(a.members, words)
         if named and len(named) < len(a.members):
-            others = [m for m in a.members if m not in named]
+            others = tuple(m for m in a.members if m not in named)
             said = _phrase(comment, set().union(*named.values()))
             population = re.sub(r"\s*\(.*\)$", "", a.population) or "a wider population"
-            return said, f"the guard fires for {population}, which also includes {', '.join(others)}"
+            return _Population(said, others, population)
     reached = [m for m in reach.builders if not m.excluded]
     named_models = [m for m in reached if m.name.lower() in words or _stem(m.name) in words]
     if named_models and len(named_models) < len(reached):
         said = ", ".join(m.name for m in named_models)
-        unnamed = [m for m in reached if m not in named_models]
-        return said, "the rule also reaches " + ", ".join(
-            f"{m.name} ({place(m.path, m.line)})" for m in unnamed
-        )
+        unnamed = tuple(f"{m.name} ({place(m.path, m.line)})" for m in reached if m not in named_models)
+        return _Population(said, unnamed, reach.population or "a wider population")
     return None
+
+
+def _is_accessor(name: str) -> bool:
+    """`get_fp8_dtype`, `isPaged`, `has_bias`: computes a value, names no behaviour of its own."""
+    words = [w.lower() for w in _CAMEL.findall(name.split("_", 1)[0])] or [name.lower()]
+    return words[0] in ("get", "is", "has")
 
 
 def _unmentioned(ctx: CheckContext, d: ChangedDerivation, comment: str) -> list[tuple[str, str, int, str]]:
@@ -159,16 +175,20 @@ def _unmentioned(ctx: CheckContext, d: ChangedDerivation, comment: str) -> list[
     graph = ctx.calls
     if graph is None:
         return []
-    skipped = [sk for sk, _ in skipped_behaviour(d, ctx.index, graph)]
-    sites = [s for sk in skipped for s in graph.sites_in(sk.path, sk.function, sk.lines)]
+    skipped = [sk for sk, _ in feasible_skipped(d, ctx.index, graph)]
+    # The skipped statements' own calls, and the calls inside the functions they run that resolve to
+    # code of the repository (not macros, casts or library helpers: they name no behaviour).
+    sites = [(s, False) for sk in skipped for s in graph.sites_in(sk.path, sk.function, sk.lines)]
     for _, fn, _ in callees_of_skipped(d, ctx.index, graph):
-        sites.extend(graph.sites_in(fn.path, fn.name))
+        sites.extend((s, True) for s in graph.sites_in(fn.path, fn.name))
     out: dict[str, tuple[str, str, int, str]] = {}
-    for s in sites:
+    for s, nested in sites:
         parts = split_callee(s.callee)
         # Calls on a local value (`kv_cache.append(x)`) are plumbing; behaviour is a function, an own
         # method or a method of an object the graph knows.
-        if is_log_callee(s.callee) or (len(parts) > 1 and not graph.resolve(s)):
+        if is_log_callee(s.callee) or ((len(parts) > 1 or nested) and not graph.resolve(s)):
+            continue
+        if not parts or parts[-1].isupper() or parts[-1].endswith("_cast") or _is_accessor(parts[-1]):
             continue
         distinct = {t for p in parts for t in _tokens(p)} - _GENERIC
         distinct = {t for t in distinct if len(t) > 1 and not t.isdigit()}
@@ -179,6 +199,20 @@ def _unmentioned(ctx: CheckContext, d: ChangedDerivation, comment: str) -> list[
     return list(out.values())
 
 
+def _lost_switches(
+    ctx: CheckContext, d: ChangedDerivation, word_set: set[str]
+) -> list[tuple[str, str, int, str]]:
+    """(`applies x`, path, line, function) of the switches the skipped code alone applies (see
+    guard-ignores-coupled-flag) that the comment does not name."""
+    out: list[tuple[str, str, int, str]] = []
+    for c in coupled_fields(d, ctx.index, ctx.calls):
+        if not c.lost or any(w in word_set for w in switch_words(c.field) if w not in _PLAIN_WORDS):
+            continue
+        x = c.feasible[0]
+        out.append((c.field, x.path, x.line, x.function or ""))
+    return out
+
+
 def _check(ctx: CheckContext, d: ChangedDerivation) -> Finding | None:
     a = d.head
     comment = a.comment_above.strip()
@@ -187,36 +221,55 @@ def _check(ctx: CheckContext, d: ChangedDerivation) -> Finding | None:
     reach = describe_reach(a.guard, ctx.index)
     population = _population_mismatch(comment, reach) if reach is not None else None
     unmentioned = _unmentioned(ctx, d, comment)
-    if population is None and not unmentioned:
+    words, word_set = _comment_words(comment)
+    switches = _lost_switches(ctx, d, word_set) if _SKIP_VERBS & set(words) else []
+    if population is None and not unmentioned and not switches:
         return None
     parts: list[str] = []
-    evidence = [f"comment: {place(a.path, a.comment_line)} `{' '.join(comment.split())}`"]
-    evidence.append(f"guard: {place(a.path, a.guard_line or a.line)} `{a.guard_text or a.guard.key}`")
+    evidence = [f"comment: {place(a.path, a.comment_line)} `{clip(comment, _COMMENT_CHARS)}`"]
+    extra: list[tuple[str, str]] = [("comment_line", str(a.comment_line))]
     if population is not None:
-        said, more = population
-        parts.append(f"names `{said}`, but {more}")
+        parts.append(
+            f"names `{population.said}`, but the guard also reaches {places(list(population.others), 2)}"
+        )
+        evidence.append(f"guard: `{a.guard_text or a.guard.key}` fires for {population.population}")
+        extra.append(("also_reaches", ", ".join(population.others)))
         if reach is not None and reach.sentence:
-            evidence.append(reach.sentence)
+            extra.append(("reach", reach.sentence))
+    skipped: list[str] = []
+    if switches:
+        skipped.append("applies " + ", ".join(f"`{name}`" for name, *_ in switches[:2]))
     if unmentioned:
-        names = ", ".join(f"`{u[0]}`" for u in unmentioned[:3])
-        parts.append(f"says what the rule skips, but the skipped code also runs {names}")
-        evidence.extend(
-            f"skipped behaviour: {place(path, line)} `{name}`" + (f" in `{fn}`" if fn else "")
-            for name, path, line, fn in unmentioned[:5]
+        skipped.append("runs " + places([f"`{u[0]}`" for u in unmentioned], 2))
+    if skipped:
+        lead = "the skipped code" if parts else "says what the rule skips, but the skipped code"
+        parts.append(f"{lead} also {' and '.join(skipped)}")
+        found = [*switches, *unmentioned]
+        evidence.append(
+            "skipped behaviour: "
+            + places([f"`{name}` at {place(path, line)}" for name, path, line, _ in found], 2)
+        )
+        extra.append(
+            (
+                "skipped_behaviour",
+                "; ".join(
+                    f"`{n}` at {place(p, ln)}" + (f" in `{fn}`" if fn else "") for n, p, ln, fn in found
+                ),
+            )
         )
     return Finding(
         rule=id,
         severity=severity,
         path=a.path,
         line=a.comment_line,
-        title=f"The comment above this rule {'; and it '.join(parts)}.",
+        title=f"The comment above this rule {'; '.join(parts)}.",
         anchor=f"{a.function or ''}|{a.guard.key}|comment",
         evidence=tuple(evidence),
         suggestion=(
             "Make the comment describe the condition as written (the population the guard reaches) and "
             "everything the skipped code does, or narrow the guard to what the comment promises."
         ),
-        extra=(("comment_line", str(a.comment_line)),),
+        extra=tuple(extra),
         related=(Location(a.path, a.guard_line or a.line),),
     )
 

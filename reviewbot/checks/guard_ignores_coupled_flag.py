@@ -1,25 +1,38 @@
-"""guard-ignores-coupled-flag (P2): a rule turns off code that also applies a config field the guard never tests.
+"""guard-ignores-coupled-flag (P2): a rule turns off the only code that applies a config switch the guard never tests.
 
 ## What it does
 For a derivation that forces a boolean flag under a guard (`if (G) flag = false;`), follows every read
 site of the flag — through the aliases the front ends resolve (`self.flag = cfg.flag`) — into the code
 the forced value turns off: the statements in the gated branch, and one or two call levels further
-(methods of objects built from the same config, methods of the same class, functions handed the config).
-It collects the config fields that code consumes. A field is reported when the guard does not test it
-and the same derivation function does not force it to a neutral value whenever the guard holds (decided
-with a truth table: a sibling such as `fuse_qkv_add_bias = ... ? false : true` under the same predicate
-is accounted for). The evidence names where the field is consumed, the call chain, and the skipped site.
+(methods of objects built from the same config, inherited ones included; methods of the same class;
+functions handed the config). It collects the config fields that code consumes and reports, in one
+finding per rule, the **switches that lose all their effect** when the rule fires:
+
+- the field is a switch: declared `bool` (or defaulting to a boolean), or an enum tested in a condition.
+  Sizes, dtypes and lengths are not: they only parametrise the skipped work;
+- the guard does not test it, and the derivation function does not force it to a neutral value
+  whenever the guard holds (decided with a truth table: a sibling such as
+  `fuse_qkv_add_bias = ... ? false : true` under the same predicate is accounted for);
+- the guard does not make it irrelevant: a guard that turns a feature off (`rope_config.style ==
+  RopeStyle::No`) takes the feature's parameters with it (`rope_config.is_neox_style`);
+- it is consumed on a path that can run while the guard holds: a guard that turns the KV cache off
+  rules out decode implementations, so their consumers are no evidence;
+- nothing else reads it: every file that mentions the field was searched, and every read that is not a
+  copy, a log line or a `to_string` lies in the skipped code or in code the guard rules out.
+
+The evidence names the skipped site, where each switch is consumed, and whether a model config that
+reaches the rule sets the switch; the rest (every site, the call chains) is in the finding's `extra`.
 
 ## Why is this bad?
-The skipped code does more than the rule's author had in mind. For a configuration that sets the coupled
-field — a model with `use_logn_attn` whose rope style is left at `No`, served for a non-LM task — the
-rule silently drops what that field asks for (log-n query scaling) and the output changes without an
-error; nothing in the guard or the tests mentions the field.
+The skipped code does more than the rule's author had in mind. For a configuration that sets the
+switch — a model with `use_logn_attn` whose rope style is left at `No`, served for a non-LM task — the
+rule silently drops what that switch asks for (log-n query scaling) and the output changes without an
+error; nothing in the guard or the tests mentions the switch.
 
 ## Example
 ```cpp
 if (config.rope_config.style == RopeStyle::No && !use_kvcache) {
-    config.need_rope_kv_cache = false;   // skips FusedRopeKVCacheOp.forward, which also applies use_logn_attn
+    config.need_rope_kv_cache = false;   // skips FusedRopeKVCacheOp.forward, the only code applying use_logn_attn
 }
 ```
 
@@ -30,7 +43,7 @@ if (config.rope_config.style == RopeStyle::No && !use_kvcache && !config.use_log
 }
 ```
 or fail fast on the contradictory combination (`use_logn_attn` with the fused kernel skipped), and pin the
-row with the coupled field set in the derivation's test.
+row with the switch set in the derivation's test.
 """
 
 from __future__ import annotations
@@ -42,15 +55,17 @@ from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach import describe_reach
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.missing_tests import rows_to_pin
-from reviewbot.checks.util import assignment_anchor, place, short_function
+from reviewbot.checks.util import assignment_anchor, place, places, short_function
 from reviewbot.lang.facts import Lang
 from reviewbot.model.finding import Finding, Location, Severity
 
 id = "guard-ignores-coupled-flag"
 severity = Severity.P2
-summary = "A guarded rule turns off code that also consumes a config field the guard never tests."
+summary = "A guarded rule turns off the only code that applies a config switch the guard never tests."
 
 _OPPOSITE = {"True": "False", "False": "True"}
+_TITLE_NAMES = 3  # switches named in the title; the evidence names them all
+_TITLE_CHARS = 160
 
 
 def _receiver_prefix(d: ChangedDerivation) -> str:
@@ -61,18 +76,24 @@ def _receiver_prefix(d: ChangedDerivation) -> str:
     return f"{receiver}." if receiver else ""
 
 
-def _added_condition(d: ChangedDerivation, c: CoupledField, neutral: str) -> str:
-    """The term the guard needs so the rule stays off while the field asks for the skipped behaviour."""
+def _term(d: ChangedDerivation, c: CoupledField) -> str:
+    """The term the guard needs so the rule stays off while the switch asks for the skipped behaviour."""
     name = _receiver_prefix(d) + c.field
-    want_off = neutral == "False"  # the rule may fire only while the field is at its neutral value
-    if d.head.lang is Lang.CPP:
-        name = name.replace(".", "->") if name.startswith("this.") else name
+    neutral = c.neutral
+    cpp = d.head.lang is Lang.CPP
+    if cpp and name.startswith("this."):
+        name = name.replace(".", "->", 1)
+    if c.switch == "enum":
+        value = c.default.replace(".", "::") if cpp else c.default
+        return f"&& {name} == {value}" if cpp else f"and {name} == {value}"
+    want_off = neutral == "False"  # the rule may fire only while the switch is at its neutral value
+    if cpp:
         return f"&& !{name}" if want_off else f"&& {name}"
     return f"and not {name}" if want_off else f"and {name}"
 
 
-def _replacement(ctx: CheckContext, d: ChangedDerivation, term: str) -> str | None:
-    """The `if` line with the term added, when the guard is written once on that line."""
+def _replacement(ctx: CheckContext, d: ChangedDerivation, terms: str) -> str | None:
+    """The `if` line with the terms added, when the guard is written once on that line."""
     a = d.head
     changed = ctx.change.file(a.path)
     if changed is None or changed.head_text is None or a.guard_line is None or not a.guard_text:
@@ -83,104 +104,151 @@ def _replacement(ctx: CheckContext, d: ChangedDerivation, term: str) -> str | No
     line = lines[a.guard_line - 1]
     if line.count(a.guard_text) != 1:
         return None
-    return line.replace(a.guard_text, f"{a.guard_text} {term}")
+    return line.replace(a.guard_text, f"{a.guard_text} {terms}")
 
 
-def _consumed(c: Consumer) -> str:
-    where = f" inside `{c.function}`" if c.function else ""
-    via = f" (via `{c.alias}`, bound at line {c.alias_line})" if c.alias else ""
-    return f"consumed at {place(c.path, c.line)}{where}{via}: {c.gates}"
-
-
-def _row(d: ChangedDerivation, ctx: CheckContext, c: CoupledField, neutral: str) -> str:
+def _row(d: ChangedDerivation, ctx: CheckContext, lost: list[CoupledField]) -> str:
     cols, rows = rows_to_pin(d, ctx.index)
-    inputs, _ = rows[0]
-    keep = inputs[-1]
-    cells = [f"{col}={val}" for col, val in zip(cols, inputs, strict=True)]
-    cells.append(f"{c.field}={_OPPOSITE.get(neutral, 'True')}")
+    cells: list[str] = []
+    keep = "its input"
+    if rows:
+        inputs, _ = rows[0]
+        keep = inputs[-1] if inputs else keep
+        cells = [f"{col}={val}" for col, val in zip(cols, inputs, strict=True)]
+    for c in lost:
+        cells.append(
+            f"{c.field}={c.default.rsplit('.', 1)[0] + '.<other>' if c.switch == 'enum' else _OPPOSITE.get(c.neutral, 'True')}"
+        )
     return f"({', '.join(cells)}) -> `{d.head.field}` stays {keep} (or the combination is rejected)"
 
 
-def _at_risk(ctx: CheckContext, d: ChangedDerivation, c: CoupledField) -> list[str]:
-    """Model configs that reach the rule and set the coupled field themselves."""
+def _where(x: Consumer) -> str:
+    fn = f" in `{x.function}`" if x.function else ""
+    return f"{place(x.path, x.line)}{fn}"
+
+
+def _reading_functions(c: CoupledField) -> list[str]:
+    """Each function of the skipped code that reads the switch, once, at its first read, by path."""
+    first: dict[tuple[str, str], int] = {}
+    for x in c.feasible:
+        key = (x.path, x.function or "")
+        first[key] = min(first.get(key, x.line), x.line)
+    return [
+        f"`{fn}` ({place(path, line)})" if fn else place(path, line)
+        for (path, fn), line in sorted(first.items())
+    ]
+
+
+def _consumed_line(c: CoupledField) -> str:
+    """`use_logn_attn` (bool, AttentionConfig.h:40) is read only by the skipped code: `A` (a.cc:3), ..."""
+    decl = f"{c.switch}, {c.declared}" if c.declared else c.switch
+    return (
+        f"`{c.field}` ({decl}) is read only by the skipped code: {places(_reading_functions(c), 2)}; "
+        "no other path reads it"
+    )
+
+
+def _at_risk(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) -> list[str]:
+    """Model configs that reach the rule and set a lost switch to a non-neutral value, by path."""
     reach = describe_reach(d.head.guard, ctx.index)
     if reach is None:
         return []
-    leaf = c.field.rsplit(".", 1)[-1]
     out: list[str] = []
-    for m in reach.builders:
-        if m.excluded:
-            continue
-        writes = [
-            w
-            for w in ctx.index.writers(leaf)
-            if w.path == m.path and w.function == m.function and w.value not in (c.consumers[0].neutral,)
-        ]
-        for w in writes[:1]:
-            out.append(
-                f"at risk: {m.name} reaches the rule and sets `{c.field}` at {place(w.path, w.line)} "
-                f"`{w.text or w.value}`"
+    for c in lost:
+        leaf = c.field.rsplit(".", 1)[-1]
+        for m in reach.builders:
+            if m.excluded:
+                continue
+            writes = sorted(
+                (
+                    w
+                    for w in ctx.index.writers(leaf)
+                    if w.path == m.path and w.function == m.function and w.value != c.neutral
+                ),
+                key=lambda w: (w.line, w.target),
             )
+            for w in writes[:1]:
+                out.append(f"{m.name} sets `{c.field}` at {place(w.path, w.line)}")
     return out
 
 
-def _finding(ctx: CheckContext, d: ChangedDerivation, c: CoupledField) -> Finding:
+def _finding(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) -> Finding:
     a = d.head
-    first = c.consumers[0]
+    names = [c.field for c in lost]
+    shown = ", ".join(f"`{n}`" for n in names[:_TITLE_NAMES])
+    if len(names) > _TITLE_NAMES:
+        shown += f" and {len(names) - _TITLE_NAMES} more"
+    first = lost[0].feasible[0]
     sk = first.skipped
-    fn = f"`{first.function}`" if first.function else place(first.path, first.line)
+    one = len(names) == 1
+    it = "it" if one else "them"
+    reader = f"the skipped `{first.function}`" if first.function else "the skipped code"
     title = (
-        f"When this rule fires, `{c.field}` stops taking effect (consumed at {place(first.path, first.line)} "
-        f"inside {fn}, skipped at {place(sk.path, sk.line)}), but the guard never tests `{c.field}`."
+        f"When this rule fires, {shown} {'stops' if one else 'stop'} taking effect: only {reader} reads {it}, "
+        f"and the guard never tests {it}."
+    )
+    if len(title) > _TITLE_CHARS:
+        title = f"When this rule fires, {shown} {'stops' if one else 'stop'} taking effect: only the skipped code reads {it}."
+    sites = sorted({(x.skipped.path, x.skipped.line) for c in lost for x in c.feasible})
+    more = (
+        f" (and {len(sites) - 1} more skipped site{'s' if len(sites) > 2 else ''})" if len(sites) > 1 else ""
     )
     flag_value = "false" if a.value == "False" else "true"
+    fn = f" in `{sk.function}`" if sk.function else ""
     evidence = [
-        f"rule: {place(a.path, a.line)} `{a.text or a.target + ' = ' + a.value}` whenever "
-        f"`{a.guard_text or (a.guard.key if a.guard else '')}` holds",
+        f"skipped: {place(sk.path, sk.line)} `{sk.text}`{fn} does not run when `{a.field}` is {flag_value}{more}",
     ]
-    for skipped in dict.fromkeys(x.skipped for x in c.consumers):
-        where = f" in `{skipped.function}`" if skipped.function else ""
-        alias = f", via `{skipped.alias}` bound at line {skipped.alias_line}" if skipped.alias else ""
-        evidence.append(
-            f"skipped: {place(skipped.path, skipped.line)} `{skipped.text}` does not run when `{a.field}` is "
-            f"{flag_value} (read at {place(skipped.path, skipped.read_line)}{where}{alias})"
-        )
-    for x in c.consumers[:4]:
-        for step in x.chain:
-            evidence.append(f"call: {step}")
-        evidence.append(_consumed(x))
-    evidence = list(dict.fromkeys(evidence))
-    if c.writes:
-        evidence.append(
-            f"not forced: in the truth table of the writes of `{c.field}` in `{short_function(a.function)}` "
-            f"({', '.join(place(w.path, w.line) for w in c.writes)}), it keeps its input where the guard holds"
-        )
+    risk = _at_risk(ctx, d, lost)
+    consumed = [_consumed_line(c) for c in lost]
+    if len(consumed) > 1 or risk:
+        evidence.append("; ".join(consumed))
     else:
-        evidence.append(
-            f"not forced: `{short_function(a.function) or a.path}` never sets `{c.field}` under the guard"
+        evidence.extend(consumed)
+    if risk:
+        evidence.append(f"reaches the rule and sets it: {places(risk, 2)}")
+    terms = " ".join(_term(d, c) for c in lost)
+    row = _row(d, ctx, lost)
+    extra: list[tuple[str, str]] = [
+        ("fields", ", ".join(names)),
+        ("skipped", ", ".join(place(p, n) for p, n in sites)),
+    ]
+    for c in lost:
+        consumers = c.feasible
+        reads = dict.fromkeys(
+            f"{_where(x)}: {x.gates}" for x in sorted(consumers, key=lambda x: (x.path, x.line))
         )
-    evidence.extend(_at_risk(ctx, d, c))
-    term = _added_condition(d, c, first.neutral)
-    row = _row(d, ctx, c, first.neutral)
+        extra.append((f"consumed.{c.field}", "; ".join(reads)))
+        chains = list(dict.fromkeys(" -> ".join(x.chain) for x in consumers if x.chain))
+        if chains:
+            extra.append((f"chain.{c.field}", " | ".join(chains)))
+        if c.blocked:
+            extra.append((f"ruled_out.{c.field}", c.blocked))
+        writes = ", ".join(place(w.path, w.line) for w in c.writes)
+        extra.append(
+            (
+                f"not_forced.{c.field}",
+                f"writes in `{short_function(a.function)}`: {writes}"
+                if writes
+                else f"never set in `{short_function(a.function) or a.path}`",
+            )
+        )
+    if risk:
+        extra.append(("at_risk", "; ".join(risk)))
     return Finding(
         rule=id,
         severity=severity,
         path=a.path,
         line=a.guard_line or a.line,
         title=title,
-        anchor=f"{assignment_anchor(a)}|{c.field}",
+        anchor=f"{assignment_anchor(a)}|coupled",
         evidence=tuple(evidence),
         suggestion=(
-            f"Add the field to the guard (`{term}`) or fail fast on the contradictory combination, and pin "
-            f"the truth-table row {row} in the derivation's test."
+            f"Add the switch{'es' if len(names) > 1 else ''} to the guard (`{terms}`) or fail fast on the "
+            f"contradictory combination, and pin the truth-table row {row} in the derivation's test."
         ),
-        replacement=_replacement(ctx, d, term),
-        extra=(
-            ("field", c.field),
-            ("consumed", place(first.path, first.line)),
-            ("skipped", place(sk.path, sk.line)),
-        ),
-        related=tuple(Location(x.path, x.line) for x in c.consumers[:4])
+        replacement=_replacement(ctx, d, terms),
+        extra=tuple(extra),
+        related=tuple(Location(x.path, x.line) for c in lost for x in c.feasible[:2])
         + (Location(sk.path, sk.line, sk.text),),
     )
 
@@ -188,11 +256,11 @@ def _finding(ctx: CheckContext, d: ChangedDerivation, c: CoupledField) -> Findin
 def run(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[str] = set()
     for d in ctx.derivations:
-        for c in coupled_fields(d, ctx.index, ctx.calls):
-            if c.constrained or c.forced:
-                continue
-            finding = _finding(ctx, d, c)
-            if finding.anchor in seen:
-                continue
-            seen.add(finding.anchor)
-            yield finding
+        lost = [c for c in coupled_fields(d, ctx.index, ctx.calls) if c.lost]
+        if not lost:
+            continue
+        finding = _finding(ctx, d, lost)
+        if finding.anchor in seen:
+            continue
+        seen.add(finding.anchor)
+        yield finding

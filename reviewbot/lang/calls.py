@@ -43,6 +43,7 @@ _CALL = re.compile(r"^(?P<cls>[A-Za-z_][\w.]*)\((?P<args>.*)\)$")
 _SMART = re.compile(r"(?:unique_ptr|shared_ptr|optional)<\s*(?:const\s+)?(?P<cls>[\w:]+)\s*>")
 # What calling an object runs, when the call names no method (`self.op(x)`, `op_(x)`).
 _CALL_METHODS = ("__call__", "forward", "operator()")
+_MAX_ANCESTRY = 16  # base classes followed up from one class (guards against cyclic declarations)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class Callee:
     # "member" (an object built elsewhere) | "method" (same class) | "function" | "constructor"
     kind: str = "function"
     built_with: tuple[str, ...] = ()  # constructor arguments of the object, for kind "member"
+    cls: str = ""  # the class of the object the call is made on, for kind "member" (`FusedRopeDecodeOp`)
 
 
 @dataclass(frozen=True)
@@ -219,7 +221,16 @@ class CallGraph:
     files: dict[str, FileFacts] = field(default_factory=dict)
     calls: dict[str, FileCalls] = field(default_factory=dict)
     imports: dict[str, tuple[str, ...]] = field(default_factory=dict)  # path -> repository paths
+    # Every reader of the switch-like fields the followed code reads (`follow.scan_readers`): files that
+    # mention them, parsed apart from `files` so that they never change how a call resolves.
+    readers: dict[str, FileFacts] = field(default_factory=dict)
+    mentions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # field -> files mentioning it
+    mention_lines: dict[str, dict[int, str]] = field(default_factory=dict)  # path -> line -> text
+    widely_read: dict[str, int] = field(default_factory=dict)  # field -> files, when too many to parse
+    # Config builders -> the helpers of their file they call: (call line, path, helper), in call order.
+    helpers: dict[tuple[str, str], tuple[tuple[int, str, str], ...]] = field(default_factory=dict)
     _by_name: dict[str, list[Function]] = field(default_factory=dict, repr=False, compare=False)
+    _bases: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
     _stamp: int = field(default=-1, repr=False, compare=False)
 
     def facts(self, path: str) -> FileFacts | None:
@@ -233,18 +244,53 @@ class CallGraph:
             return []
         return [s for s in found.sites if s.function == function and (wanted is None or s.line in wanted)]
 
+    def _refresh(self) -> None:
+        """Rebuild the by-name tables when files were added since the last look-up."""
+        if self._stamp == len(self.files):
+            return
+        self._by_name = {}
+        owners: dict[str, tuple[str, int, tuple[str, ...]]] = {}
+        for facts in self.files.values():
+            for fn in facts.functions:
+                parts = _short(fn.name).split(".")
+                self._by_name.setdefault(".".join(parts[-2:]), []).append(fn)
+            for o in facts.owners:
+                seen = owners.get(o.name)
+                if seen is None or (o.path, o.line) < seen[:2]:
+                    owners[o.name] = (o.path, o.line, o.bases)
+        self._bases = {name: found[2] for name, found in owners.items()}
+        self._stamp = len(self.files)
+
     def _named(self, qualified: str) -> list[Function]:
         """Every function in the graph named `qualified` (`Cls.method`, or a free `name`)."""
-        if self._stamp != len(self.files):
-            self._by_name = {}
-            for facts in self.files.values():
-                for fn in facts.functions:
-                    parts = _short(fn.name).split(".")
-                    self._by_name.setdefault(".".join(parts[-2:]), []).append(fn)
-            self._stamp = len(self.files)
+        self._refresh()
         found = self._by_name.get(qualified, [])
         # A free name matches only free functions (`helper`, not `Cls.helper`).
         return [fn for fn in found if "." in qualified or "." not in _short(fn.name)]
+
+    def bases(self, cls: str) -> tuple[str, ...]:
+        """Base classes of `cls` as declared in the followed files (the first declaration by path)."""
+        self._refresh()
+        return self._bases.get(cls, ())
+
+    def ancestry(self, cls: str) -> list[str]:
+        """`cls` and its base classes, nearest first (breadth first, in declaration order)."""
+        out: list[str] = []
+        frontier = [cls]
+        while frontier and len(out) < _MAX_ANCESTRY:
+            name = frontier.pop(0)
+            if name not in out:
+                out.append(name)
+                frontier.extend(self.bases(name))
+        return out
+
+    def methods(self, path: str, cls: str, method: str) -> list[Function]:
+        """`cls.method` as defined on the class or inherited from the nearest base that defines it."""
+        for owner in self.ancestry(cls):
+            found = self._functions(path, f"{owner}.{method}")
+            if found:
+                return found
+        return []
 
     def _functions(self, path: str, qualified: str) -> list[Function]:
         """Functions named `qualified`, nearest first: the same file, then its imports, then any file."""
@@ -313,7 +359,7 @@ class CallGraph:
             ]
         name = parts[0]
         if cls is not None:
-            own = self._functions(site.path, f"{cls}.{name}")
+            own = self.methods(site.path, cls, name)
             if own:
                 return [Callee(fn, site, kind="method") for fn in own]
             bound = self.binding(site, name)
@@ -339,7 +385,9 @@ class CallGraph:
             return []
         via = f"`{stmt}` ({site.path}:{line})" if line else f"`{stmt}`"
         for method in methods:
-            found = self._functions(site.path, f"{cls_name}.{method}")
+            found = self.methods(site.path, cls_name, method)
             if found:
-                return [Callee(fn, site, via=via, kind="member", built_with=(args,)) for fn in found]
+                return [
+                    Callee(fn, site, via=via, kind="member", built_with=(args,), cls=cls_name) for fn in found
+                ]
         return []

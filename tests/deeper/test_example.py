@@ -45,24 +45,36 @@ def test_guard_ignores_use_logn_attn_at_the_new_if(reviewed: Reviewed) -> None:
     assert (finding.path, finding.line) == (CC, _head_line("if (config.rope_config.style == RopeStyle::No"))
     consumed = _base_line("if self.use_logn_attn:")
     skipped = _base_line("fmha_input = self.rope_kvcache_op.forward(")
-    assert "`use_logn_attn` stops taking effect" in finding.title
-    assert f"consumed at {AITER}:{consumed} inside `FusedRopeKVCacheOp.forward`" in finding.title
-    assert f"skipped at {AITER}:{skipped}" in finding.title
-    evidence = "\n".join(finding.evidence)
-    assert (
-        f"skipped: {AITER}:{skipped} `fmha_input = self.rope_kvcache_op.forward(qkv, kv_cache, seq_len)`"
-        in evidence
+    assert finding.title == (
+        "When this rule fires, `use_logn_attn` stops taking effect: only the skipped "
+        "`FusedRopeKVCacheOp.forward` reads it, and the guard never tests it."
     )
-    assert "in `AiterPrefillImpl.forward`" in evidence
-    built = _base_line("self.rope_kvcache_op = FusedRopeKVCacheOp(attn_configs)")
-    assert f"`self.rope_kvcache_op = FusedRopeKVCacheOp(attn_configs)` ({AITER}:{built})" in evidence
-    assert f"gates `qkv = apply_logn_scaling(qkv, seq_len)` ({AITER}:{consumed + 1})" in evidence
+    assert len(finding.title) <= 160 and len(finding.evidence) <= 3
+    skipped_line, consumed_line, risk_line = finding.evidence
+    assert skipped_line.startswith(
+        f"skipped: {AITER}:{skipped} `fmha_input = self.rope_kvcache_op.forward(qkv, kv_cache, seq_len)` "
+        "in `AiterPrefillImpl.forward` does not run when `need_rope_kv_cache` is false"
+    )
+    assert consumed_line == (
+        "`use_logn_attn` (bool, rtp_llm/cpp/config/AttentionConfig.h:16) is read only by the skipped code: "
+        f"`FusedRopeKVCacheOp.forward` ({AITER}:{consumed}); no other path reads it"
+    )
     cohere = line_of(EXAMPLE_DIR / "base/rtp_llm/models/llama.py", "use_logn_attn = ckpt.get(", last=True)
     assert (
-        f"at risk: Cohere reaches the rule and sets `use_logn_attn` at rtp_llm/models/llama.py:{cohere}"
-        in evidence
+        risk_line
+        == f"reaches the rule and sets it: Cohere sets `use_logn_attn` at rtp_llm/models/llama.py:{cohere}"
     )
-    assert "at risk: Llama" not in evidence and "at risk: QWen" not in evidence
+    extra = dict(finding.extra)
+    built = _base_line("self.rope_kvcache_op = FusedRopeKVCacheOp(attn_configs)")
+    assert (
+        f"`self.rope_kvcache_op = FusedRopeKVCacheOp(attn_configs)` ({AITER}:{built})"
+        in extra["chain.use_logn_attn"]
+    )
+    assert (
+        f"gates `qkv = apply_logn_scaling(qkv, seq_len)` ({AITER}:{consumed + 1})"
+        in extra["consumed.use_logn_attn"]
+    )
+    assert "Llama" not in extra["at_risk"] and "QWen" not in extra["at_risk"]
     assert "`&& !config.use_logn_attn`" in finding.suggestion
     assert "use_logn_attn=True) -> `need_rope_kv_cache` stays True" in finding.suggestion
     assert finding.replacement is not None and finding.replacement.strip() == (
@@ -80,13 +92,16 @@ def test_comment_names_embedding_models_but_the_guard_reaches_every_non_lm_task(
     (finding,) = reviewed.findings("comment-guard-mismatch")
     assert (finding.path, finding.line) == (CC, _head_line("// Skip rope+bias+transpose kernel"))
     assert "names `embedding models`" in finding.title
-    assert "every task_type other than LANGUAGE_MODEL" in finding.title
-    for task in ("BGE_M3", "SEQ_CLASSIFICATION", "RERANKER", "LINEAR_SOFTMAX"):
-        assert task in finding.title
-    assert "DENSE_EMBEDDING" not in finding.title.split("also includes", 1)[1]
-    assert "`apply_logn_scaling`" in finding.title
-    assert f"skipped behaviour: {AITER}:{_base_line('qkv = apply_logn_scaling')}" in "\n".join(
-        finding.evidence
+    assert "the guard also reaches BGE_M3, SEQ_CLASSIFICATION and 2 more" in finding.title
+    assert "`apply_logn_scaling`" in finding.title and "applies `use_logn_attn`" in finding.title
+    assert len(finding.evidence) <= 3
+    assert "fires for every task_type other than LANGUAGE_MODEL" in finding.evidence[1]
+    extra = dict(finding.extra)
+    assert extra["also_reaches"] == "BGE_M3, SEQ_CLASSIFICATION, RERANKER, LINEAR_SOFTMAX"
+    assert "DENSE_EMBEDDING" not in extra["also_reaches"]
+    assert (
+        f"`apply_logn_scaling` at {AITER}:{_base_line('qkv = apply_logn_scaling')}"
+        in extra["skipped_behaviour"]
     )
 
 
@@ -152,3 +167,4 @@ def test_without_the_call_graph_the_checks_degrade_to_the_gated_statements(revie
     assert list(guard_ignores_coupled_flag.run(ctx)) == []
     (finding,) = comment_guard_mismatch.run(ctx)
     assert "names `embedding models`" in finding.title and "apply_logn_scaling" not in finding.title
+    assert "use_logn_attn" not in finding.title
