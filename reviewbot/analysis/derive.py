@@ -266,8 +266,12 @@ def _flow_names(a: Assignment, locals_: dict[tuple[str | None, str], list[Assign
 def _is_param(
     value: str, function: str | None, locals_: dict[tuple[str | None, str], list[Assignment]]
 ) -> bool:
-    """A bare lower-case name that no statement of the function assigns: a parameter (or a global)."""
-    return _WORD.fullmatch(value) is not None and value[:1].islower() and (function, value) not in locals_
+    """A bare name (`x`, `_x`; not a constant, `True`, `kMax`) that no statement of the function assigns: a
+    parameter (or a global)."""
+    if _WORD.fullmatch(value) is None or value in ("True", "False", "None") or (function, value) in locals_:
+        return False
+    head = value.lstrip("_")[:1]
+    return head.islower() and not (value.startswith("k") and value[1:2].isupper())
 
 
 def derivation_writes(facts: FileFacts) -> list[tuple[Assignment, tuple[Assignment, ...]]]:

@@ -173,6 +173,27 @@ def test_constructor_declarations_parameter_copies_and_pickling_are_not_derivati
     assert [(r[0], r[1]) for r in _rows(_derive("pkg/params.py", base, head))] == [(5, "port"), (5, "port")]
 
 
+def test_cpp_constructor_member_initialisers_copying_parameters_are_declarations() -> None:
+    base = """
+    struct SystemPromptParams {
+        SystemPromptParams() {}
+        std::vector<int> prompt_token = {};
+        int prompt_length = 0;
+    };
+    """
+    head = """
+    struct SystemPromptParams {
+        SystemPromptParams(const std::vector<int>& _prompt_token)
+            : prompt_token(_prompt_token), prompt_length(_prompt_token.size()) {}
+        std::vector<int> prompt_token = {};
+        int prompt_length = 0;
+    };
+    """
+    assert _rows(_derive("src/SystemPrompt.h", base, head)) == [
+        (3, "prompt_length", "_prompt_token.size()", "", "")
+    ]
+
+
 def test_self_writes_in_a_non_config_class_are_not_derivations() -> None:
     base = """
     class Attention(nn.Module):
