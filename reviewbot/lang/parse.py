@@ -57,10 +57,6 @@ def parse_workers(jobs: int, workers: int | None = None) -> int:
     return 1 if jobs < MIN_PARALLEL or workers <= 1 else min(workers, jobs // (MIN_PARALLEL // 2))
 
 
-def _parse_job(job: tuple[str, str, Focus | None]) -> FileFacts | None:
-    return parse_file(*job)
-
-
 def _context() -> BaseContext:
     """fork when this process runs one thread (cheap: nothing to import or pickle to the workers);
     else a fork server, since forking a process that holds threads (the App worker) can deadlock."""
