@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Collection
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
-from pydantic_core import ErrorDetails
 
 from reviewbot.errors import UsageError
 from reviewbot.model.change import RepoTree
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails  # pydantic's own dependency, for the type only
 
 __all__ = [
     "CONFIG_PATH",
