@@ -18,6 +18,8 @@ Not counted as explicit settings, and not flagged as overrides:
 - pickling and copying (`__setstate__`, `__reduce__`, pybind11 `py::pickle` unpacking `t[0].cast<int>()`);
 - arithmetic re-derivations of the same field (`config.head_num = config.head_num / tp_size`);
 - copies that pass the value along (`self.flag = cfg.flag`);
+- the first setting of an object the function has just constructed (`MaskedSoftmaxParam param;` then
+  `param.qk_scale = ...`): a parameter pack built for one call holds nothing set elsewhere;
 - tests and vendored trees (`3rdparty/`, `third_party/`, `vendor/`, `external/`).
 A write inside a model's own config builder (`_create_config`, `from_huggingface`) is the local extension
 point, not an override of other models' settings, and is not flagged.
@@ -47,6 +49,7 @@ or set the flag in the target model's own config builder and leave the central d
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.derive import ChangedDerivation
@@ -68,7 +71,7 @@ from reviewbot.checks.util import (
     statement,
     writers_on,
 )
-from reviewbot.lang.facts import AssignKind, Assignment
+from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, OwnerVia
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.model.finding import Finding, Severity
 
@@ -107,6 +110,31 @@ def _not_a_setting(a: Assignment) -> bool:
         # `def_readonly` / `def_property_readonly` expose a field to read, not to set.
         or (a.kind is AssignKind.BINDING and "readonly" in a.value)
     )
+
+
+_FRESH_VIA = (OwnerVia.DECLARED, OwnerVia.CONSTRUCTOR)
+
+
+def initialises_fresh(a: Assignment, facts: FileFacts | None) -> bool:
+    """The write sets a field of an object its own function has just constructed (`T param;` then
+    `param.x = ...`, `p = T()` then `p.x = ...`): nothing set elsewhere can have reached that object, so
+    the write is its first setting, not an override. An object copied in (`T config = attn_config;`) or
+    whose field was set earlier in the function is not fresh."""
+    if facts is None or a.owner_via not in _FRESH_VIA or not a.receiver or a.receiver in ("self", "this"):
+        return False
+    root = a.receiver.split(".", 1)[0]
+    line = a.via_line or a.line
+    for w in facts.assignments:
+        if w.function != a.function or w.line >= line:
+            continue
+        start, end = (w.branch_start, w.branch_end) if w.guard is not None else (None, None)
+        if start is not None and end is not None and not start <= line <= end:
+            continue  # in a block that has ended: another object of the same name (`T param;` per block)
+        if w.target == root and not re.match(rf"^(?:\w+\.)*{re.escape(a.owner)}\s*[({{]", w.value):
+            return False  # copied or assigned from another object
+        if w.receiver == a.receiver and w.field == a.field:
+            return False
+    return True
 
 
 def _exempt(d: ChangedDerivation) -> bool:
@@ -151,7 +179,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[str] = set()
     for d in ctx.derivations:
         a = d.head
-        if _exempt(d):
+        if _exempt(d) or initialises_fresh(a, ctx.head_facts.get(a.path)):
             continue
         others = explicit_writers(a, ctx.index)
         if not others:

@@ -134,7 +134,8 @@ def is_pickling(a: Assignment) -> bool:
 
 # Config builders: a model's own, local place to set its flags (`Bert._create_config`).
 _BUILDER = re.compile(
-    r"^_?(?:(?:create|build|make)_?config|from_huggingface|from_hf|from_config_json)$", re.I
+    r"^_?(?:(?:create|build|make)_?config|from_huggingface|from_hf|from_config_json|from_params|from_pretrained)$",
+    re.I,
 )
 
 
@@ -263,5 +264,3 @@ def bound_owners(index: RepoIndex, field: str) -> frozenset[str]:
     return frozenset(
         _bound_owner(w) for w in index.writers(field) if w.kind is AssignKind.BINDING and _bound_owner(w)
     )
-
-
