@@ -21,6 +21,8 @@ Not counted as explicit settings, and not flagged as overrides:
 - the first setting of an object the function has just constructed (`MaskedSoftmaxParam param;` then
   `param.qk_scale = ...`): a parameter pack built for one call holds nothing set elsewhere;
 - tests and vendored trees (`3rdparty/`, `third_party/`, `vendor/`, `external/`).
+A write of the operator's own setting (its value or guard reads an environment variable, e.g.
+`FORCE_STOP_WORDS_STR`) is meant to win over the models' settings and is not flagged either.
 A write inside a model's own config builder (`_create_config`, `from_huggingface`) is the local extension
 point, not an override of other models' settings, and is not flagged.
 
@@ -137,6 +139,16 @@ def initialises_fresh(a: Assignment, facts: FileFacts | None) -> bool:
     return True
 
 
+_ENV = re.compile(r"\bos\.environ\b|\bgetenv\b|\benviron\.get\b|\bget_env\w*\(|\bstd::getenv\b")
+
+
+def from_operator(a: Assignment) -> bool:
+    """The written value is the operator's own explicit setting (an environment variable in the value or
+    the guard: `FORCE_STOP_WORDS=...`): it is meant to win over the models' settings."""
+    guard = " ".join(atom.text for atom in a.guard.atoms()) if a.guard is not None else ""
+    return bool(_ENV.search(a.value) or _ENV.search(guard))
+
+
 def _exempt(d: ChangedDerivation) -> bool:
     """Derivations this rule does not judge: they check or log, or are not overrides at all."""
     a = d.head
@@ -150,6 +162,7 @@ def _exempt(d: ChangedDerivation) -> bool:
         or rederives_itself(a)
         or is_builder(a.function)
         or is_vendored(a.path)
+        or from_operator(a)
     )
 
 
