@@ -117,6 +117,16 @@ def _not_a_setting(a: Assignment) -> bool:
 _FRESH_VIA = (OwnerVia.DECLARED, OwnerVia.CONSTRUCTOR)
 
 
+def _constructs(value: str, owner: str) -> bool:
+    """`T()`, `T{}`, `{...}`, `new T(...)`, `std::make_shared<T>(...)`, `ns.T(...)`: a new object of the owner type."""
+    name = re.escape(owner)
+    return bool(
+        value.startswith("{")  # `T x{}` / `T x = {...}`: aggregate initialisation of the declared type
+        or re.match(rf"^(?:new\s*)?(?:\w+\.)*{name}\s*(?:<[^>]*>)?\s*[({{]", value)
+        or re.match(rf"^(?:\w+\.)*make_(?:shared|unique)<(?:\w+\.)*{name}>", value)
+    )
+
+
 def initialises_fresh(a: Assignment, facts: FileFacts | None) -> bool:
     """The write sets a field of an object its own function has just constructed (`T param;` then
     `param.x = ...`, `p = T()` then `p.x = ...`): nothing set elsewhere can have reached that object, so
@@ -132,7 +142,7 @@ def initialises_fresh(a: Assignment, facts: FileFacts | None) -> bool:
         start, end = (w.branch_start, w.branch_end) if w.guard is not None else (None, None)
         if start is not None and end is not None and not start <= line <= end:
             continue  # in a block that has ended: another object of the same name (`T param;` per block)
-        if w.target == root and not re.match(rf"^(?:\w+\.)*{re.escape(a.owner)}\s*[({{]", w.value):
+        if w.target == root and not _constructs(w.value, a.owner):
             return False  # copied or assigned from another object
         if w.receiver == a.receiver and w.field == a.field:
             return False
