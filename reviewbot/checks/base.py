@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.lang.calls import CallGraph
 from reviewbot.lang.facts import FileFacts, PredicateUse
-from reviewbot.lang.index import RepoIndex
+from reviewbot.lang.index import RepoIndex, TestRef
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.tests import ExecutionResults
@@ -33,6 +33,9 @@ class CheckContext:
     # Full facts and call sites of the files behind the read sites of the derived fields, for following
     # gated code into the functions it calls (reviewbot.lang.follow). None: not built this round.
     calls: CallGraph | None = None
+    # Documentation lines (README, *.md, *.rst) that mention the environment variables the change reads
+    # or writes, by variable (see analysis.history); empty when not searched.
+    docs: dict[str, tuple[TestRef, ...]] = field(default_factory=dict)
 
 
 class Check(Protocol):

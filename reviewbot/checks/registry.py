@@ -10,10 +10,13 @@ from typing import cast
 
 from reviewbot.checks import (
     comment_guard_mismatch,
+    default_changed,
     duplicated_predicate,
+    env_switch_renamed,
     flag_overloading,
     formatting_noise,
     guard_ignores_coupled_flag,
+    guard_removed,
     ineffective_test,
     missing_tests,
     unconditional_override,
@@ -34,6 +37,9 @@ RULES: tuple[Check, ...] = tuple(
         formatting_noise,
         guard_ignores_coupled_flag,
         comment_guard_mismatch,
+        guard_removed,
+        env_switch_renamed,
+        default_changed,
         untested_branch,
         ineffective_test,
     )

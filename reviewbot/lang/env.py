@@ -5,13 +5,31 @@ Standard accessors: `os.environ.get("X", d)`, `os.getenv("X", d)`, `os.environ["
 call whose callee's last name is env-like (`get_env_bool`, `getEnv`, `EnvUtil::getEnv`, `env_int`,
 `read_env`) and whose first argument is a string literal spelled like a variable (`"USE_X"`); and the
 module-of-variables idiom `envs.X` (`envs.VLLM_USE_V1`, `envs.SGLANG_X`).
+
+Writes are told apart from reads (`env_write`): `os.environ["NEW"] = os.environ.get("OLD")`,
+`os.environ.setdefault("X", v)`, `os.putenv`, `setenv("X", v, 1)` / `putenv("X=v")`. A write whose value
+reads another variable is an alias of the old name to the new one (`env_sources` of the value).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
-__all__ = ["env_accessor", "env_attribute", "is_env_name", "helper_parse", "unquote"]
+from reviewbot.lang.index import DEFAULT_EXCLUDES, TestRef, is_excluded
+from reviewbot.model.change import RepoTree
+
+__all__ = [
+    "env_accessor",
+    "env_attribute",
+    "is_env_name",
+    "helper_parse",
+    "unquote",
+    "env_write",
+    "env_sources",
+    "doc_mentions",
+    "is_doc_path",
+]
 
 _STANDARD = {
     "os.environ.get": "os.environ.get",
@@ -87,3 +105,71 @@ def env_attribute(expr: str) -> tuple[str, str] | None:
     if len(parts) >= 2 and parts[-2] in _ENV_MODULES and is_env_name(parts[-1]):
         return parts[-1], f"{parts[-2]}.X"
     return None
+
+
+# Canonical spellings (`common.canonical_expr`) of the writes: subscript assignment, setdefault, putenv.
+_SUBSCRIPT_WRITE = re.compile(r"^(?:os\.)?environ\[(['\"])([^'\"]+)\1\](?:=(?!=)|\|=)(.*)$", re.S)
+_CALL_WRITE = re.compile(
+    r"^(?:os\.environ\.setdefault|environ\.setdefault|os\.putenv|(?:std\.)?setenv|_?set_?env\w*|setEnv\w*)"
+    r"\((['\"])([^'\"]+)\1,(.*)\)$",
+    re.S,
+)
+_PUTENV = re.compile(r"^(?:std\.)?putenv\((['\"])([A-Za-z_]\w*)=([^'\"]*)\1\)$")
+# A read inside an expression: `os.environ.get("X"`, `os.environ["X"]`, `getenv("X"`, `get_env_bool("X"`.
+_CALL_READ = re.compile(r"([A-Za-z_][\w.]*)\(\s*(['\"])([A-Za-z_]\w*)\2")
+_SUBSCRIPT_READ = re.compile(r"(?<![\w.])(?:os\.)?environ\[\s*(['\"])([A-Za-z_]\w*)\1\s*\](?!\s*=(?!=))")
+
+
+def env_write(statement: str) -> tuple[str, str] | None:
+    """(variable, value) of a statement that writes the environment (canonical spelling); None else."""
+    for pattern in (_SUBSCRIPT_WRITE, _CALL_WRITE, _PUTENV):
+        m = pattern.match(statement.strip())
+        if m is not None:
+            return m.group(2), m.group(3)
+    return None
+
+
+def env_sources(expr: str) -> tuple[str, ...]:
+    """Environment variables an expression reads, in order of first appearance."""
+    found: list[tuple[int, str]] = []
+    for m in _CALL_READ.finditer(expr):
+        callee, name = m.group(1), m.group(3)
+        accessor = env_accessor(callee)
+        if accessor is not None and (is_env_name(name) or accessor.startswith(("os.", "getenv"))):
+            found.append((m.start(), name))
+    found.extend((m.start(), m.group(2)) for m in _SUBSCRIPT_READ.finditer(expr))
+    return tuple(dict.fromkeys(name for _, name in sorted(found)))
+
+
+# Documentation files: where operators read which switches exist.
+_DOC_FILE = re.compile(r"(?i)(?:^|/)(?:readme[^/]*|[^/]+\.(?:md|rst|adoc|markdown))$")
+
+
+def is_doc_path(path: str) -> bool:
+    """README files and Markdown / reStructuredText / AsciiDoc documents."""
+    return _DOC_FILE.search(path) is not None
+
+
+def doc_mentions(
+    tree: RepoTree, names: Iterable[str], exclude: Sequence[str] = DEFAULT_EXCLUDES
+) -> dict[str, tuple[TestRef, ...]]:
+    """Lines of the documentation that mention each of `names` as a whole word, by path and line
+    (vendored trees left out): the places an operator learns a switch from."""
+    wanted = sorted({n for n in names if n})
+    if not wanted:
+        return {}
+    rx = re.compile(r"(?<![\w])(" + "|".join(re.escape(n) for n in wanted) + r")(?![\w])")
+    paths = sorted(p for p in tree.paths() if is_doc_path(p) and not is_excluded(p, exclude))
+    read_many = getattr(tree, "read_many", None)
+    texts: dict[str, str | None] = (
+        read_many(paths) if callable(read_many) else {p: tree.read(p) for p in paths}
+    )
+    found: dict[str, list[TestRef]] = {}
+    for path in paths:
+        body = texts.get(path)
+        if not body:
+            continue
+        for number, line in enumerate(body.split("\n"), start=1):
+            for name in sorted(set(rx.findall(line))):
+                found.setdefault(name, []).append(TestRef(path, number, line.strip()[:200], name))
+    return {n: tuple(refs) for n, refs in sorted(found.items())}

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from typing import Any, Protocol
 
 from reviewbot.analysis.derive import ChangedDerivation, added_predicates, changed_derivations
+from reviewbot.analysis.history import history_names
 from reviewbot.analysis.names import interesting_names
 from reviewbot.analysis.reach import describe_reach
 from reviewbot.analysis.truthtable import build_truth_tables
@@ -21,9 +22,10 @@ from reviewbot.checks.base import CheckContext
 from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
 from reviewbot.lang.build import build_index
 from reviewbot.lang.calls import CallGraph
+from reviewbot.lang.env import doc_mentions
 from reviewbot.lang.facts import FileFacts, PredicateUse, lang_for_path
 from reviewbot.lang.follow import follow_calls
-from reviewbot.lang.index import RepoIndex, is_test_path
+from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
 from reviewbot.lang.parse import parse_file
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.finding import Finding
@@ -158,6 +160,7 @@ class Indexed:
     test_files: list[str]
     calls: CallGraph | None
     notes: tuple[Note, ...]
+    docs: dict[str, tuple[TestRef, ...]] = field(default_factory=dict)  # see CheckContext.docs
 
 
 @dataclass(frozen=True)
@@ -186,8 +189,10 @@ def parse_stage(change: ChangeSet) -> Parsed:
 
 
 def index_stage(change: ChangeSet, parsed: Parsed) -> Indexed:
-    names = interesting_names(parsed.derivations, parsed.predicates, functions=False)
-    test_names = interesting_names(parsed.derivations, parsed.predicates)
+    # The base-vs-head rules also ask about environment variables, changed defaults and removed writes.
+    history = history_names(change, parsed.base_facts, parsed.head_facts)
+    names = interesting_names(parsed.derivations, parsed.predicates, functions=False) | history.index
+    test_names = interesting_names(parsed.derivations, parsed.predicates) | history.index
     tree = change.head_tree
     if tree is None:
         index = RepoIndex()
@@ -202,7 +207,8 @@ def index_stage(change: ChangeSet, parsed: Parsed) -> Indexed:
     # What the derived flags gate, followed into the functions it calls (those files parsed in full).
     fields = {d.head.field for d in parsed.derivations}
     calls = follow_calls(tree, index, fields) if parsed.derivations else None
-    return Indexed(index, test_files, calls, ())
+    docs = doc_mentions(tree, history.docs) if history.docs else {}
+    return Indexed(index, test_files, calls, (), docs)
 
 
 def check_stage(ctx: CheckContext, settings: ReviewSettings) -> Checked:
@@ -336,6 +342,7 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
         added_predicates=parsed.predicates,
         test_files=indexed.test_files,
         calls=indexed.calls,
+        docs=indexed.docs,
     )
     execution: Execution | None = None
     if settings.execute is not None and parsed.derivations:

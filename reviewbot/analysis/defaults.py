@@ -1,0 +1,302 @@
+"""Defaults that a change flips (pure): the value every deployment that never set something now gets.
+
+Compared per changed file, before and after (`analysis.sides`):
+
+- field defaults (`facts.FieldDefault`, `facts.FieldDecl.default`): a C++ member initialiser
+  (`bool use_x = false;`), a Python class / dataclass default (`use_x: bool = False`), a constant an
+  `__init__` assigns unconditionally (`self.use_x = False`) — same owner and field on both sides, a
+  changed line, another value;
+- environment defaults (`analysis.envs.default_changes`): `os.environ.get("X", "0") == "1"` with `"1"`;
+- option defaults (`lang.clauses.OptionDefault`): `add_argument("--x", default=...)` and the parameter
+  defaults of config builders and config constructors;
+- a constructor's initialiser that takes its value from another config field with another default
+  (`reserve_(cfg.reserve_blocks_)` -> `reserve_(cfg.reserve_ratio_ * free / 100)`; the read fields'
+  defaults are looked up in the changed files and the index).
+
+Not a default change: a brand-new field or option (nothing to flip); the same value spelled otherwise
+(`1.0` / `1.`, quotes); a C++ in-class default that every constructor's initialiser list overrides; a
+change that adds, in the same change, a guarded write of the old value to the same field (an explicit
+opt-in that keeps the old behaviour) or keeps reading the old value under a deprecation switch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from reviewbot.analysis.envparse import same_literal
+from reviewbot.analysis.envs import EnvDefaultChange, default_changes
+from reviewbot.analysis.sides import Side
+from reviewbot.lang.clauses import OptionDefault, OptionKind
+from reviewbot.lang.facts import Assignment, FileFacts
+from reviewbot.lang.index import RepoIndex
+from reviewbot.lang.owners import is_config_name, is_init_function
+
+__all__ = ["DefaultKind", "DefaultChange", "changed_defaults", "consumer_words", "reaches_numerics"]
+
+
+class DefaultKind(str, Enum):
+    FIELD = "field"
+    ENV = "env"
+    OPTION = "option"
+    PARAMETER = "parameter"
+    INITIALISER = "initialiser"
+
+
+@dataclass(frozen=True)
+class DefaultChange:
+    kind: DefaultKind
+    name: str  # `Owner.field`, the variable, the option or `function(param)`
+    field: str  # the bare field / variable / option / parameter name
+    owner: str  # the owner type ("" for env and options)
+    old: str  # as written (canonical)
+    new: str
+    path: str  # head path and line of the new default
+    line: int
+    base_path: str
+    base_line: int
+    env: EnvDefaultChange | None = None
+
+
+_BUILDER = re.compile(
+    r"(?i)^_?(?:(?:create|build|make|get|default|new)_?\w*config\w*|from_\w+|\w*_config|\w*config|\w*_args|"
+    r"\w*args)$"
+)
+
+
+def _defaults(facts: FileFacts | None) -> dict[tuple[str, str], tuple[str, int]]:
+    """(owner, field) -> (value, line): member initialisers, class and `__init__` defaults."""
+    out: dict[tuple[str, str], tuple[str, int]] = {}
+    if facts is None:
+        return out
+    for d in facts.fields:
+        if d.default is not None:
+            out.setdefault((d.owner, d.field), (d.default, d.line))
+    for fd in sorted(facts.defaults, key=lambda fd: fd.line):
+        # A constant that `__init__` assigns later wins over the class-level declaration.
+        out[(fd.owner, fd.field)] = (fd.value, fd.line)
+    return out
+
+
+def _overridden_by_constructor(
+    owner: str, field: str, line: int, facts: list[FileFacts], index: RepoIndex
+) -> bool:
+    """Every object gets the field from a constructor's initialiser (or an unconditional write in
+    `__init__` at another line): the declared default is never observed."""
+    writes = [a for f in facts for a in f.assignments if a.field == field] + index.writers(field)
+    for a in writes:
+        if a.guard is not None or not is_init_function(a.function) or a.line == line:
+            continue
+        cls = (a.function or "").replace("::", ".").split(".")
+        if (
+            len(cls) >= 2
+            and cls[-2] == owner
+            and ("." not in a.target or a.target.startswith(("self.", "this.")))
+        ):
+            return True
+    return False
+
+
+def _opt_in(field: str, old: str, sides: list[Side]) -> bool:
+    """The change also adds a guarded write of the old value to the same field: an explicit switch that
+    keeps the old behaviour (`if os.environ.get("LEGACY_X"): self.x = False`)."""
+    for s in sides:
+        if s.head_facts is None:
+            continue
+        for a in s.head_facts.assignments:
+            if a.field == field and a.guard is not None and a.line in s.added and same_literal(a.value, old):
+                return True
+    return False
+
+
+def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
+    out: list[DefaultChange] = []
+    heads = [s.head_facts for s in sides if s.head_facts is not None]
+    for s in sides:
+        before, after = _defaults(s.base_facts), _defaults(s.head_facts)
+        for key in sorted(set(before) & set(after)):
+            (old, bline), (new, hline) = before[key], after[key]
+            if same_literal(old, new) or (bline not in s.removed and hline not in s.added):
+                continue
+            owner, field = key
+            if _overridden_by_constructor(owner, field, hline, heads, index) or _opt_in(field, old, sides):
+                continue
+            out.append(
+                DefaultChange(DefaultKind.FIELD, f"{owner}.{field}", field, owner, old, new, s.path, hline,
+                              s.old_path, bline)
+            )  # fmt: skip
+    return out
+
+
+def _option_key(o: OptionDefault) -> tuple[str, str, str]:
+    return (o.kind.value, o.function, o.name)
+
+
+def _is_config_function(function: str) -> bool:
+    parts = function.replace("::", ".").split(".")
+    short = parts[-1]
+    if short in ("__init__", "__post_init__") or (len(parts) >= 2 and short == parts[-2]):
+        return len(parts) >= 2 and is_config_name(parts[-2])
+    return bool(_BUILDER.match(short))
+
+
+def _option_changes(sides: list[Side], fields: set[str]) -> list[DefaultChange]:
+    out: list[DefaultChange] = []
+    for s in sides:
+        if s.base is None or s.head is None:
+            continue
+        before = {_option_key(o): o for o in s.base.options}
+        after = {_option_key(o): o for o in s.head.options}
+        for key in sorted(set(before) & set(after)):
+            b, h = before[key], after[key]
+            if same_literal(b.default, h.default) or (b.line not in s.removed and h.line not in s.added):
+                continue
+            if b.kind is OptionKind.PARAMETER and (not _is_config_function(b.function) or b.name in fields):
+                continue  # a parameter of any function is not a deployment's default; `self.x = x` is a field
+            kind = DefaultKind.OPTION if b.kind is OptionKind.ARGUMENT else DefaultKind.PARAMETER
+            name = f"--{b.name}" if kind is DefaultKind.OPTION else f"{b.function}({b.name})"
+            out.append(
+                DefaultChange(
+                    kind, name, b.name, "", b.default, h.default, s.path, h.line, s.old_path, b.line
+                )
+            )
+    return out
+
+
+_PATHS = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|(?<![\w.])[A-Za-z_]\w*_(?![\w(])")
+
+
+def _substituted(value: str, defaults: dict[str, str]) -> tuple[str, frozenset[str]]:
+    """`value` with each config field it reads replaced by that field's default, and the fields replaced."""
+    used: set[str] = set()
+
+    def sub(m: re.Match[str]) -> str:
+        field = m.group(0).rsplit(".", 1)[-1]
+        if field in defaults:
+            used.add(field)
+            return defaults[field]
+        return m.group(0)
+
+    return _PATHS.sub(sub, value), frozenset(used)
+
+
+def _known_defaults(facts: list[FileFacts], index: RepoIndex, fields: set[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for f in facts:
+        for fd in sorted(f.defaults, key=lambda fd: (fd.path, fd.line)):
+            out.setdefault(fd.field, fd.value)
+    for name in sorted(fields - set(out)):
+        values = sorted({fd.value for fd in index.defaults(name)})
+        if len(values) == 1:
+            out[name] = values[0]
+    return out
+
+
+def _reads_of(value: str) -> set[str]:
+    return {m.group(0).rsplit(".", 1)[-1] for m in _PATHS.finditer(value)}
+
+
+def _initialiser_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
+    out: list[DefaultChange] = []
+    bases = [s.base_facts for s in sides if s.base_facts is not None]
+    heads = [s.head_facts for s in sides if s.head_facts is not None]
+    for s in sides:
+        if s.base_facts is None or s.head_facts is None:
+            continue
+        old = {
+            (a.function, a.target): a
+            for a in s.base_facts.assignments
+            if _initialiser(a) and a.line in s.removed
+        }
+        new = {
+            (a.function, a.target): a
+            for a in s.head_facts.assignments
+            if _initialiser(a) and a.line in s.added
+        }
+        for key in sorted(set(old) & set(new), key=lambda k: (k[0] or "", k[1])):
+            b, h = old[key], new[key]
+            if b.value == h.value:
+                continue
+            fields = _reads_of(b.value) | _reads_of(h.value)
+            was, used_b = _substituted(b.value, _known_defaults(bases, index, fields))
+            now, used_h = _substituted(h.value, _known_defaults(heads, index, fields))
+            # Only a value that now comes from another config field with its own default: a receiver
+            # renamed, or a formula around the same field, is not a new default.
+            if not used_b or not used_h or used_b == used_h or same_literal(was, now) or was == now:
+                continue
+            out.append(
+                DefaultChange(DefaultKind.INITIALISER, h.target, h.field, "", f"{b.value} ({was})",
+                              f"{h.value} ({now})", s.path, h.line, s.old_path, b.line)
+            )  # fmt: skip
+    return out
+
+
+def _initialiser(a: Assignment) -> bool:
+    return a.guard is None and is_init_function(a.function) and a.lang.value == "cpp"
+
+
+def changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
+    """Every default the change flips, one per name, by path and line."""
+    found = _field_changes(sides, index)
+    fields = {c.field for c in found}
+    found += _option_changes(sides, fields)
+    found += _initialiser_changes(sides, index)
+    for e in default_changes(sides):
+        found.append(
+            DefaultChange(DefaultKind.ENV, e.name, e.name, "", e.base.default or "", e.head.default or "",
+                          e.head.path, e.head.line, e.base.path, e.base.line, env=e)
+        )  # fmt: skip
+    unique: dict[tuple[str, str], DefaultChange] = {}
+    for c in sorted(found, key=lambda c: (c.path, c.line, c.kind.value, c.name)):
+        unique.setdefault((c.kind.value, c.name), c)
+    return sorted(unique.values(), key=lambda c: (c.path, c.line, c.name))
+
+
+# Words that say a value changes numerics (types, precision, kernels that compute differently) or
+# writes persistent data (files, engines, exports): a default reaching them is P1.
+_NUMERIC_WORDS = frozenset(
+    {"dtype", "precision", "fp8", "fp16", "bf16", "fp32", "half", "int8", "int4", "quant", "quantization",
+     "quantize", "trt", "tensorrt", "onnx", "scale", "scaling", "eps", "epsilon", "rounding", "logn"}
+)  # fmt: skip
+_PERSISTENT_WORDS = frozenset(
+    {"save", "dump", "export", "persist", "serialize", "checkpoint", "mkdir", "makedirs", "onnx", "engine_dir",
+     "cache_dir"}
+)  # fmt: skip
+_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def consumer_words(texts: list[str]) -> set[str]:
+    """Lower-case words of identifiers (`VITEngine` -> vit, engine; `use_fp8_kv` -> use, fp8, kv)."""
+    words: set[str] = set()
+    for t in texts:
+        for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", t):
+            words.add(ident.lower())
+            for part in ident.split("_"):
+                words.update(w.lower() for w in _SPLIT.findall(part))
+                if part:
+                    words.add(part.lower())
+    return words
+
+
+def reaches_numerics(texts: list[str]) -> str:
+    """The first word (sorted) of `texts` that says numerics or persistent data; "" for none."""
+    words = consumer_words(texts)
+    hits = sorted(words & (_NUMERIC_WORDS | _PERSISTENT_WORDS))
+    return hits[0] if hits else ""
+
+
+def default_names(sides: list[Side]) -> set[str]:
+    """Fields, options and variables whose default differs on a changed line (for the index: their
+    consumers and explicit writers), and the fields changed constructor initialisers read."""
+    names: set[str] = set()
+    for s in sides:
+        before, after = _defaults(s.base_facts), _defaults(s.head_facts)
+        for key in set(before) & set(after):
+            if not same_literal(before[key][0], after[key][0]):
+                names.add(key[1])
+        for facts, lines in ((s.base_facts, s.removed), (s.head_facts, s.added)):
+            for a in facts.assignments if facts is not None else ():
+                if a.line in lines and _initialiser(a):
+                    names.update(_reads_of(a.value))
+    return names

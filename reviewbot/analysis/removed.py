@@ -1,0 +1,353 @@
+"""Guards, validations and derivations that a change removes (pure): base against head, per function.
+
+Three shapes, each in a function the change touches and that still exists in the head:
+
+- a **dropped guard**: a statement that ran under a condition at base runs under fewer conditions in
+  the head (`if os.environ.get("OLD"): os.environ["NEW"] = ...` -> the same write, unguarded). The head
+  statement is one the change rewrote (an added line), the same text in the same function, and its
+  conditions are a strict subset of the old ones (a condition that was only rewritten is not dropped);
+- a **removed validation**: a `raise` / `throw` under a condition, an `assert`, a check macro
+  (`FT_CHECK`, `TORCH_CHECK`) on removed lines, with no validation left in the same function's
+  rewritten lines and no validation of the same condition anywhere in the head's changed files;
+- a **removed derivation**: a write of a field (`config.x = ...`, `self.x = ...`, a member) whose value
+  or guard depends on something, or an environment write (`os.environ["NEW"] = os.environ.get("OLD")`),
+  on removed lines, with no write of the same field left in the function and none elsewhere in the head
+  with the same value or the same conditions (a derivation that moved is not removed).
+
+Constructors' constant declarations (`self.x = False` in `__init__`) are defaults, judged by
+`default-changed`, not derivations.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from reviewbot.analysis.sides import Side
+from reviewbot.lang.clauses import Clause, ClauseKind
+from reviewbot.lang.env import env_sources
+from reviewbot.lang.facts import Assignment, FileFacts
+from reviewbot.lang.index import RepoIndex, is_test_path
+from reviewbot.lang.owners import is_constant_value, is_init_function
+
+__all__ = ["RemovalKind", "Removal", "removals", "removal_names", "subclasses"]
+
+
+class RemovalKind(str, Enum):
+    GUARD = "guard"  # the statement stays, a condition around it went
+    VALIDATION = "validation"
+    DERIVATION = "derivation"
+
+
+@dataclass(frozen=True)
+class Removal:
+    kind: RemovalKind
+    path: str  # head path; `line` is where the head statement is (GUARD) or where the removed lines were
+    line: int
+    base_path: str
+    base_lines: tuple[int, int]  # first and last removed line of what went (base numbering)
+    function: str
+    text: str  # the statement (canonical)
+    lost: tuple[str, ...]  # the conditions that no longer hold it (GUARD), or that held what went
+    target: str = ""  # DERIVATION: the field or environment variable written
+    names: tuple[str, ...] = ()  # identifiers a test of this would mention (field, variable, function)
+
+
+_KEYWORD_ARG = re.compile(r"(?<=[(,])\s*[A-Za-z_]\w*=(?!=)")
+_TRIVIAL = re.compile(r"^(?:pass|return|break|continue|return None|return True|return False|\.\.\.)$")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_NOISE = frozenset(
+    {"self", "this", "not", "and", "or", "None", "True", "False", "is", "in", "os", "environ", "get", "raise",
+     "throw", "assert", "Exception", "ValueError", "RuntimeError", "AssertionError", "std", "runtime_error",
+     "invalid_argument", "return", "len", "int", "str", "float", "bool"}
+)  # fmt: skip
+
+
+def _touches(c: Clause, lines: frozenset[int]) -> bool:
+    return any(n in lines for n in range(c.line, c.end_line + 1)) or any(g.line in lines for g in c.guards)
+
+
+def _words(*texts: str) -> tuple[str, ...]:
+    found = [w for t in texts for w in _WORD.findall(re.sub(r"(['\"]).*?\1", " ", t)) if w not in _NOISE]
+    return tuple(dict.fromkeys(w for w in found if len(w) > 2))
+
+
+def _dropped(s: Side) -> list[tuple[Clause, Clause, frozenset[str]]]:
+    """(base statement, head statement, the conditions it lost) for each statement that kept its text."""
+    assert s.base is not None and s.head is not None
+    out: list[tuple[Clause, Clause, frozenset[str]]] = []
+    used: set[int] = set()
+    # The head statement was rewritten, or the condition around it was (C++ keeps the statement's line
+    # when only the `if` changes).
+    head = [h for h in s.head.clauses if _touches(h, s.added)]
+    for c in s.base.clauses:
+        if not c.guards or not _touches(c, s.removed) or _TRIVIAL.match(c.text):
+            continue
+        near = s.head_line(c.line)
+        options = [
+            h
+            for h in head
+            if h.kind is c.kind and h.text == c.text and h.function == c.function and h.line not in used
+        ]
+        if not options:
+            continue
+        h = min(options, key=lambda h: (abs(h.line - near), h.line))
+        lost = c.guard_atoms - h.guard_atoms
+        if not lost or h.guard_atoms - c.guard_atoms:
+            continue  # nothing dropped, or the conditions were rewritten
+        used.add(h.line)
+        out.append((c, h, lost))
+    return out
+
+
+_FLAG = re.compile(r"^(?:not )?\(?((?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*))\)?$")
+
+
+def _flag_of(atom: str) -> str:
+    """The field a condition tests as a flag (`cfg.use_x`, `not (self.use_x)`): its name; "" otherwise."""
+    m = _FLAG.match(atom.replace("not (", "not ").rstrip(")") if atom.startswith("not (") else atom)
+    return m.group(2) if m is not None and "." in m.group(1) else ""
+
+
+def _constant_flag(name: str, index: RepoIndex) -> bool:
+    """Every write and default of the field in the head sets one and the same constant: a condition
+    on it always took the same branch, so dropping it removes dead code, not a decision."""
+    values = {w.value for w in index.writers(name) if w.kind.value != "binding" and not is_test_path(w.path)}
+    values |= {d.value for d in index.defaults(name)}
+    return len(values) == 1 and is_constant_value(next(iter(values)))
+
+
+def _writes_at(facts: FileFacts | None, c: Clause) -> list[Assignment]:
+    if facts is None:
+        return []
+    return [a for a in facts.assignments if c.line <= a.line <= c.end_line]
+
+
+def _decides(c: Clause, facts: FileFacts | None) -> bool:
+    """A statement that carries a configuration decision: an environment write, a validation, a write
+    of a field (`self.x`, `cfg.x`, a member) — not a local, a call or a log line."""
+    if c.kind is ClauseKind.ENV_WRITE or c.kind.validates:
+        return True
+    return c.kind is ClauseKind.ASSIGN and any(_field_write(a) for a in _writes_at(facts, c))
+
+
+def _merged(c: Clause, lost: frozenset[str], s: Side) -> bool:
+    """At base the same target was also written on the other side of a lost condition (`if a: x = f`
+    / `elif ...: x = g`): the change merged branches that both wrote it, it did not drop a guard."""
+    assert s.base is not None
+    targets = {a.target for a in _writes_at(s.base_facts, c)}
+    if not targets:
+        return False
+    negated = {f"not ({atom})" for atom in lost} | {atom[5:-1] for atom in lost if atom.startswith("not (")}
+    for other in s.base.clauses:
+        if other is c or other.function != c.function or not (other.guard_atoms & negated):
+            continue
+        if targets & {a.target for a in _writes_at(s.base_facts, other)}:
+            return True
+    return False
+
+
+def _dropped_guards(s: Side, index: RepoIndex) -> list[Removal]:
+    """One removal per function and lost condition, at the first statement that lost it."""
+    out: dict[tuple[str, frozenset[str]], Removal] = {}
+    for c, h, lost in _dropped(s):
+        if not _decides(c, s.base_facts) or _merged(c, lost, s):
+            continue
+        flags = [_flag_of(a) for a in lost]
+        if all(flags) and all(_constant_flag(f, index) for f in flags):
+            continue  # the guard tested a flag nothing ever sets otherwise: dead code went
+        first = min(g.line for g in c.guards)
+        key = (c.function, lost)
+        if key not in out:
+            out[key] = Removal(
+                RemovalKind.GUARD, s.path, h.line, s.old_path, (first, c.end_line), c.function, c.text,
+                tuple(sorted(lost)), names=_names(c),
+            )  # fmt: skip
+    return list(out.values())
+
+
+def _names(c: Clause) -> tuple[str, ...]:
+    """What a test of the clause would mention: its identifiers, the variables it reads or writes."""
+    env = [c.env_name, *c.env_sources, *(n for g in c.guards for n in env_sources(g.text))]
+    return tuple(dict.fromkeys([*(n for n in env if n), *_words(c.text, *(g.text for g in c.guards))]))
+
+
+def _validations(s: Side, heads: list[Side]) -> list[Removal]:
+    assert s.base is not None and s.head is not None
+    out: list[Removal] = []
+    live = {h.function for h in s.head.clauses}
+    rewritten = {h.function for h in s.head.clauses if h.kind.validates and h.line in s.added}
+    elsewhere = {
+        (h.kind, h.guard_atoms if h.guards else frozenset({h.text}))
+        for t in heads if t.head is not None for h in t.head.clauses if h.kind.validates
+    }  # fmt: skip
+    for c in s.base.clauses:
+        if not c.kind.validates or not any(n in s.removed for n in range(c.line, c.end_line + 1)):
+            continue
+        if not c.function or c.function not in live or c.function in rewritten:
+            continue
+        key = (c.kind, c.guard_atoms if c.guards else frozenset({c.text}))
+        if key in elsewhere:
+            continue  # the same validation, moved
+        if _gone(c, s):
+            continue  # what it validated (a local, a field, a switch) went with it
+        first = min([g.line for g in c.guards] + [c.line])
+        lost = tuple(g.spelled for g in c.guards) or (c.text,)
+        out.append(
+            Removal(RemovalKind.VALIDATION, s.path, s.head_line(first), s.old_path, (first, c.end_line), c.function,
+                    c.text, lost, names=_names(c))
+        )  # fmt: skip
+    return out
+
+
+def _gone(c: Clause, s: Side) -> bool:
+    """Every name the validation's condition tests is gone from the function in the head."""
+    assert s.head is not None
+    removed = [g.text for g in c.guards if g.line in s.removed]
+    tested = set(_words(*removed)) if removed else set(_words(c.text))
+    if not tested:
+        return False
+    body = " ".join(
+        h.text + " " + " ".join(g.text for g in h.guards) for h in s.head.clauses if h.function == c.function
+    )
+    present = set(_WORD.findall(_KEYWORD_ARG.sub("", body)))  # `f(x=True)` names a parameter, not `x`
+    return not (tested & present)
+
+
+def _field_write(a: Assignment) -> bool:
+    """A write of a field (not a local): `cfg.x`, `self.x`, a C++ member."""
+    return "." in a.target or bool(a.receiver) or a.owner_via.value == "self"
+
+
+def _derivation(a: Assignment) -> bool:
+    if not _field_write(a):
+        return False
+    if is_init_function(a.function) and a.guard is None and is_constant_value(a.value):
+        return False  # a constructor's declaration: a default, not a derivation
+    return a.guard is not None or not is_constant_value(a.value)
+
+
+def _guard_atoms(a: Assignment) -> frozenset[str]:
+    return frozenset({a.guard.key}) if a.guard is not None else frozenset()
+
+
+def _moved(a: Assignment, heads: list[Side], index: RepoIndex) -> bool:
+    writes = [
+        w for t in heads if t.head_facts is not None for w in t.head_facts.assignments if w.field == a.field
+    ]
+    writes += index.writers(a.field)
+    return any(
+        w.value == a.value or (a.guard is not None and _guard_atoms(w) == _guard_atoms(a)) for w in writes
+    )
+
+
+def _derivations(s: Side, heads: list[Side], index: RepoIndex) -> list[Removal]:
+    assert s.base_facts is not None and s.head_facts is not None and s.base is not None and s.head is not None
+    out: list[Removal] = []
+    live = s.head_functions()
+    still = {(a.function, a.field) for a in s.head_facts.assignments}
+    # The same value now written to another field in the same function: a renamed target, not a removal.
+    renamed = {(a.function, a.value) for a in s.head_facts.assignments if a.line in s.added}
+    for a in s.base_facts.assignments:
+        lines = range(a.stmt_start or a.line, (a.stmt_end or a.line) + 1)
+        if not _derivation(a) or not all(n in s.removed for n in lines) or a.kind.value == "binding":
+            continue
+        if (
+            not a.function
+            or a.function not in live
+            or (a.function, a.field) in still
+            or _moved(a, heads, index)
+        ):
+            continue
+        if (a.function, a.value) in renamed or not _read_in_head(a.field, index):
+            continue
+        lost = (a.guard_text,) if a.guard is not None and a.guard_text else ()
+        first = a.guard_line if a.guard_line is not None and a.guard_line in s.removed else lines[0]
+        out.append(
+            Removal(RemovalKind.DERIVATION, s.path, s.head_line(first), s.old_path, (first, lines[-1]), a.function,
+                    a.text or f"{a.target} = {a.value}", lost, target=a.target,
+                    names=_words(a.field, (a.function or "").replace("::", ".").rsplit(".", 1)[-1]))
+        )  # fmt: skip
+    # Environment writes (compatibility shims): `os.environ["NEW"] = os.environ.get("OLD")`.
+    kept = {
+        h.env_name
+        for t in heads
+        if t.head is not None
+        for h in t.head.clauses
+        if h.kind is ClauseKind.ENV_WRITE
+    }
+    live_clauses = {h.function for h in s.head.clauses}
+    for c in s.base.clauses:
+        if c.kind is not ClauseKind.ENV_WRITE or c.env_name in kept or c.function not in live_clauses:
+            continue
+        if not _read_in_head(c.env_name, index):
+            continue
+        if not all(n in s.removed for n in range(c.line, c.end_line + 1)):
+            continue
+        first = min([g.line for g in c.guards if g.line in s.removed] + [c.line])
+        out.append(
+            Removal(RemovalKind.DERIVATION, s.path, s.head_line(first), s.old_path, (first, c.end_line), c.function,
+                    c.text, tuple(g.spelled for g in c.guards), target=c.env_name,
+                    names=(c.env_name, *c.env_sources))
+        )  # fmt: skip
+    return out
+
+
+def _read_in_head(name: str, index: RepoIndex) -> bool:
+    """Something outside the tests still reads the field: a derivation nobody reads was dead."""
+    return any(not is_test_path(r.path) for r in index.reads(name)) or any(
+        not is_test_path(e.path) for e in index.env_reads(name)
+    )
+
+
+def removals(sides: list[Side], index: RepoIndex) -> list[Removal]:
+    """Every removed guard, validation and derivation of the change, by path and line."""
+    out: list[Removal] = []
+    heads = [s for s in sides if s.head is not None]
+    for s in sides:
+        if s.base is None or s.head is None or s.base_facts is None or s.head_facts is None:
+            continue
+        out += _dropped_guards(s, index)
+        out += _validations(s, heads)
+        out += _derivations(s, heads, index)
+    return sorted(out, key=lambda r: (r.path, r.line, r.kind.value, r.text))
+
+
+def _bases(cls: str, index: RepoIndex) -> set[str]:
+    out: set[str] = set()
+    frontier = [cls]
+    while frontier and len(out) < 64:
+        for o in index.owners(frontier.pop()):
+            for b in o.bases:
+                if b not in out:
+                    out.add(b)
+                    frontier.append(b)
+    return out
+
+
+def subclasses(cls: str, index: RepoIndex) -> list[str]:
+    """The indexed classes that derive from `cls`, directly or not (the models that run its constructor)."""
+    if not cls:
+        return []
+    return sorted(o for o in index.family(cls) if o != cls and cls in _bases(o, index))
+
+
+def removal_names(sides: list[Side]) -> set[str]:
+    """What the index must know about to judge the removals: written fields and the classes whose
+    constructors lost a guard (their subclasses say how many models run it)."""
+    names: set[str] = set()
+    for s in sides:
+        if s.base_facts is None:
+            continue
+        for a in s.base_facts.assignments:
+            if a.line in s.removed and _field_write(a):
+                names.add(a.field)
+        if s.base is None or s.head is None:
+            continue
+        for c, _, lost in _dropped(s):
+            names.update(f for f in map(_flag_of, lost) if f)
+            parts = c.function.replace("::", ".").split(".")
+            if is_init_function(c.function) and len(parts) >= 2:
+                names.add(parts[-2])
+    return names

@@ -1,0 +1,160 @@
+"""default-changed (P2): a default flips, so every deployment that never set it changes behaviour.
+
+## What it does
+Compares each changed file before and after the change and flags a default that now has another value:
+- a field default: a C++ member initialiser (`bool use_x = false;`), a Python class or dataclass default
+  (`use_x: bool = False`), a constant that `__init__` assigns (`self.use_x = False`);
+- an environment switch's default, as parsed (`os.environ.get("USE_X", "0") == "1"` with `"1"`);
+- a command-line option's default (`add_argument("--x", default=...)`) and a parameter default of a
+  config builder or a config class's constructor;
+- a constructor initialiser that now takes its value from another config field with another default
+  (`reserve_(cfg.reserve_blocks_)` -> `reserve_(cfg.reserve_ratio_ * free / 100)`).
+
+The evidence names the old value and where it was, who sets the field explicitly (every other model
+takes the new default), where it is consumed, and the documentation that states the old default.
+P1 instead of P2 when the default reaches numerics or persistent data: its name or its consumers speak
+of dtypes, precision, quantisation, TensorRT / ONNX engines, scales, or saving and exporting files.
+
+Not flagged: a brand-new field, switch or option (nothing to flip); the same value spelled differently
+(`1.0` / `1.`, quotes); a C++ in-class default that every constructor's initialiser list overrides; a
+change that keeps the old behaviour reachable in the same change (a guarded write of the old value to the
+same field: an opt-in or a deprecation switch).
+
+## Why is this bad?
+A default is the configuration of every deployment that never set the value. Flipping it changes all of
+them at once, silently: no one's configuration changed, yet their engine, numerics or memory use did.
+
+## Example
+```python
+if os.environ.get("VIT_TRT", "1") == "1":   # was "0": TensorRT ViT engine for everyone
+    self.visual = VITEngine(self.visual.vit)
+```
+
+## Use instead
+```python
+if os.environ.get("VIT_TRT", "0") == "1":   # keep the default; opt in per deployment
+    self.visual = VITEngine(self.visual.vit)
+logging.info("VIT_TRT=%s", os.environ.get("VIT_TRT", "0"))
+```
+or flip it with a release note, a start-up log line and a switch that restores the old value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reviewbot.analysis.defaults import DefaultChange, DefaultKind, changed_defaults, reaches_numerics
+from reviewbot.analysis.envs import head_readers
+from reviewbot.analysis.sides import Side, sides
+from reviewbot.checks.base import CheckContext
+from reviewbot.checks.util import MAX_EVIDENCE, clip, is_vendored, place, places
+from reviewbot.lang.facts import AssignKind, Assignment
+from reviewbot.lang.index import RepoIndex, is_test_path
+from reviewbot.lang.owners import is_init_function
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import Message, msg
+
+id = "default-changed"
+severity = Severity.P2
+summary = "A default flips, so every deployment that never set it changes behaviour."
+
+_VALUE = 40  # characters of a value shown in a title
+
+
+def _writers(c: DefaultChange, index: RepoIndex) -> list[Assignment]:
+    """Explicit settings of the field on its owner: the models that keep their value."""
+    if c.kind is not DefaultKind.FIELD:
+        return []
+    out = [
+        w
+        for w in index.writers_of(c.owner, c.field)
+        if not (w.path == c.path and w.line == c.line)
+        and not is_test_path(w.path)
+        and not is_vendored(w.path)
+        and not (is_init_function(w.function) and w.guard is None)
+        and w.kind is not AssignKind.BINDING
+    ]
+    return sorted(set(out), key=lambda w: (w.path, w.line))
+
+
+def _consumers(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> tuple[list[str], list[str]]:
+    """(places, texts) of what the default feeds: reads of the field, statements the switch gates."""
+    spots: list[str] = []
+    texts: list[str] = [c.name]
+    if c.kind is DefaultKind.FIELD:
+        for r in ctx.index.readers_of(c.owner, c.field):
+            if is_test_path(r.path) or is_vendored(r.path):
+                continue
+            spots.append(place(r.path, r.line))
+            texts.append(r.expr)
+            texts.extend(g.text for g in r.gated)
+            texts.extend(call for g in r.gated for call in g.calls)
+    if c.kind is DefaultKind.ENV:
+        for s in changed:
+            if s.path != c.path or s.head is None:
+                continue
+            for cl in s.head.clauses:
+                if any(g.line == c.line for g in cl.guards):
+                    spots.append(place(s.path, cl.line))
+                    texts.append(cl.text)
+        if c.env is not None and c.env.head.target:
+            texts.append(c.env.head.target)
+    return list(dict.fromkeys(spots)), texts
+
+
+def _title(c: DefaultChange) -> Message:
+    old, new = clip(c.old, _VALUE), clip(c.new, _VALUE)
+    if c.kind is DefaultKind.ENV and c.env is not None:
+        return msg(
+            "default-changed.title.env",
+            name=c.name,
+            old=old,
+            new=new,
+            before=f"`{c.env.before.shown()}`",
+            after=f"`{c.env.after.shown()}`",
+        )
+    return msg("default-changed.title", name=c.name, old=old, new=new)
+
+
+def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Finding:
+    evidence: list[Message] = [
+        msg("default-changed.was", old=clip(c.old, 80), place=place(c.base_path, c.base_line))
+    ]
+    writers = _writers(c, ctx.index)
+    if c.kind is DefaultKind.FIELD:
+        evidence.append(
+            msg("default-changed.writers", places=places([place(w.path, w.line) for w in writers]))
+            if writers
+            else msg("default-changed.no-writers")
+        )
+    spots, texts = _consumers(c, ctx, changed)
+    if c.kind is DefaultKind.ENV:
+        others = [place(e.path, e.line) for e in head_readers(c.name, ctx.index, changed)
+                  if not (e.path == c.path and e.line == c.line)]  # fmt: skip
+        if others:
+            evidence.append(msg("default-changed.readers", places=places(others)))
+        docs = ctx.docs.get(c.name, ())
+        if docs:
+            evidence.append(msg("default-changed.docs", places=places([place(d.path, d.line) for d in docs])))
+    word = reaches_numerics(texts)
+    if word and len(evidence) < MAX_EVIDENCE:
+        evidence.append(msg("default-changed.reaches", word=word))
+    elif spots and len(evidence) < MAX_EVIDENCE:
+        evidence.append(msg("default-changed.consumers", places=places(spots)))
+    return Finding.make(
+        rule=id,
+        severity=Severity.P1 if word else severity,
+        path=c.path,
+        line=c.line,
+        anchor=f"{c.kind.value}|{c.name}|{c.new}",
+        title=_title(c),
+        evidence=tuple(evidence[:MAX_EVIDENCE]),
+        suggestion=msg("default-changed.suggestion", old=clip(c.old, _VALUE)),
+        extra=(("field", c.field), ("kind", c.kind.value), ("old", c.old), ("new", c.new)),
+    )
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
+    for c in changed_defaults(changed, ctx.index):
+        yield _finding(c, ctx, changed)

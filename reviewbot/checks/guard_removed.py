@@ -1,0 +1,129 @@
+"""guard-removed (P1): a guard, validation or derivation present at base is removed without a test change.
+
+## What it does
+Compares each function the change touches before and after it and flags, when no test file changed in
+the same pull request mentions what went (the field, the variable, the guard's operands, the function):
+- a **dropped guard**: the same statement, rewritten by the change, now runs under fewer conditions
+  (`if os.environ.get("OLD"): os.environ["NEW"] = os.environ.get("OLD")` -> the write alone);
+- a **removed validation**: a `raise` / `throw` under a condition, an `assert`, a check macro
+  (`FT_CHECK`, `TORCH_CHECK`) deleted, with no validation of the same condition left in the head;
+- a **removed derivation**: a write of a config field whose value or guard depends on something, or a
+  compatibility write of the environment, deleted from a function that still exists, and written
+  nowhere else in the head with the same value or the same condition.
+
+The evidence is the deleted lines (base `path:line`) and the test lines changed in the pull request
+(none that mention it). P0 when the dropped guard sits in the constructor of a class that the models
+derive from (three or more subclasses in the repository): every model's start-up now runs it.
+
+Not flagged: a derivation or validation that moved (the same target and value, or the same condition,
+written in another function or file of the head); a condition that was rewritten rather than dropped;
+a removal whose pull request also changes a test that mentions the field; a constructor's constant
+declaration (`self.x = False`: a default, see `default-changed`).
+
+## Why is this bad?
+Guards and derivations encode decisions made for particular models and deployments; deleting one inside
+an unrelated change silently reverts that decision for them. Without a test changing in the same pull
+request, nothing shows the reviewer that the behaviour changed, or that the removal was intended.
+
+## Example
+```python
+# compatibility
+os.environ["REUSE_CACHE"] = os.environ.get("USE_BLOCK_CACHE")   # guard dropped: None -> TypeError
+```
+
+## Use instead
+```python
+if os.environ.get("USE_BLOCK_CACHE") is not None:
+    os.environ["REUSE_CACHE"] = os.environ["USE_BLOCK_CACHE"]
+```
+with a test that starts a model with and without `USE_BLOCK_CACHE` set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reviewbot.analysis.removed import Removal, RemovalKind, removals, subclasses
+from reviewbot.analysis.sides import changed_tests, sides, test_lines_mentioning
+from reviewbot.checks.base import CheckContext
+from reviewbot.checks.util import MAX_EVIDENCE, clip, place
+from reviewbot.lang.owners import is_init_function
+from reviewbot.model.change import ChangeSet
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import Message, msg
+
+id = "guard-removed"
+severity = Severity.P1
+summary = "A guard, validation or derivation present at base is removed without a test change."
+
+_EVERY_MODEL = 3  # subclasses of a class whose constructor lost a guard: its start-up path is every model's
+_SHOWN = 60
+
+
+def _deleted(r: Removal, change: ChangeSet) -> str:
+    """The deleted base lines, joined (clipped): what the maintainer compares with the head."""
+    f = next((f for f in change.files if (f.old_path or f.path) == r.base_path), None)
+    if f is None or f.base_text is None:
+        return clip(r.text, _SHOWN)
+    lines = f.base_text.split("\n")
+    removed = f.removed_lines
+    first, last = r.base_lines
+    chosen = [lines[n - 1].strip() for n in range(first, last + 1) if n in removed and 0 < n <= len(lines)]
+    return clip(" ⏎ ".join(t for t in chosen if t) or r.text, 120)
+
+
+def _owner_class(function: str) -> str:
+    parts = function.replace("::", ".").split(".")
+    return parts[-2] if len(parts) >= 2 else ""
+
+
+def _examples(subs: list[str]) -> str:
+    return ", ".join(f"`{s}`" for s in subs[:3]) + (f" and {len(subs) - 3} more" if len(subs) > 3 else "")
+
+
+def _title(r: Removal, every: int) -> Message:
+    text, function = clip(r.text, _SHOWN), r.function.replace("::", ".").rsplit(".", 2)
+    fn = ".".join(function[-2:])
+    if r.kind is RemovalKind.GUARD:
+        lost = clip(" and ".join(r.lost), _SHOWN)
+        if every:
+            return msg("guard-removed.title.guard-all", text=text, lost=lost, function=fn, count=every)
+        return msg("guard-removed.title.guard", text=text, lost=lost, function=fn)
+    if r.kind is RemovalKind.VALIDATION:
+        return msg("guard-removed.title.validation", text=text, function=fn)
+    return msg("guard-removed.title.derivation", target=r.target, function=fn)
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
+    tests = changed_tests(ctx.change)
+    for r in removals(changed, ctx.index):
+        if test_lines_mentioning(tests, r.names):
+            continue  # the pull request changes a test about it: the removal is visible and pinned
+        cls = _owner_class(r.function)
+        subs = (
+            subclasses(cls, ctx.index) if r.kind is RemovalKind.GUARD and is_init_function(r.function) else []
+        )
+        every = len(subs) if len(subs) >= _EVERY_MODEL else 0
+        names = ", ".join(f"`{n}`" for n in r.names[:3]) or "`—`"
+        evidence: list[Message] = [
+            msg(
+                "guard-removed.deleted",
+                place=place(r.base_path, r.base_lines[0]),
+                lines=_deleted(r, ctx.change),
+            ),
+            msg("guard-removed.no-tests", names=names),
+        ]
+        if every:
+            evidence.append(msg("guard-removed.subclasses", cls=cls, count=every, examples=_examples(subs)))
+        yield Finding.make(
+            rule=id,
+            severity=Severity.P0 if every else severity,
+            path=r.path,
+            line=r.line,
+            anchor=f"{r.kind.value}|{r.function}|{r.text}",
+            title=_title(r, every),
+            evidence=tuple(evidence[:MAX_EVIDENCE]),
+            suggestion=msg("guard-removed.suggestion"),
+            extra=(("kind", r.kind.value), ("function", r.function), ("field", r.target or r.text)),
+        )
