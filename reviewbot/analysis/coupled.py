@@ -20,6 +20,7 @@ Pure: facts in, records out; every list is ordered by a stable key.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from reviewbot.analysis.derive import ChangedDerivation
@@ -46,6 +47,7 @@ __all__ = [
 
 _BOOLS = ("True", "False")
 _BOOL_TYPES = frozenset({"bool", "_Bool"})
+_NAME = re.compile(r"[A-Za-z_]\w*")
 MAX_CALL_LEVELS = 2
 
 
@@ -142,6 +144,8 @@ def config_family(d: ChangedDerivation, index: RepoIndex) -> set[str]:
     a = d.head
     owners = {fd.owner for fd in index.defaults(a.field)}
     family = {fd.field for facts in index.files.values() for fd in facts.defaults if fd.owner in owners}
+    # Members declared without a default (`RopeConfig rope_config;`) belong to it too.
+    family.update(decl.field for owner in sorted(owners) for decl in index.fields_of(owner))
     receiver = a.target.rsplit(".", 1)[0] if "." in a.target else ""
     facts = index.files.get(a.path)
     if receiver and facts is not None:
@@ -178,10 +182,14 @@ def _roots(graph: CallGraph | None, index: RepoIndex, family: set[str]) -> set[s
             parts = r.expr.split(".")
             if len(parts) >= 2 and (r.field in family or any(p in family for p in parts[1:-1])):
                 roots.add(parts[0])
+    # Copies both ways: `cfg = attn_configs` makes `cfg` hold it; `cfg_(cfg)` (a member initialised from
+    # a parameter) makes the parameter hold it too.
     for facts in files:
         for w in facts.assignments:
             if "." not in w.target and w.value in roots:
                 roots.add(w.target)
+            elif w.target in roots and _NAME.fullmatch(w.value):
+                roots.add(w.value)
     return roots
 
 

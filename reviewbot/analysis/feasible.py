@@ -109,19 +109,23 @@ def blocked_by(names: Iterable[str], rules: tuple[RuledOut, ...]) -> RuledOut | 
     return None
 
 
-def _off_switch(atom: Atom, want: bool) -> str | None:
-    """The switch (as written, receiver kept) a literal turns off, or None."""
+def _off_switch(atom: Atom, want: bool) -> tuple[str, str] | None:
+    """(the switch, receiver kept, and the literal as read) a guard literal turns off, or None:
+    `config.rope_config.style == RopeStyle.No`, `!config.use_x`."""
     m = _CMP.match(atom.text)
     if m is None:
         # `!use_x`: the feature `x` is off.
-        return canonical_operand(atom.text) if not want else None
+        switch = canonical_operand(atom.text)
+        return (switch, f"!{switch}") if not want else None
     left, op, right = (canonical_operand(m.group(g)) for g in ("left", "op", "right"))
     enum_side, field_side = (left, right) if _is_enum_ref(left) else (right, left)
     if not _is_enum_ref(enum_side) or _is_enum_ref(field_side):
         return None
     member = _leaf(enum_side).lower()
     pins_member = (op == "==") == want
-    return field_side if pins_member and member in _OFF_MEMBERS else None
+    if not pins_member or member not in _OFF_MEMBERS:
+        return None
+    return field_side, f"{field_side} {'==' if want else '!='} {enum_side}"
 
 
 def _named_for(own: list[str], feature: list[str]) -> bool:
@@ -148,10 +152,10 @@ def moot_reason(guard: Pred | None, shown: str) -> str:
     if guard is None:
         return ""
     for atom, want in literals(guard):
-        switch = _off_switch(atom, want)
-        if switch is None:
+        off = _off_switch(atom, want)
+        if off is None:
             continue
-        written = f"{'' if want else '!'}{atom.text}"
+        switch, written = off
         parts = switch.split(".")
         shown_parent = shown.rsplit(".", 1)[0] if "." in shown else ""
         if shown_parent and len(parts) >= 2 and parts[-2] == shown_parent.rsplit(".", 1)[-1]:

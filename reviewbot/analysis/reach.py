@@ -56,7 +56,9 @@ class ModelReach:
     reaches: bool | None  # True: as built; None: depends on a value known only at run time
     notes: tuple[str, ...] = ()
     excluded: bool = False  # sets a guard field to a value that keeps the rule off
-    function: str = ""  # the builder's qualified name (`Bert._create_config`)  # `task_type DENSE_EMBEDDING`, `sets rope_config.style to RopeStyle.Base`
+    function: str = ""  # the builder's qualified name (`Bert._create_config`)
+    # Every write the builder makes, its helpers' included, in the order they happen.
+    writes: tuple[Assignment, ...] = field(default=(), repr=False, compare=False)
 
     def describe(self) -> str:
         where = f"{self.path}:{self.line}"
@@ -218,10 +220,13 @@ def _find_builders(index: RepoIndex) -> list[tuple[Function, list[Assignment]]]:
         for fn in facts.functions:
             if not is_builder(fn.name):
                 continue
-            placed = [(a.line, 0, a.line, a) for a in by_function.get(fn.name, ())]
+            # Each write at its place in the run: (call lines on the way..., its own line).
+            placed: list[tuple[tuple[int, ...], Assignment]] = [
+                ((a.line,), a) for a in by_function.get(fn.name, ())
+            ]
             for at, _, helper in helpers.get((path, fn.name), ()):
-                placed.extend((at, 1, a.line, a) for a in by_function.get(helper, ()))
-            found.append((fn, [a for *_, a in sorted(placed, key=lambda x: x[:3])]))
+                placed.extend(((*at, a.line), a) for a in by_function.get(helper, ()))
+            found.append((fn, [a for _, a in sorted(placed, key=lambda x: (x[0], x[1].target, x[1].value))]))
     templates = _templates([fn for fn, _ in found])
     return [(fn, writes) for fn, writes in found if fn.name not in templates]
 
@@ -328,7 +333,14 @@ def _models(index: RepoIndex, atoms: list[AtomReach]) -> list[ModelReach]:
         owner = fn.name.replace("::", ".").rsplit(".", 1)[0]
         out.append(
             ModelReach(
-                owner, fn.path, fn.start_line, False if excluded else reaches, tuple(notes), excluded, fn.name
+                owner,
+                fn.path,
+                fn.start_line,
+                False if excluded else reaches,
+                tuple(notes),
+                excluded,
+                fn.name,
+                tuple(writes),
             )
         )
     return out

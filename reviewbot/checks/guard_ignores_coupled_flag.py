@@ -149,26 +149,20 @@ def _consumed_line(c: CoupledField) -> str:
 
 
 def _at_risk(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) -> list[str]:
-    """Model configs that reach the rule and set a lost switch to a non-neutral value, by path."""
+    """For each lost switch, the model configs that reach the rule and set it (in the builder or a
+    helper it calls) to anything but its neutral value: `Cohere (llama.py:217) sets use_logn_attn
+    (llama.py:123)`, by path."""
     reach = describe_reach(d.head.guard, ctx.index)
     if reach is None:
         return []
     out: list[str] = []
     for c in lost:
         leaf = c.field.rsplit(".", 1)[-1]
-        for m in reach.builders:
-            if m.excluded:
-                continue
-            writes = sorted(
-                (
-                    w
-                    for w in ctx.index.writers(leaf)
-                    if w.path == m.path and w.function == m.function and w.value != c.neutral
-                ),
-                key=lambda w: (w.line, w.target),
-            )
-            for w in writes[:1]:
-                out.append(f"{m.name} sets `{c.field}` at {place(w.path, w.line)}")
+        for m in sorted(reach.builders, key=lambda m: (m.path, m.line, m.name)):
+            sets = [w for w in m.writes if w.field == leaf and w.value != c.neutral]
+            if not m.excluded and sets:
+                w = sets[-1]
+                out.append(f"{m.name} ({place(m.path, m.line)}) sets `{c.field}` ({place(w.path, w.line)})")
     return out
 
 
@@ -205,7 +199,7 @@ def _finding(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) 
     else:
         evidence.extend(consumed)
     if risk:
-        evidence.append(f"reaches the rule and sets it: {places(risk, 2)}")
+        evidence.append(f"at risk, reaching the rule: {places(risk, 2)}")
     terms = " ".join(_term(d, c) for c in lost)
     row = _row(d, ctx, lost)
     extra: list[tuple[str, str]] = [

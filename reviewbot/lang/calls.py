@@ -227,8 +227,9 @@ class CallGraph:
     mentions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # field -> files mentioning it
     mention_lines: dict[str, dict[int, str]] = field(default_factory=dict)  # path -> line -> text
     widely_read: dict[str, int] = field(default_factory=dict)  # field -> files, when too many to parse
-    # Config builders -> the helpers of their file they call: (call line, path, helper), in call order.
-    helpers: dict[tuple[str, str], tuple[tuple[int, str, str], ...]] = field(default_factory=dict)
+    # Config builders -> the helpers of their file they call, in the order they run: (the call lines on
+    # the way, outermost first; path; helper). See `follow.builder_helpers`.
+    helpers: dict[tuple[str, str], tuple[tuple[tuple[int, ...], str, str], ...]] = field(default_factory=dict)
     _by_name: dict[str, list[Function]] = field(default_factory=dict, repr=False, compare=False)
     _bases: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
     _stamp: int = field(default=-1, repr=False, compare=False)

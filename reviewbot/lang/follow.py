@@ -360,7 +360,7 @@ def _read_many(tree: RepoTree, paths: list[str]) -> Iterable[tuple[str, str]]:
 # --- config builders and the helpers they call ----------------------------------------------------
 
 _CALL_NAME = re.compile(r"(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s*\(")
-_HELPER_LEVELS = 2  # helpers followed from a builder (a builder's helper may call another)
+_HELPER_LEVELS = 3  # helpers followed from a builder (a subclass's builder, its base's, their helpers)
 
 
 def is_builder(name: str) -> bool:
@@ -370,14 +370,18 @@ def is_builder(name: str) -> bool:
 
 def builder_helpers(
     tree: RepoTree, index: RepoIndex
-) -> dict[tuple[str, str], tuple[tuple[int, str, str], ...]]:
-    """For each config builder of the index, the helpers of its own file it calls, in call order, as
-    (line of the builder's call, path, qualified helper): `QWen._create_config` ->
-    `QWenBase._common_config` (and what that calls, `QWenBase._from_hf`, at the same line).
+) -> dict[tuple[str, str], tuple[tuple[tuple[int, ...], str, str], ...]]:
+    """For each config builder of the index, the helpers of its own file it calls, in the order they
+    run, as (position, path, qualified helper). The position is the line of each call on the way,
+    outermost first: `QWen._create_config` calls `QWenBase._common_config` at line 40, which calls
+    `QWenBase._from_hf` at its line 12 -> ((40,), ..., `_common_config`), ((40, 12), ..., `_from_hf`).
+    A write in a helper at line L then runs at (position..., L), so writes of the builder and of its
+    helpers compare in execution order.
 
     A helper is a function of the same file named like the call (`QWenBase._common_config(config, x)`,
-    `cls._from_hf(...)`, `_fill(config)`); calls are read from the source lines of the function."""
-    out: dict[tuple[str, str], tuple[tuple[int, str, str], ...]] = {}
+    `cls._from_hf(...)`, `_fill(config)`), another builder included (`Llama._create_config(path)` in
+    `Cohere._create_config`); calls are read from the source lines of the function."""
+    out: dict[tuple[str, str], tuple[tuple[tuple[int, ...], str, str], ...]] = {}
     wanted = sorted(
         (
             (path, fn)
@@ -388,31 +392,34 @@ def builder_helpers(
         ),
         key=lambda x: (x[0], x[1].start_line, x[1].name),
     )
-    paths = sorted({path for path, _ in wanted})
-    texts = dict(_read_many(tree, paths))
+    texts = dict(_read_many(tree, sorted({path for path, _ in wanted})))
     for path, fn in wanted:
         text = texts.get(path)
-        facts = index.files[path]
         if text is None:
             continue
-        lines = text.split("\n")
-        found: list[tuple[int, str, str]] = []
-        frontier: list[tuple[Function, int | None]] = [(fn, None)]
-        seen = {fn.name}
-        for _ in range(_HELPER_LEVELS):
-            following: list[tuple[Function, int | None]] = []
-            for caller, at in frontier:
-                for line, callee in _calls_in(lines, caller):
-                    for helper in _helpers(facts.functions, caller, callee):
-                        if helper.name in seen or is_builder(helper.name):
-                            continue
-                        seen.add(helper.name)
-                        found.append((at if at is not None else line, path, helper.name))
-                        following.append((helper, at if at is not None else line))
-            frontier = following
+        found = _helper_calls(path, text.split("\n"), index.files[path].functions, fn)
         if found:
-            out[(path, fn.name)] = tuple(sorted(found))
+            out[(path, fn.name)] = tuple(found)
     return out
+
+
+def _helper_calls(
+    path: str, lines: list[str], functions: tuple[Function, ...], builder: Function
+) -> list[tuple[tuple[int, ...], str, str]]:
+    """The helpers `builder` runs, depth first in call order (see `builder_helpers`)."""
+    found: list[tuple[tuple[int, ...], str, str]] = []
+
+    def visit(caller: Function, at: tuple[int, ...], seen: frozenset[str]) -> None:
+        if len(at) >= _HELPER_LEVELS:
+            return
+        for line, callee in _calls_in(lines, caller):
+            for helper in _helpers(functions, caller, callee):
+                if helper.name not in seen:
+                    found.append(((*at, line), path, helper.name))
+                    visit(helper, (*at, line), seen | {helper.name})
+
+    visit(builder, (), frozenset({builder.name}))
+    return found
 
 
 def _calls_in(lines: list[str], fn: Function) -> list[tuple[int, str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from reviewbot.lang.build import build_index
 from reviewbot.lang.calls import CallGraph, construction, extract_calls, owner_of
 from reviewbot.lang.facts import Lang
-from reviewbot.lang.follow import follow_calls, resolve_import
+from reviewbot.lang.follow import builder_helpers, follow_calls, resolve_import
 from reviewbot.lang.parse import parse_file
 from tests.lang.helpers import DirTree
 
@@ -180,3 +180,184 @@ def test_follow_reads_only_the_files_the_gated_code_reaches(tmp_path: Path) -> N
     # One call level only: the free function two levels down is not read.
     shallow = follow_calls(tree, index, ["need_fused"], depth=1)
     assert set(shallow.files) == {"pkg/impl.py", "pkg/kernels.py"}
+
+
+def test_python_inherited_method_through_an_own_call_and_a_member() -> None:
+    graph = _graph(
+        {
+            "pkg/ops.py": """
+                class OpBase:
+                    def __init__(self, cfg):
+                        self.cfg = cfg
+
+                    def _forward(self, x):
+                        return x
+
+                    def forward(self, x):
+                        return self._forward(x)
+
+                class PrefillOp(OpBase):
+                    def run(self, x):
+                        return self._forward(x)
+
+                class Impl:
+                    def __init__(self, cfg):
+                        self.op = PrefillOp(cfg)
+
+                    def forward(self, x):
+                        return self.op.forward(x)
+            """
+        }
+    )
+    assert graph.ancestry("PrefillOp") == ["PrefillOp", "OpBase"]
+    (own,) = graph.sites_in("pkg/ops.py", "PrefillOp.run")
+    (method,) = graph.resolve(own, roots={"cfg"})
+    assert (method.function.name, method.kind) == ("OpBase._forward", "method")
+    (member,) = graph.sites_in("pkg/ops.py", "Impl.forward")
+    (call,) = graph.resolve(member, roots={"cfg"})
+    assert (call.function.name, call.kind, call.cls) == ("OpBase.forward", "member", "PrefillOp")
+
+
+def test_follow_loads_the_base_class_of_a_cpp_op_from_its_header(tmp_path: Path) -> None:
+    tree = _write(
+        tmp_path,
+        {
+            "cpp/attn/Impl.cc": """
+                #include "cpp/ops/Op.h"
+
+                class Impl {
+                public:
+                    explicit Impl(const Config& cfg): cfg_(cfg), op_(std::make_unique<PrefillOp>(cfg)) {}
+                    void run(Tensor& x) {
+                        if (cfg_.need_fused) {
+                            op_->forward(x);
+                        }
+                    }
+                private:
+                    Config                     cfg_;
+                    std::unique_ptr<PrefillOp> op_;
+                };
+            """,
+            "cpp/ops/Op.h": """
+                #pragma once
+                class OpBase {
+                public:
+                    explicit OpBase(const Config& cfg);
+                    void forward(Tensor& x);
+                protected:
+                    Config cfg_;
+                };
+                class PrefillOp: public OpBase {
+                public:
+                    explicit PrefillOp(const Config& cfg);
+                };
+            """,
+            "cpp/ops/Op.cc": """
+                #include "cpp/ops/Op.h"
+
+                OpBase::OpBase(const Config& cfg): cfg_(cfg) {}
+                PrefillOp::PrefillOp(const Config& cfg): OpBase(cfg) {}
+
+                void OpBase::forward(Tensor& x) {
+                    if (cfg_.use_logn) {
+                        scale(x);
+                    }
+                }
+            """,
+        },
+    )
+    index = build_index(tree, {"need_fused"})
+    graph = follow_calls(tree, index, ["need_fused"])
+    assert {"cpp/ops/Op.h", "cpp/ops/Op.cc"} <= set(graph.files)
+    (site,) = graph.sites_in("cpp/attn/Impl.cc", "Impl::run")
+    (callee,) = graph.resolve(site)
+    assert (callee.function.name, callee.cls) == ("OpBase::forward", "PrefillOp")
+
+
+def test_follow_finds_every_reader_of_a_switch_and_counts_a_widely_read_one(tmp_path: Path) -> None:
+    files = {
+        "pkg/config.py": """
+            from dataclasses import dataclass
+
+            @dataclass
+            class Config:
+                need_fused: bool = True
+                use_logn: bool = False
+                verbose: bool = False
+        """,
+        "pkg/impl.py": """
+            class Impl:
+                def __init__(self, cfg):
+                    self.cfg = cfg
+
+                def forward(self, x):
+                    if self.cfg.need_fused:
+                        if self.cfg.use_logn:
+                            x = x * 2
+                        if self.cfg.verbose:
+                            print(x)
+                    return x
+        """,
+        "pkg/softmax.py": """
+            def softmax(x, cfg):
+                if cfg.use_logn:
+                    return x * 3
+                return x
+        """,
+        "tests/test_impl.py": """
+            def test_logn(cfg):
+                assert cfg.use_logn is False
+        """,
+    }
+    files.update({f"pkg/tool{i}.py": f"def tool{i}(cfg):\n    return cfg.verbose\n" for i in range(30)})
+    tree = _write(tmp_path, files)
+    index = build_index(tree, {"need_fused", "Config"})
+    graph = follow_calls(tree, index, ["need_fused"])
+    assert graph.mentions["use_logn"] == ("pkg/config.py", "pkg/impl.py", "pkg/softmax.py")  # no test file
+    assert "pkg/softmax.py" in graph.readers
+    assert graph.mention_lines["pkg/softmax.py"] == {2: "if cfg.use_logn:"}
+    assert graph.widely_read == {"verbose": 32}
+    assert not any(p.startswith("pkg/tool") for p in graph.readers)
+
+
+def test_builder_helpers_follow_calls_into_the_same_file(tmp_path: Path) -> None:
+    tree = _write(
+        tmp_path,
+        {
+            "pkg/models.py": """
+                class Base:
+                    @staticmethod
+                    def _common(config):
+                        config.rope_style = 1
+                        Base._from_hf(config)
+
+                    @staticmethod
+                    def _from_hf(config):
+                        config.use_logn = True
+
+                class Model(Base):
+                    @classmethod
+                    def _create_config(cls, path):
+                        config = Config()
+                        Base._common(config)
+                        return config
+
+                class Child(Model):
+                    @classmethod
+                    def _create_config(cls, path):
+                        config = Model._create_config(path)
+                        return config
+            """
+        },
+    )
+    index = build_index(tree, {"rope_style", "_create_config"})
+    helpers = builder_helpers(tree, index)
+    assert helpers[("pkg/models.py", "Model._create_config")] == (
+        ((15,), "pkg/models.py", "Base._common"),
+        ((15, 5), "pkg/models.py", "Base._from_hf"),
+    )
+    assert [h[2] for h in helpers[("pkg/models.py", "Child._create_config")]] == [
+        "Model._create_config",
+        "Base._common",
+        "Base._from_hf",
+    ]

@@ -59,10 +59,12 @@ def test_guard_ignores_use_logn_attn_at_the_new_if(reviewed: Reviewed) -> None:
         "`use_logn_attn` (bool, rtp_llm/cpp/config/AttentionConfig.h:16) is read only by the skipped code: "
         f"`FusedRopeKVCacheOp.forward` ({AITER}:{consumed}); no other path reads it"
     )
-    cohere = line_of(EXAMPLE_DIR / "base/rtp_llm/models/llama.py", "use_logn_attn = ckpt.get(", last=True)
-    assert (
-        risk_line
-        == f"reaches the rule and sets it: Cohere sets `use_logn_attn` at rtp_llm/models/llama.py:{cohere}"
+    llama = EXAMPLE_DIR / "base/rtp_llm/models/llama.py"
+    cohere = line_of(llama, "use_logn_attn = ckpt.get(", last=True)
+    builder = line_of(llama, "def _create_config", last=True) - 1  # the decorator's line
+    assert risk_line == (
+        f"at risk, reaching the rule: Cohere (rtp_llm/models/llama.py:{builder}) sets `use_logn_attn` "
+        f"(rtp_llm/models/llama.py:{cohere})"
     )
     extra = dict(finding.extra)
     built = _base_line("self.rope_kvcache_op = FusedRopeKVCacheOp(attn_configs)")

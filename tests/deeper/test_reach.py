@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import textwrap
+from pathlib import Path
+
 import pytest
 
-from reviewbot.analysis.reach import ModelReach, describe_reach, guard_fields
+from reviewbot.analysis.reach import BUILDER_NAMES, ModelReach, describe_reach, guard_fields
+from reviewbot.lang.build import build_index
+from reviewbot.lang.follow import follow_calls
 from reviewbot.lang.predicate import And, Atom, Not
 from tests.deeper.helpers import Reviewed, example_repo, review_repo
+from tests.lang.helpers import DirTree
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +78,102 @@ def test_guard_fields_include_what_derived_atoms_come_from(reviewed: Reviewed) -
     (d,) = reviewed.ctx.derivations
     assert guard_fields(d.head.guard, reviewed.ctx.index) == {"style", "use_kvcache", "task_type"}
     assert guard_fields(None, reviewed.ctx.index) == set()
+
+
+def _models_repo(root: Path) -> DirTree:
+    files = {
+        "cpp/RopeConfig.h": """
+            #pragma once
+            enum class RopeStyle {
+                No   = 0,
+                Base = 1,
+                Yarn = 2,
+            };
+            struct RopeConfig {
+                RopeStyle style = RopeStyle::No;
+            };
+        """,
+        "models/base.py": """
+            class BaseModel:
+                @classmethod
+                def create_config(cls, path):
+                    config = cls._create_config(path)
+                    config.attn_config.rope_config.style = 1
+                    return config
+        """,
+        "models/llama.py": """
+            class Llama:
+                @classmethod
+                def _create_config(cls, path):
+                    config = ModelConfig()
+                    config.attn_config.rope_config.style = 1
+                    return config
+
+            class Baichuan(Llama):
+                @classmethod
+                def _create_config(cls, path):
+                    config = Llama._create_config(path)
+                    if config.num_layers == 40:
+                        config.attn_config.rope_config.style = 0
+                    return config
+
+            class Cohere(Llama):
+                @classmethod
+                def _create_config(cls, path):
+                    config = Llama._create_config(path)
+                    config.attn_config.rope_config.style = 0
+                    return config
+        """,
+        "models/qwen.py": """
+            class QWenBase:
+                @staticmethod
+                def _common_config(config):
+                    config.attn_config.rope_config.style = 1
+
+            class QWen(QWenBase):
+                @classmethod
+                def _create_config(cls, path):
+                    config = ModelConfig()
+                    QWenBase._common_config(config)
+                    return config
+        """,
+    }
+    for i in range(7):
+        files[f"models/bert{i}.py"] = f"""
+            class Bert{i}:
+                @classmethod
+                def _create_config(cls, path):
+                    config = ModelConfig()
+                    config.attn_config.head_num = {i}
+                    return config
+        """
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(textwrap.dedent(text).lstrip("\n"))
+    return DirTree(root)
+
+
+def test_explicit_values_exclude_a_builder_through_its_helpers_and_int_enum_values(tmp_path: Path) -> None:
+    tree = _models_repo(tmp_path)
+    index = build_index(tree, {"style", "RopeStyle", *BUILDER_NAMES})
+    follow_calls(tree, index, ["need_rope_kv_cache"])  # no read sites: only the builders' helpers
+    reach = describe_reach(Atom("config.rope_config.style == RopeStyle.No"), index)
+    assert reach is not None
+    models = _builders(reach.builders)
+    assert "BaseModel" not in models  # the generic path, not a model
+    assert models["Llama"].excluded and models["Llama"].notes == ("sets rope_config.style to 1 (Base)",)
+    assert models["QWen"].excluded  # through QWenBase._common_config
+    assert models["Cohere"].reaches is True and models["Cohere"].notes == (
+        "sets rope_config.style to 0 (No)",
+    )
+    baichuan = models["Baichuan"]  # Base, then No when it has 40 layers
+    assert (baichuan.excluded, baichuan.reaches) == (False, None)
+    assert baichuan.notes == ("sets rope_config.style to 0 (No) under a condition",)
+    # At most five named, the rest counted; those whose settings say so first.
+    reached, _, not_reached = reach.sentence.partition(" Not reached by: ")
+    assert reached.split("Model configs that reach it: ", 1)[1].startswith("Cohere (models/llama.py:")
+    assert reached.endswith(" and 4 more.") and reached.count("(models/") == 5
+    assert not_reached == (
+        "Llama (models/llama.py:2; sets rope_config.style to 1 (Base)), "
+        "QWen (models/qwen.py:7; sets rope_config.style to 1 (Base))."
+    )
