@@ -203,7 +203,7 @@ def _finding(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) 
     terms = " ".join(_term(d, c) for c in lost)
     row = _row(d, ctx, lost)
     extra: list[tuple[str, str]] = [
-        ("fields", ", ".join(names)),
+        ("field", ", ".join(names)),
         ("skipped", ", ".join(place(p, n) for p, n in sites)),
     ]
     for c in lost:

@@ -72,7 +72,7 @@ def test_one_finding_names_every_switch_lost_in_an_inherited_method(
     assert all(f"`{name}`" in finding.title for name in lost) and "stop taking effect" in finding.title
     assert len(finding.title) <= 160 and len(finding.evidence) <= 3
     assert terms in finding.suggestion
-    assert dict(finding.extra)["fields"] == ", ".join(lost)
+    assert dict(finding.extra)["field"] == ", ".join(lost)
     # The base-class method is where both are read; the print/DebugString lines are not other readers.
     assert all(not fields[name].readers.elsewhere for name in lost)
     assert "Base" in finding.title
