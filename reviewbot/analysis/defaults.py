@@ -79,6 +79,22 @@ def _defaults(facts: FileFacts | None) -> dict[tuple[str, str], tuple[str, int]]
     return out
 
 
+_SCALAR = re.compile(
+    r"""-?[\d.]+(?:[eE][-+]?\d+)?[fFlLuU]*|True|False|None|"[^"]*"|'[^']*'|[A-Z]\w*(?:\.\w+)+"""
+)
+
+
+def _scalar(value: str) -> bool:
+    """A literal a deployment would set: a number, a bool, a string, None, an enum member."""
+    return _SCALAR.fullmatch(value.strip()) is not None
+
+
+def _config_owner(owner: str, s: Side, index: RepoIndex) -> bool:
+    if is_config_name(owner) or index.is_config_owner(owner):
+        return True
+    return any(o.name == owner and o.config for f in (s.base_facts, s.head_facts) if f for o in f.owners)
+
+
 def _overridden_by_constructor(
     owner: str, field: str, line: int, facts: list[FileFacts], index: RepoIndex
 ) -> bool:
@@ -120,6 +136,8 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
             if same_literal(old, new) or (bline not in s.removed and hline not in s.added):
                 continue
             owner, field = key
+            if not (_scalar(old) and _scalar(new)) and not _config_owner(owner, s, index):
+                continue  # a table (`W.gpt_style_tp_strategy = {...}`) of a non-config class: not a setting
             if _overridden_by_constructor(owner, field, hline, heads, index) or _opt_in(field, old, sides):
                 continue
             out.append(

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from reviewbot.analysis.envparse import SAMPLES, Outcome, Result, evaluate, same_literal, value_of_default
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import Clause, ClauseKind, Clauses
+from reviewbot.lang.env import is_env_name
 from reviewbot.lang.facts import EnvRead, FileFacts
 from reviewbot.lang.index import RepoIndex, is_excluded, is_test_path
 
@@ -175,14 +176,28 @@ def removed_switches(sides: list[Side], index: RepoIndex) -> list[RemovedSwitch]
     for s in sides:
         base_names = {e.name for e in _reads(s.base_facts, s.base)}
         for e in _removed_reads(s):
-            if e.name in out or head_readers(e.name, index, sides) or _still_named(e.name, sides):
+            if e.name in out or not is_env_name(e.name):
+                continue  # `os.environ.get("has_zeros")`: not spelled like a switch deployments set
+            if head_readers(e.name, index, sides) or _still_named(e.name, sides):
                 continue
             new = [
                 h
                 for h in _added_reads(s)
                 if h.function == e.function and h.name not in base_names and h.name != e.name
             ]
-            renamed = min(new, key=lambda h: (abs(s.head_line(e.line) - h.line), h.line)) if new else None
+            # The read that took its place: the one assigned to the same target, else the nearest.
+            renamed = (
+                min(
+                    new,
+                    key=lambda h: (
+                        h.target != e.target or not e.target,
+                        abs(s.head_line(e.line) - h.line),
+                        h.line,
+                    ),
+                )
+                if new
+                else None
+            )
             line = renamed.line if renamed is not None else s.head_line(e.line)
             out[e.name] = RemovedSwitch(e.name, e, s.path, line, renamed, _alias_target(s, e))
     return sorted(out.values(), key=lambda r: (r.path, r.line, r.name))
@@ -294,6 +309,8 @@ def default_changes(sides: list[Side]) -> list[EnvDefaultChange]:
                 continue  # a parse change too: compared by `parse_changes`, not guessed here
             before, after = unset_value(b), unset_value(h)
             if before.outcome is Outcome.UNKNOWN or after.outcome is Outcome.UNKNOWN:
+                if b.default == "None" or h.default == "None":
+                    continue  # a sentinel became a value (or back): the code around decides, not known here
                 before, after = value_of_default(b.default), value_of_default(h.default)
             if before.outcome is not Outcome.VALUE or after.outcome is not Outcome.VALUE:
                 continue  # a computed default: what an unset variable gives is not known here

@@ -24,12 +24,13 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from reviewbot.analysis.derive import derivation_writes
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import Clause, ClauseKind
 from reviewbot.lang.env import env_sources
 from reviewbot.lang.facts import Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex, is_test_path
-from reviewbot.lang.owners import is_constant_value, is_init_function
+from reviewbot.lang.owners import is_config_name, is_constant_value, is_init_function
 
 __all__ = ["RemovalKind", "Removal", "removals", "removal_names", "subclasses"]
 
@@ -54,6 +55,7 @@ class Removal:
     names: tuple[str, ...] = ()  # identifiers a test of this would mention (field, variable, function)
 
 
+_PATH = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?![\w'\"(])")
 _KEYWORD_ARG = re.compile(r"(?<=[(,])\s*[A-Za-z_]\w*=(?!=)")
 _TRIVIAL = re.compile(r"^(?:pass|return|break|continue|return None|return True|return False|\.\.\.)$")
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -124,12 +126,48 @@ def _writes_at(facts: FileFacts | None, c: Clause) -> list[Assignment]:
     return [a for a in facts.assignments if c.line <= a.line <= c.end_line]
 
 
-def _decides(c: Clause, facts: FileFacts | None) -> bool:
-    """A statement that carries a configuration decision: an environment write, a validation, a write
-    of a field (`self.x`, `cfg.x`, a member) — not a local, a call or a log line."""
-    if c.kind is ClauseKind.ENV_WRITE or c.kind.validates:
+def _decides(c: Clause, s: Side) -> bool:
+    """A statement that carries a configuration decision: an environment write, a validation of the
+    configuration, a derivation (a write of a config owner's field or a switch, see
+    `derive.derivation_writes`) — not a local, a call, a log line or a write into a helper object."""
+    if c.kind is ClauseKind.ENV_WRITE:
         return True
-    return c.kind is ClauseKind.ASSIGN and any(_field_write(a) for a in _writes_at(facts, c))
+    if c.kind.validates:
+        return _about_config(c, s)
+    if c.kind is not ClauseKind.ASSIGN or s.base_facts is None:
+        return False
+    derived = {(d.via_line or d.line, d.field) for d, _ in derivation_writes(s.base_facts)}
+    return any((a.line, a.field) in derived for a in _writes_at(s.base_facts, c))
+
+
+_CONFIG_RECEIVER = re.compile(
+    r"(?i)(?:^|[^\w])\w*(?:config|cfg|conf|params?|parameters|args|arguments|settings|options)\w*\.\w"
+)
+
+
+def _config_fields(s: Side) -> set[str]:
+    """Fields of the config owners the two revisions of the file declare (`ModelConfig::head_num`)."""
+    out: set[str] = set()
+    for facts in (s.base_facts, s.head_facts):
+        if facts is None:
+            continue
+        config = {o.name for o in facts.owners if o.config or is_config_name(o.name)}
+        out.update(d.field for d in facts.fields if d.owner in config)
+        out.update(d.field for d in facts.defaults if d.owner in config)
+    return out
+
+
+def _about_config(c: Clause, s: Side) -> bool:
+    """A validation whose condition reads the configuration: an environment variable, an object named
+    like a config (`config.x`, `params.x`, `args.x`), or a field of a config owner (`head_num` in a
+    `ModelConfig` method) — not a tensor's shape or a local's value."""
+    texts = [g.text for g in c.guards] or [c.text]
+    if any(env_sources(t) for t in texts) or any(_CONFIG_RECEIVER.search(t) for t in texts):
+        return True
+    parts = c.function.replace("::", ".").split(".")
+    if len(parts) >= 2 and is_config_name(parts[-2]):
+        return True  # a method of a config class checks its own members
+    return bool(set(_words(*texts)) & _config_fields(s))
 
 
 def _merged(c: Clause, lost: frozenset[str], s: Side) -> bool:
@@ -152,7 +190,7 @@ def _dropped_guards(s: Side, index: RepoIndex) -> list[Removal]:
     """One removal per function and lost condition, at the first statement that lost it."""
     out: dict[tuple[str, frozenset[str]], Removal] = {}
     for c, h, lost in _dropped(s):
-        if not _decides(c, s.base_facts) or _merged(c, lost, s):
+        if not _decides(c, s) or _merged(c, lost, s):
             continue
         flags = [_flag_of(a) for a in lost]
         if all(flags) and all(_constant_flag(f, index) for f in flags):
@@ -168,31 +206,41 @@ def _dropped_guards(s: Side, index: RepoIndex) -> list[Removal]:
 
 
 def _names(c: Clause) -> tuple[str, ...]:
-    """What a test of the clause would mention: its identifiers, the variables it reads or writes."""
+    """What a test of the clause would mention: the variables it reads or writes, the field it writes,
+    the fields its conditions test (not the function: a test of a shared builder mentions it for every
+    model)."""
     env = [c.env_name, *c.env_sources, *(n for g in c.guards for n in env_sources(g.text))]
-    return tuple(dict.fromkeys([*(n for n in env if n), *_words(c.text, *(g.text for g in c.guards))]))
+    written = c.text.split("=", 1)[0] if c.kind is ClauseKind.ASSIGN else ""
+    fields = [p.rsplit(".", 1)[-1] for p in _PATH.findall(" ".join([written, *(g.text for g in c.guards)]))]
+    if c.kind.validates and not c.guards:
+        fields += [p.rsplit(".", 1)[-1] for p in _PATH.findall(c.text)]
+    return tuple(dict.fromkeys(n for n in [*env, *fields] if n and n not in _NOISE and len(n) > 2))
 
 
 def _validations(s: Side, heads: list[Side]) -> list[Removal]:
     assert s.base is not None and s.head is not None
     out: list[Removal] = []
     live = {h.function for h in s.head.clauses}
-    rewritten = {h.function for h in s.head.clauses if h.kind.validates and h.line in s.added}
+    # Validations of the head's changed files, by condition and by statement (a raise with the same
+    # message under a rewritten condition moved too).
     elsewhere = {
-        (h.kind, h.guard_atoms if h.guards else frozenset({h.text}))
+        key
         for t in heads if t.head is not None for h in t.head.clauses if h.kind.validates
+        for key in ((h.kind, h.guard_atoms if h.guards else frozenset({h.text})), (h.kind, frozenset({h.text})))
     }  # fmt: skip
     for c in s.base.clauses:
         if not c.kind.validates or not any(n in s.removed for n in range(c.line, c.end_line + 1)):
             continue
-        if not c.function or c.function not in live or c.function in rewritten:
+        if not c.function or c.function not in live or _rewritten(c, s):
             continue
         key = (c.kind, c.guard_atoms if c.guards else frozenset({c.text}))
-        if key in elsewhere:
+        if key in elsewhere or (c.kind is ClauseKind.RAISE and (c.kind, frozenset({c.text})) in elsewhere):
             continue  # the same validation, moved
+        if not _about_config(c, s):
+            continue  # a tensor's shape, a local's value: not a configuration rule
         if _gone(c, s):
             continue  # what it validated (a local, a field, a switch) went with it
-        first = min([g.line for g in c.guards] + [c.line])
+        first = min(n for n in [*(g.line for g in c.guards), c.line] if n in s.removed or n == c.line)
         lost = tuple(g.spelled for g in c.guards) or (c.text,)
         out.append(
             Removal(RemovalKind.VALIDATION, s.path, s.head_line(first), s.old_path, (first, c.end_line), c.function,
@@ -201,18 +249,45 @@ def _validations(s: Side, heads: list[Side]) -> list[Removal]:
     return out
 
 
-def _gone(c: Clause, s: Side) -> bool:
-    """Every name the validation's condition tests is gone from the function in the head."""
+def _tested(c: Clause, s: Side) -> set[str]:
+    """The names a validation tests: those of its removed conditions (else of the statement itself),
+    and the environment variables they read."""
+    removed = [g.text for g in c.guards if g.line in s.removed] or [c.text]
+    return set(_words(*removed)) | {n for t in removed for n in env_sources(t)}
+
+
+def _rewritten(c: Clause, s: Side) -> bool:
+    """The same function validates the same names in lines the change wrote: a rewritten validation
+    (`is not None` -> `== "1"`, a new message), not a removed one."""
     assert s.head is not None
-    removed = [g.text for g in c.guards if g.line in s.removed]
-    tested = set(_words(*removed)) if removed else set(_words(c.text))
-    if not tested:
-        return False
-    body = " ".join(
-        h.text + " " + " ".join(g.text for g in h.guards) for h in s.head.clauses if h.function == c.function
-    )
-    present = set(_WORD.findall(_KEYWORD_ARG.sub("", body)))  # `f(x=True)` names a parameter, not `x`
-    return not (tested & present)
+    tested = _tested(c, s)
+    for h in s.head.clauses:
+        if h.function != c.function or not h.kind.validates or not _touches(h, s.added):
+            continue
+        if tested & _tested_head(h):
+            return True
+    return False
+
+
+def _tested_head(h: Clause) -> set[str]:
+    texts = [g.text for g in h.guards] or [h.text]
+    return set(_words(*texts)) | {n for t in texts for n in env_sources(t)}
+
+
+def _locals(facts: FileFacts | None, function: str) -> set[str]:
+    """Names the function assigns as locals (not fields)."""
+    if facts is None:
+        return set()
+    fn = {f.name for f in facts.functions if f.name.replace("::", ".") == function.replace("::", ".")}
+    return {a.target for a in facts.assignments if a.function in fn and not _field_write(a)}
+
+
+def _gone(c: Clause, s: Side) -> bool:
+    """The validation tested locals of its function that the head no longer computes (`if not
+    async_mode: raise ...` where `async_mode = ...` went too): what it validated went with it."""
+    tested = _tested(c, s)
+    before = _locals(s.base_facts, c.function)
+    return bool(tested) and tested <= before and not (tested & _locals(s.head_facts, c.function))
 
 
 def _field_write(a: Assignment) -> bool:
@@ -249,7 +324,12 @@ def _derivations(s: Side, heads: list[Side], index: RepoIndex) -> list[Removal]:
     still = {(a.function, a.field) for a in s.head_facts.assignments}
     # The same value now written to another field in the same function: a renamed target, not a removal.
     renamed = {(a.function, a.value) for a in s.head_facts.assignments if a.line in s.added}
+    # The derivations of the file as the derivation rules see them (config owners' fields, switches),
+    # by their field write: a removed write of a weight, a response or a helper object is not one.
+    derived = {(d.via_line or d.line, d.field) for d, _ in derivation_writes(s.base_facts)}
     for a in s.base_facts.assignments:
+        if (a.line, a.field) not in derived:
+            continue
         lines = range(a.stmt_start or a.line, (a.stmt_end or a.line) + 1)
         if not _derivation(a) or not all(n in s.removed for n in lines) or a.kind.value == "binding":
             continue
@@ -267,7 +347,7 @@ def _derivations(s: Side, heads: list[Side], index: RepoIndex) -> list[Removal]:
         out.append(
             Removal(RemovalKind.DERIVATION, s.path, s.head_line(first), s.old_path, (first, lines[-1]), a.function,
                     a.text or f"{a.target} = {a.value}", lost, target=a.target,
-                    names=_words(a.field, (a.function or "").replace("::", ".").rsplit(".", 1)[-1]))
+                    names=(a.field,))
         )  # fmt: skip
     # Environment writes (compatibility shims): `os.environ["NEW"] = os.environ.get("OLD")`.
     kept = {
