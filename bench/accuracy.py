@@ -81,7 +81,7 @@ OTHER_RULE = "other"
 
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_TOP_KEYS = {"repo", "cases", "notes", "description"}
+_TOP_KEYS = {"repo", "mirrors", "cases", "notes", "description"}
 _CASE_KEYS = {
     "id",
     "commit",
@@ -140,10 +140,17 @@ class Case:
     allow: tuple[Label, ...] = ()
     forbid: tuple[Label, ...] = ()
     source: str = ""  # the manifest file
+    # Other snapshots holding the same commits (forks with the upstream history), tried in order when
+    # the upstream's own snapshot is absent (e.g. over the fetch size limit).
+    mirrors: tuple[str, ...] = ()
 
     @property
     def mirror_name(self) -> str:
         return self.repo.replace("/", "+")
+
+    @property
+    def mirror_names(self) -> tuple[str, ...]:
+        return (self.mirror_name, *(m.replace("/", "+") for m in self.mirrors))
 
 
 def _label(raw: Any, where: str, group: str) -> Label:
@@ -190,6 +197,9 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> list[Case]:
     repo = data.get("repo")
     if not isinstance(repo, str) or not _REPO.match(repo):
         raise ManifestError(f"{source}: `repo` must be owner/name, got {repo!r}")
+    alternates = data.get("mirrors") or []
+    if not isinstance(alternates, list) or not all(isinstance(m, str) and _REPO.match(m) for m in alternates):
+        raise ManifestError(f"{source}: `mirrors` must be a list of owner/name, got {alternates!r}")
     raw_cases = data.get("cases")
     if not isinstance(raw_cases, list):
         raise ManifestError(f"{source}: `cases` must be a list")
@@ -240,6 +250,7 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> list[Case]:
                 verdict=verdict,
                 summary=str(summary).strip(),
                 source=source,
+                mirrors=tuple(alternates),
                 **groups,
             )
         )
@@ -553,8 +564,8 @@ class CaseRun:
 
 
 def skip_message(case: Case, reason: str = "") -> str:
-    owner, name = case.repo.split("/", 1)
-    return f"skip {case.id}: {reason}run fetch github:{owner}/{name}"
+    fetches = " or ".join(f"fetch github:{r}" for r in (case.repo, *case.mirrors))
+    return f"skip {case.id}: {reason}run {fetches}"
 
 
 def _git(gitdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -671,7 +682,9 @@ class Runner:
         self._bare_ok: set[str] = set()  # repositories reviewed from their bare mirror at least once
 
     def gitdir(self, case: Case) -> Path:
-        return self.mirrors / case.mirror_name / "repo"
+        """The first snapshot of the case's repository (or of an alternate that holds its commits)."""
+        dirs = [self.mirrors / name / "repo" for name in case.mirror_names]
+        return next((d for d in dirs if d.is_dir()), dirs[0])
 
     def run(self, case: Case) -> CaseRun:
         gitdir = self.gitdir(case)

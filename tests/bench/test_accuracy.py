@@ -479,3 +479,20 @@ def test_end_to_end_on_a_tiny_mirror(tmp_path: Path) -> None:
     assert "- **no-such-rule** (no such rule in reviewbot): 1" in text
     assert "Measured on " in text and "at reviewbot commit `" in text
     assert "- skip absent-1: run fetch github:acme/absent" in text
+
+
+def test_alternate_mirrors_are_tried_in_order_and_named_in_the_skip(tmp_path: Path) -> None:
+    data = {
+        "repo": "up/stream",
+        "mirrors": ["fork/stream"],
+        "cases": [{"id": "s-1", "commit": SHA, "verdict": "pass"}],
+    }
+    (case,) = acc.parse_manifest(data, "m.yaml")
+    assert case.mirror_names == ("up+stream", "fork+stream")
+    runner = acc.Runner(tmp_path, tmp_path / "cache", "reviewbot", timeout=5)
+    assert runner.gitdir(case) == tmp_path / "up+stream" / "repo"  # neither present: the upstream is named
+    assert "fetch github:up/stream or fetch github:fork/stream" in acc.skip_message(case)
+    (tmp_path / "fork+stream" / "repo").mkdir(parents=True)
+    assert runner.gitdir(case) == tmp_path / "fork+stream" / "repo"
+    with pytest.raises(acc.ManifestError, match="`mirrors` must be a list"):
+        acc.parse_manifest({**data, "mirrors": "fork/stream"}, "m.yaml")
