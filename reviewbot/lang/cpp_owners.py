@@ -19,6 +19,7 @@ from reviewbot.lang.walker import NO_RECV, Ctx, Recv, Walker, short_class
 
 __all__ = ["CppOwners", "BINDERS", "NOT_OPS", "CMP_OPS", "MEMBER_NAME"]
 
+_ENVISH = re.compile(r"env|Env|ENV")
 NOT_OPS = frozenset({"!", "not"})
 CMP_OPS = frozenset({"==", "!=", "<", ">", "<=", ">="})
 # Bare names read as members inside methods: snake/camel case, not kConstants or MACROS.
@@ -133,6 +134,14 @@ class CppOwners(Walker):
 
     def _env_call(self, call: Node, fn: Node, args: Node, ctx: Ctx) -> None:
         """`getenv("X")`, `std::getenv("X")`, `autil::EnvUtil::getEnv("X", false)`: an environment read."""
+        last = fn.child_by_field_name("name") if fn.type == "qualified_identifier" else fn
+        while last is not None and last.type == "qualified_identifier":
+            last = last.child_by_field_name("name")
+        if fn.type == "field_expression":
+            last = fn.child_by_field_name("field")
+        # Most calls are not environment reads: look at the callee's last name before its whole text.
+        if last is None or not _ENVISH.search(self.txt(last)):
+            return
         callee = canonical_expr(self.txt(fn)).split("<", 1)[0]
         accessor = env_accessor(callee)
         if accessor is None:

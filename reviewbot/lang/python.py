@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 import tree_sitter_python
 from tree_sitter import Node
@@ -18,6 +19,7 @@ from reviewbot.lang.common import canonical_expr, last_component
 from reviewbot.lang.env import unquote
 from reviewbot.lang.facts import FileFacts, Lang, Owner, OwnerKind, OwnerVia
 from reviewbot.lang.owners import DATACLASS_BASES, DATACLASS_DECORATORS, is_config_name, short_type
+from reviewbot.lang.predicate import Atom
 from reviewbot.lang.python_body import FIELD_FUNCS, PyBody
 from reviewbot.lang.treesitter import LazyParser, count_errors
 from reviewbot.lang.treesitter import named as _named
@@ -107,9 +109,11 @@ class _PyWalker(PyBody):
         self.emit_function(qual, outer)
         in_class = ctx.cls is not None and ctx.function is None
 
-        def walk() -> None:
-            params = node.child_by_field_name("parameters")
-            fctx = Ctx(
+        params = node.child_by_field_name("parameters")
+        body = node.child_by_field_name("body")
+
+        def fctx() -> Ctx:
+            return Ctx(
                 function=qual,
                 cls=ctx.cls,
                 scope=qual,
@@ -118,22 +122,55 @@ class _PyWalker(PyBody):
                 method=in_class,
                 params=self._params(params),
             )
-            body = node.child_by_field_name("body")
+
+        def walk() -> None:
             saved, self.types = self.types, {}
             for pname, ptype in self._param_types(params):
                 self.set_type(pname, ptype, OwnerVia.PARAM)
             try:
                 if body is not None:
-                    self.stmt(body, fctx)
+                    self.stmt(body, fctx())
             except RecursionError:
                 self.degraded += 1
             finally:
                 self.types = saved
 
-        if in_class and name in ("__init__", "__post_init__"):
-            walk()  # a constructor declares the class's fields: always walked, whatever the focus
-        else:
-            self.walk_body(node, ctx.cls, walk)
+        constructor = in_class and name in ("__init__", "__post_init__")
+        if constructor and body is not None and self.focus is not None and not self.focus(self.txt(node)):
+            # A constructor declares the class's fields: outside the focus, only its `self.x = ...`
+            # statements are read (for their types), not walked.
+            saved, self.types = self.types, {}
+            for pname, ptype in self._param_types(params):
+                self.set_type(pname, ptype, OwnerVia.PARAM)
+            self._init_fields(body, fctx())
+            self.types = saved
+        self.walk_body(node, ctx.cls, walk)
+
+    def _init_fields(self, body: Node, ctx: Ctx) -> None:
+        """The fields a constructor declares (`self.x = ...`, also inside its if/else blocks), without
+        walking it: see `PyOwners.track`."""
+        stack: list[tuple[Node, bool]] = [(body, False)]
+        while stack:
+            node, guarded = stack.pop()
+            for st in _named(node):
+                if st.type == "expression_statement":
+                    inner = _named(st)
+                    if len(inner) == 1 and inner[0].type == "assignment":
+                        left, right = (
+                            inner[0].child_by_field_name("left"),
+                            inner[0].child_by_field_name("right"),
+                        )
+                        if left is not None and right is not None and left.type == "attribute":
+                            # Any guard will do: a guarded first assignment declares the field without a default.
+                            self.track(
+                                left, right, replace(ctx, guard=Atom("?")) if guarded else ctx, inner[0]
+                            )
+                elif st.type == "if_statement":
+                    for part in _named(st):
+                        if part.type == "block":
+                            stack.append((part, True))
+                        elif part.type in ("else_clause", "elif_clause"):
+                            stack.extend((b, True) for b in _named(part) if b.type == "block")
 
     def _class(self, node: Node, ctx: Ctx, outer: Node, decorators: list[str] | None = None) -> None:
         name_node, body = node.child_by_field_name("name"), node.child_by_field_name("body")

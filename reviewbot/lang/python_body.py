@@ -278,7 +278,7 @@ class PyBody(PyOwners):
             self.emit_value(ctx, target, val, node, stmt, self._recv(left, ctx))
             self._kw_target[val.id] = target
             self._bind(left, val, ctx, node)
-            self._track(left, val, ctx, node)
+            self.track(left, val, ctx, node)
             first = first or target
         self.env_target = first
         self.scan(value, ctx)
@@ -323,7 +323,7 @@ class PyBody(PyOwners):
                 if args is not None:
                     self._keywords(node, fn, args, ctx)
                     if fn is not None:
-                        self._env_call(node, canonical_expr(self.txt(fn)), args, ctx)
+                        self.env_call(node, fn, args, ctx)
                     for arg in reversed(_named(args)):
                         inner = arg.child_by_field_name("value") if arg.type == "keyword_argument" else arg
                         if inner is not None:

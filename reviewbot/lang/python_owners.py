@@ -28,6 +28,7 @@ _ENV_WRAPPERS = frozenset(
     {"argument_list", "call", "comparison_operator", "not_operator", "parenthesized_expression", "attribute"}
 )
 _ENVIRON = frozenset({"os.environ", "environ"})
+_ENVISH = re.compile(r"env|Env|ENV")
 
 
 class PyOwners(Walker):
@@ -56,7 +57,7 @@ class PyOwners(Walker):
             return short_type(parts[-2])  # alternative constructors
         return ""
 
-    def _track(self, left: Node, value: Node, ctx: Ctx, at: Node) -> None:
+    def track(self, left: Node, value: Node, ctx: Ctx, at: Node) -> None:
         """Types of locals (`cfg = ModelConfig(...)`, `cfg: ModelConfig = ...`) and the fields an
         `__init__` / `__post_init__` declares by assigning them first (`self.x = ...`)."""
         ann = at.child_by_field_name("type") if at.child_by_field_name("left") == left else None
@@ -72,9 +73,11 @@ class PyOwners(Walker):
                 attr = v.child_by_field_name("attribute")
                 path = f"{recv.owner}.{self.txt(attr)}" if recv.owner and attr is not None else ""
                 self.set_type(name, path, recv.via)
-            else:
+            elif v.type == "call":
                 found = self.value_type(v)
                 self.set_type(name, found if found[:1].isupper() else "", OwnerVia.CONSTRUCTOR)
+            elif self.types:
+                self.types.pop(name, None)  # a literal or a computed value: not an object of a known type
             return
         obj = left.child_by_field_name("object") if left.type == "attribute" else None
         attr = left.child_by_field_name("attribute") if left.type == "attribute" else None
@@ -112,9 +115,14 @@ class PyOwners(Walker):
             )
         return True
 
-    def _env_call(self, call: Node, callee: str, args: Node, ctx: Ctx) -> None:
+    def env_call(self, call: Node, fn: Node, args: Node, ctx: Ctx) -> None:
         """`os.environ.get("X", d)`, `os.getenv("X")`, `get_env_bool("X", False)`: an environment read."""
-        accessor = env_accessor(callee)
+        last = fn.child_by_field_name("attribute") if fn.type == "attribute" else fn
+        name_text = self.txt(last) if last is not None else ""
+        # Most calls are not environment reads: look at the callee's last name before its whole text.
+        if not _ENVISH.search(name_text) and name_text not in ("get", "setdefault"):
+            return
+        accessor = env_accessor(canonical_expr(self.txt(fn)))
         if accessor is None:
             return
         positional = [a for a in _named(args) if a.type != "keyword_argument"]
@@ -138,7 +146,9 @@ class PyOwners(Walker):
         on_self = obj is not None and obj.type == "identifier" and self.txt(obj) == "self"
         member = self.txt(attr) if on_self and attr is not None else None
         expr = canonical_expr(self.txt(node))
-        recv = self.recv_of(ctx, "".join(self.txt(obj).split())) if obj is not None else NO_RECV
+        # Only a path has a type to follow (`cfg.x`, `self.a.b`), not `f().x` or `xs[0].x`.
+        path = obj is not None and obj.type in ("identifier", "attribute")
+        recv = self.recv_of(ctx, "".join(self.txt(obj).split())) if path and obj is not None else NO_RECV
         self.read(ctx, expr, node, cnd, neg, member=member, recv=recv)
         env = env_attribute(expr)
         if env is not None:

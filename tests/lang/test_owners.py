@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import textwrap
+
+from reviewbot.lang import python
 from reviewbot.lang.facts import BindingKind, DeclOrigin, FieldDecl, FileFacts, OwnerKind, OwnerVia
 from tests.lang.helpers import parse_cpp, parse_py, writes
 
@@ -305,4 +308,24 @@ def test_pydantic_and_attrs_fields_take_their_field_defaults() -> None:
         ("GenerateConfig", "top_k"): ("int", "0"),
         ("CacheConfig", "block_nums"): ("", "16"),
         ("CacheConfig", "reuse"): ("", "False"),
+    }
+
+
+def test_fields_a_constructor_declares_are_found_outside_the_focus() -> None:
+    source = """
+    class Params:
+        def __init__(self, head_num: int):
+            self.gpt_init_params = torch.classes.FT.GptInitParameter(head_num)
+            if head_num > 2:
+                self.big = True
+            else:
+                self.small = 1
+    """
+    focused = python.parse("pkg/params.py", textwrap.dedent(source), focus=lambda body: "unrelated" in body)
+    assert focused.assignments == ()  # the constructor is not walked...
+    got = {d.field: (d.type, d.origin) for d in focused.fields}
+    assert got == {  # ...but the fields it declares are known
+        "gpt_init_params": ("GptInitParameter", DeclOrigin.INIT),
+        "big": ("bool", DeclOrigin.INIT),
+        "small": ("int", DeclOrigin.INIT),
     }
