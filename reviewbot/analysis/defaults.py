@@ -57,6 +57,8 @@ class DefaultChange:
     base_path: str
     base_line: int
     env: EnvDefaultChange | None = None
+    old_effective: str = ""  # INITIALISER: the values with the read fields' defaults substituted
+    new_effective: str = ""
 
 
 _BUILDER = re.compile(
@@ -244,8 +246,8 @@ def _initialiser_changes(sides: list[Side], index: RepoIndex) -> list[DefaultCha
             if not used_b or not used_h or used_b == used_h or same_literal(was, now) or was == now:
                 continue
             out.append(
-                DefaultChange(DefaultKind.INITIALISER, h.target, h.field, "", f"{b.value} ({was})",
-                              f"{h.value} ({now})", s.path, h.line, s.old_path, b.line)
+                DefaultChange(DefaultKind.INITIALISER, h.target, h.field, "", b.value, h.value, s.path, h.line,
+                              s.old_path, b.line, old_effective=was, new_effective=now)
             )  # fmt: skip
     return out
 

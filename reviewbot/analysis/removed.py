@@ -26,7 +26,7 @@ from enum import Enum
 
 from reviewbot.analysis.derive import derivation_writes
 from reviewbot.analysis.sides import Side
-from reviewbot.lang.clauses import Clause, ClauseKind
+from reviewbot.lang.clauses import Clause, ClauseKind, written_atoms
 from reviewbot.lang.env import env_sources
 from reviewbot.lang.facts import Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex, is_test_path
@@ -52,6 +52,7 @@ class Removal:
     text: str  # the statement (canonical)
     lost: tuple[str, ...]  # the conditions that no longer hold it (GUARD), or that held what went
     target: str = ""  # DERIVATION: the field or environment variable written
+    shown: tuple[str, ...] = ()  # GUARD: the conditions that lost an atom, as written
     names: tuple[str, ...] = ()  # identifiers a test of this would mention (field, variable, function)
 
 
@@ -201,6 +202,7 @@ def _dropped_guards(s: Side, index: RepoIndex) -> list[Removal]:
             out[key] = Removal(
                 RemovalKind.GUARD, s.path, h.line, s.old_path, (first, c.end_line), c.function, c.text,
                 tuple(sorted(lost)), names=_names(c),
+                shown=tuple(w for g in c.guards for a, w in written_atoms(g).items() if a in lost),
             )  # fmt: skip
     return list(out.values())
 

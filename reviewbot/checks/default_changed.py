@@ -48,7 +48,7 @@ from reviewbot.analysis.envs import head_readers
 from reviewbot.analysis.sides import Side, sides
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import MAX_EVIDENCE, clip, is_vendored, place, places
-from reviewbot.lang.facts import AssignKind, Assignment
+from reviewbot.lang.facts import AssignKind, Assignment, Lang, lang_for_path
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.owners import is_init_function
 from reviewbot.model.finding import Finding, Severity
@@ -102,9 +102,19 @@ def _consumers(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> tupl
     return list(dict.fromkeys(spots)), texts
 
 
+_CPP_LITERALS = {"True": "true", "False": "false", "None": "nullptr"}
+
+
+def _shown(value: str, path: str) -> str:
+    """A value in its language's spelling (canonical values are Python-spelled)."""
+    if lang_for_path(path) is Lang.CPP:
+        return _CPP_LITERALS.get(value, value)
+    return value
+
+
 def _title(c: DefaultChange) -> Message:
-    old, new = clip(c.old, _VALUE), clip(c.new, _VALUE)
-    if c.kind is DefaultKind.ENV and c.env is not None:
+    old, new = clip(_shown(c.old, c.path), _VALUE), clip(_shown(c.new, c.path), _VALUE)
+    if c.kind is DefaultKind.ENV and c.env is not None and c.env.head.parse:
         return msg(
             "default-changed.title.env",
             name=c.name,
@@ -113,12 +123,21 @@ def _title(c: DefaultChange) -> Message:
             before=f"`{c.env.before.shown()}`",
             after=f"`{c.env.after.shown()}`",
         )
+    if c.kind is DefaultKind.INITIALISER:
+        return msg(
+            "default-changed.title.initialiser",
+            name=c.name,
+            old=old,
+            new=new,
+            was=clip(c.old_effective, _VALUE),
+            now=clip(c.new_effective, _VALUE),
+        )
     return msg("default-changed.title", name=c.name, old=old, new=new)
 
 
 def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Finding:
     evidence: list[Message] = [
-        msg("default-changed.was", old=clip(c.old, 80), place=place(c.base_path, c.base_line))
+        msg("default-changed.was", old=clip(_shown(c.old, c.path), 80), place=place(c.base_path, c.base_line))
     ]
     writers = _writers(c, ctx.index)
     if c.kind is DefaultKind.FIELD:

@@ -47,6 +47,7 @@ from reviewbot.analysis.removed import Removal, RemovalKind, removals, subclasse
 from reviewbot.analysis.sides import changed_tests, sides, test_lines_mentioning
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import MAX_EVIDENCE, clip, place
+from reviewbot.lang.common import canonical_expr
 from reviewbot.lang.owners import is_init_function
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.finding import Finding, Severity
@@ -81,11 +82,25 @@ def _examples(subs: list[str]) -> str:
     return ", ".join(f"`{s}`" for s in subs[:3]) + (f" and {len(subs) - 3} more" if len(subs) > 3 else "")
 
 
-def _title(r: Removal, every: int) -> Message:
-    text, function = clip(r.text, _SHOWN), r.function.replace("::", ".").rsplit(".", 2)
+def _written(r: Removal, change: ChangeSet) -> str:
+    """The statement as written: its head line for a kept statement, its base line for a removed one
+    (the canonical text when the statement spans lines)."""
+    f = next((f for f in change.files if f.path == r.path), None)
+    text = f.head_text if f is not None and r.kind is RemovalKind.GUARD else None
+    line = r.line
+    if r.kind is not RemovalKind.GUARD:
+        f = next((f for f in change.files if (f.old_path or f.path) == r.base_path), None)
+        text, line = (f.base_text if f is not None else None), r.base_lines[1]
+    lines = text.split("\n") if text else []
+    raw = lines[line - 1].strip().rstrip(";").strip() if 0 < line <= len(lines) else ""
+    return raw if raw and canonical_expr(raw).rstrip(";") == r.text else r.text
+
+
+def _title(r: Removal, every: int, change: ChangeSet) -> Message:
+    text, function = clip(_written(r, change), _SHOWN), r.function.replace("::", ".").rsplit(".", 2)
     fn = ".".join(function[-2:])
     if r.kind is RemovalKind.GUARD:
-        lost = clip(" and ".join(r.lost), _SHOWN)
+        lost = clip(" and ".join(r.shown or r.lost), _SHOWN)
         if every:
             return msg("guard-removed.title.guard-all", text=text, lost=lost, function=fn, count=every)
         return msg("guard-removed.title.guard", text=text, lost=lost, function=fn)
@@ -122,7 +137,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             path=r.path,
             line=r.line,
             anchor=f"{r.kind.value}|{r.function}|{r.text}",
-            title=_title(r, every),
+            title=_title(r, every, change=ctx.change),
             evidence=tuple(evidence[:MAX_EVIDENCE]),
             suggestion=msg("guard-removed.suggestion"),
             extra=(("kind", r.kind.value), ("function", r.function), ("field", r.target or r.text)),

@@ -31,7 +31,17 @@ from reviewbot.lang.env import env_sources, env_write
 from reviewbot.lang.facts import Lang, lang_for_path
 from reviewbot.lang.treesitter import LazyParser, first_line, last_line, named, text
 
-__all__ = ["ClauseKind", "Guard", "Clause", "OptionKind", "OptionDefault", "Clauses", "clauses", "atoms"]
+__all__ = [
+    "ClauseKind",
+    "Guard",
+    "Clause",
+    "OptionKind",
+    "OptionDefault",
+    "Clauses",
+    "clauses",
+    "atoms",
+    "written_atoms",
+]
 
 _PY = LazyParser(tree_sitter_python.language)
 _CPP = LazyParser(tree_sitter_cpp.language)
@@ -61,6 +71,12 @@ class Guard:
     text: str  # canonical condition, without the outer parentheses
     negated: bool
     line: int
+    written: str = ""  # as written (one line, outer parentheses dropped), for messages
+
+    @property
+    def shown(self) -> str:
+        body = self.written or self.text
+        return f"not ({body})" if self.negated else body
 
     @property
     def spelled(self) -> str:
@@ -105,21 +121,37 @@ class Clauses:
     options: tuple[OptionDefault, ...] = ()
 
 
-_TOP_AND = re.compile(r"\s+and\s+|&&")
+_TOP_AND = re.compile(r"\s*(?<![\w.])and(?![\w])\s*|\s*&&\s*")
 
 
-def atoms(guard: Guard) -> tuple[str, ...]:
-    """The conjuncts a guard requires: `a and b` -> (`a`, `b`); a negated guard stays whole."""
-    if guard.negated:
-        return (guard.spelled,)
-    depth, start, out, t = 0, 0, [], guard.text
+def _conjuncts(t: str) -> list[str]:
+    depth, start, out = 0, 0, []
     for m in _TOP_AND.finditer(t):
         depth = sum(1 if c in "([{" else -1 if c in ")]}" else 0 for c in t[: m.start()])
         if depth == 0:
             out.append(t[start : m.start()])
             start = m.end()
     out.append(t[start:])
-    return tuple(canonical_expr(a.strip()) for a in out if a.strip())
+    return [a.strip() for a in out if a.strip()]
+
+
+def atoms(guard: Guard) -> tuple[str, ...]:
+    """The conjuncts a guard requires: `a and b` -> (`a`, `b`); a negated guard stays whole."""
+    if guard.negated:
+        return (guard.spelled,)
+    return tuple(canonical_expr(a) for a in _conjuncts(guard.text))
+
+
+def written_atoms(guard: Guard) -> dict[str, str]:
+    """Each conjunct of `atoms(guard)` as written (`!use_kvcache` for `!use_kvcache`); the canonical
+    text when the written one does not split the same way."""
+    if guard.negated or not guard.written:
+        return {a: guard.shown for a in atoms(guard)}
+    raw = _conjuncts(guard.written)
+    canonical = atoms(guard)
+    if len(raw) != len(canonical):
+        return {a: a for a in canonical}
+    return dict(zip(canonical, raw, strict=True))
 
 
 @lru_cache(maxsize=128)
@@ -207,20 +239,16 @@ class _Walker:
 
     def _if(self, node: Node, guards: tuple[Guard, ...], scope: str, depth: int) -> None:
         cond = node.child_by_field_name("condition")
-        here = Guard(
-            canonical_expr(_unparen(text(cond))) if cond is not None else "", False, first_line(node)
-        )
+        here = _guard(cond, node)
         body = node.child_by_field_name("consequence")
         if body is not None:
             self._branch(body, (*guards, here), scope, depth)
         before = [here]
         for alt in (c for c in node.children if c.type in ("elif_clause", "else_clause")):
-            negs = tuple(Guard(g.text, True, g.line) for g in before)
+            negs = tuple(Guard(g.text, True, g.line, g.written) for g in before)
             if alt.type == "elif_clause":
                 c2 = alt.child_by_field_name("condition")
-                g2 = Guard(
-                    canonical_expr(_unparen(text(c2))) if c2 is not None else "", False, first_line(alt)
-                )
+                g2 = _guard(c2, alt)
                 b2 = alt.child_by_field_name("consequence")
                 if b2 is not None:
                     self._branch(b2, (*guards, *negs, g2), scope, depth)
@@ -399,6 +427,13 @@ class _Walker:
         short = text(inner) if inner is not None else "?"
         name = f"{scope}::{short}" if scope and "::" not in short else short
         self._cpp_parameters(decl, name)
+
+
+def _guard(cond: Node | None, at: Node) -> Guard:
+    if cond is None:
+        return Guard("", False, first_line(at))
+    raw = _unparen(" ".join(text(cond).split()))
+    return Guard(canonical_expr(raw), False, first_line(at), raw)
 
 
 def _calls(node: Node) -> list[Node]:

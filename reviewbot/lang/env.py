@@ -142,7 +142,7 @@ def env_sources(expr: str) -> tuple[str, ...]:
 
 
 # Documentation files: where operators read which switches exist.
-_DOC_FILE = re.compile(r"(?i)(?:^|/)(?:readme[^/]*|[^/]+\.(?:md|rst|adoc|markdown))$")
+_DOC_FILE = re.compile(r"(?i)(?:^|/)(?:readme(?:\.txt)?|[^/]+\.(?:md|rst|adoc|markdown))$")
 
 
 def is_doc_path(path: str) -> bool:

@@ -1,0 +1,123 @@
+"""guard-removed: statements with their guards (lang.clauses), base-vs-head lines, and the findings'
+severity and evidence on the fixture cases (the reported lines are held by test_fixtures)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reviewbot.analysis.sides import head_line
+from reviewbot.lang.clauses import ClauseKind, OptionKind, atoms, clauses
+from reviewbot.model.change import Hunk
+from reviewbot.model.finding import Finding, Severity
+from tests.checks.fixtures import FIXTURES, review_case
+
+RULE = "guard-removed"
+
+
+def _findings(case: str, tmp_path: Path) -> list[Finding]:
+    return [f for f in review_case(FIXTURES / RULE / case, tmp_path / "repo") if f.rule == RULE]
+
+
+def test_python_statements_carry_their_conditions_outermost_first() -> None:
+    src = (
+        "import os\n"
+        "def f(cfg):\n"
+        "    if cfg.a and cfg.b:\n"
+        "        cfg.x = 1\n"
+        "    elif cfg.c:\n"
+        "        raise ValueError('c')\n"
+        "    else:\n"
+        "        os.environ['NEW'] = os.environ.get('OLD')\n"
+        "    assert cfg.d > 0\n"
+    )
+    by_line = {c.line: c for c in clauses("a.py", src).clauses}
+    assert [g.text for g in by_line[4].guards] == ["cfg.a and cfg.b"]
+    assert set(by_line[4].guard_atoms) == {"cfg.a", "cfg.b"}
+    assert by_line[6].kind is ClauseKind.RAISE
+    assert [(g.text, g.negated) for g in by_line[6].guards] == [("cfg.a and cfg.b", True), ("cfg.c", False)]
+    write = by_line[8]
+    assert write.kind is ClauseKind.ENV_WRITE and write.env_name == "NEW" and write.env_sources == ("OLD",)
+    assert [g.negated for g in write.guards] == [True, True]
+    assert by_line[9].kind is ClauseKind.CHECK and by_line[9].function == "f"
+
+
+def test_cpp_else_if_chains_and_check_macros() -> None:
+    src = (
+        "void Config::init() {\n"
+        "    if (a && !b) {\n"
+        "        x = 1;\n"
+        "    } else if (c) {\n"
+        '        throw std::runtime_error("c");\n'
+        "    }\n"
+        "    FT_CHECK(tp_size > 0);\n"
+        '    setenv("NEW", getenv("OLD"), 1);\n'
+        "}\n"
+    )
+    by_line = {c.line: c for c in clauses("a.cc", src).clauses}
+    assert by_line[3].guard_atoms == frozenset({"a", "!b"}) and by_line[3].function == "Config::init"
+    assert by_line[5].kind is ClauseKind.RAISE
+    assert [(g.text, g.negated) for g in by_line[5].guards] == [("a&&!b", True), ("c", False)]
+    assert by_line[7].kind is ClauseKind.CHECK
+    assert by_line[8].kind is ClauseKind.ENV_WRITE and by_line[8].env_sources == ("OLD",)
+
+
+def test_a_negated_guard_is_one_atom_and_a_conjunction_splits_at_the_top_only() -> None:
+    python = clauses("b.py", "def f(x):\n    if g(a and b) and c:\n        y = 1\n").clauses[0]
+    assert atoms(python.guards[0]) == ("g(a and b)", "c")
+
+
+def test_option_defaults_of_arguments_and_parameters() -> None:
+    src = (
+        "def build_config(use_x: bool = False, n=3):\n"
+        "    parser.add_argument('--max-len', type=int, default=4096)\n"
+        "    parser.add_argument('-p', '--port', dest='server_port', default=80)\n"
+    )
+    options = {(o.kind, o.name): o.default for o in clauses("c.py", src).options}
+    assert options[(OptionKind.PARAMETER, "use_x")] == "False"
+    assert options[(OptionKind.ARGUMENT, "max_len")] == "4096"
+    assert options[(OptionKind.ARGUMENT, "server_port")] == "80"
+    cpp = clauses("d.h", "struct A { void f(bool fast = false); };\n").options
+    assert [(o.name, o.default, o.function) for o in cpp] == [("fast", "False", "A::f")]
+
+
+def test_a_removed_line_sits_where_the_next_kept_line_is_in_the_head() -> None:
+    # base 10-12 -> head 10: lines 10 and 11 removed, 12 kept; a later hunk adds two lines.
+    hunks = [
+        Hunk(9, 4, 9, 2, "", added=(), removed=((10, "a"), (11, "b"))),
+        Hunk(30, 1, 28, 3, "", added=((28, "x"), (29, "y")), removed=()),
+    ]
+    assert head_line(hunks, 10) == 10
+    assert head_line(hunks, 11) == 10
+    assert head_line(hunks, 12) == 10
+    assert head_line(hunks, 20) == 18
+    assert head_line(hunks, 40) == 40
+
+
+def test_a_dropped_guard_in_every_models_constructor_is_p0(tmp_path: Path) -> None:
+    (f,) = _findings("py-dropped-guard", tmp_path)
+    assert f.severity is Severity.P0
+    assert f.title.startswith('`os.environ["REUSE_CACHE"] = os.environ.get(')
+    assert "is not None" in f.title and "GPT.__init__" in f.title
+    assert f.evidence[0].startswith("Deleted at base models/gpt.py:7: `if os.environ.get")
+    assert "`REUSE_CACHE`" in f.evidence[1] and "none mention" in f.evidence[1]
+    assert "3 subclasses" in f.evidence[2] and "`Qwen`" in f.evidence[2]
+    zh = f.localized("zh")
+    assert zh.title != f.title and "USE_BLOCK_CACHE" in zh.title and "GPT.__init__" in zh.title
+
+
+def test_a_removed_rule_for_one_model_is_reported_where_it_was_and_says_no_test_changed(
+    tmp_path: Path,
+) -> None:
+    (f,) = _findings("py-derivation-removed", tmp_path)
+    assert f.severity is Severity.P1 and f.path == "config/builder.py"
+    assert "`config.use_logn_attn`" in f.title and "`create_config`" in f.title
+    assert f.evidence[0] == (
+        'Deleted at base config/builder.py:5: `if model_type == "qwen": ⏎ config.use_logn_attn = True`.'
+    )
+    assert f.evidence[1] == "Tests changed in this PR: none mention `use_logn_attn`."
+
+
+def test_a_narrowed_cpp_guard_names_only_the_condition_it_lost(tmp_path: Path) -> None:
+    (f,) = _findings("cpp-guard-dropped", tmp_path)
+    assert "`config.need_rope_kv_cache = false`" in f.title and "`!use_kvcache`" in f.title
+    assert f.severity is Severity.P1
