@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 
 from reviewbot.checks.base import CheckContext
 from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import msg
 from reviewbot.model.tests import MutantResult, NewTest, TestRun
 
 __all__ = ["id", "severity", "summary", "run", "findings"]
@@ -60,21 +61,18 @@ def findings(new_tests: Sequence[NewTest], results: Sequence[MutantResult], head
             continue
         name = t.id.rsplit("::", 1)[-1]
         out.append(
-            Finding(
+            Finding.make(
                 rule=id,
                 severity=severity,
                 path=t.path,
                 line=t.line,
-                title=(
-                    f"The new test `{name}` passes with every changed branch reverted: "
-                    "it does not exercise the change."
-                ),
+                title=msg("ineffective-test.title", name=name),
                 anchor=t.text or t.id,
-                evidence=tuple(f"passes with mutant {r.mutant.id}: {r.mutant.description}" for r in results),
-                suggestion=(
-                    "Give the test inputs that reach the changed branch (a row of the truth table where the "
-                    "outcome changes) and assert on the derived value, or add a focused truth-table test."
-                ),
+                evidence=[
+                    msg("ineffective-test.passes", id=r.mutant.id, description=r.mutant.description)
+                    for r in results
+                ],
+                suggestion=msg("ineffective-test.suggestion"),
                 extra=(("test", t.id), ("mutants", ", ".join(r.mutant.id for r in results))),
             )
         )

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from reviewbot.checks import missing_tests
 from reviewbot.checks.base import CheckContext
 from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import Message, msg
 from reviewbot.model.tests import MutantResult, TestRun
 
 __all__ = ["id", "severity", "summary", "run", "findings"]
@@ -67,31 +68,33 @@ def findings(results: Sequence[MutantResult], head: TestRun, command: str, sandb
             continue
         m = r.mutant
         run = r.run
-        what = m.reverted or "this branch reverted"
+        what: str | Message = f"`{m.reverted}`" if m.reverted else msg("untested-branch.this-branch")
         passed = len(run.passed) if run is not None and run.cases else None
         ran = (
-            f"{passed} test(s) passed, none of those passing on the head failed"
+            msg("untested-branch.ran.cases", passed=passed)
             if passed is not None
-            else f"the command exited with status {run.exit_code if run else '?'}"
+            else msg("untested-branch.ran.exit", code=run.exit_code if run else "?")
         )
         out.append(
-            Finding(
+            Finding.make(
                 rule=id,
                 severity=severity,
                 path=m.path,
                 line=m.line,
-                title=f"The tests still pass with {what}: no test exercises this branch.",
+                title=msg("untested-branch.title", what=what),
                 anchor=m.anchor or m.description,
                 evidence=(
-                    f"mutant {m.id}: {m.description}",
-                    f"ran `{command}` on the head with the mutant applied ({sandbox} sandbox, "
-                    f"{r.seconds:.1f} s): {ran}.",
-                    f"on the unmodified head: {len(head.passed)} passed, {len(head.failed)} failed.",
+                    msg("untested-branch.mutant", id=m.id, description=m.description),
+                    msg(
+                        "untested-branch.ran",
+                        command=command,
+                        sandbox=sandbox,
+                        seconds=f"{r.seconds:.1f}",
+                        ran=ran,
+                    ),
+                    msg("untested-branch.head", passed=len(head.passed), failed=len(head.failed)),
                 ),
-                suggestion=(
-                    "Add a focused test that fails when this branch is removed: pin a row of the truth table "
-                    "where the outcome changes, and a neighbouring row where it does not."
-                ),
+                suggestion=msg("untested-branch.suggestion"),
                 extra=(("mutant", m.id), ("covers", ", ".join(f"{p}:{n}" for p, n in m.covers))),
             )
         )
