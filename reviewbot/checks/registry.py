@@ -9,8 +9,11 @@ from __future__ import annotations
 from typing import cast
 
 from reviewbot.checks import (
+    always_true_guard,
     comment_guard_mismatch,
     default_changed,
+    derivation_drift,
+    derivation_overridden,
     duplicated_predicate,
     env_switch_renamed,
     flag_overloading,
@@ -19,6 +22,7 @@ from reviewbot.checks import (
     guard_removed,
     ineffective_test,
     missing_tests,
+    stale_comment,
     unconditional_override,
     untested_branch,
 )
@@ -40,6 +44,10 @@ RULES: tuple[Check, ...] = tuple(
         guard_removed,
         env_switch_renamed,
         default_changed,
+        always_true_guard,
+        derivation_overridden,
+        derivation_drift,
+        stale_comment,
         untested_branch,
         ineffective_test,
     )

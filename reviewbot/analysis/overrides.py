@@ -1,0 +1,246 @@
+"""Derived values that a later write makes dead (pure).
+
+A new unconditional write of a config field (`config.special_tokens.eos_token_id = 2`) is checked
+against the writes that run before or after it:
+
+- CALL: earlier in the same function a call builds or fills the same object (`config =
+  X.from_huggingface(config_json)`, `load(config, ...)`), and that callee derives the same field from
+  its input (`config.special_tokens.eos_token_id = config_json["eos_token_id"]`): the new constant
+  overwrites it for every checkpoint. An earlier derived write of the same target in the same function
+  counts the same way.
+- ENV: the write is a model builder's forced value (`config.tp_split_emb_and_lm_head = False` in
+  `Llava._create_config`), and a method of the config owner (not its constructor) writes the same
+  field again from an environment variable: once an operator sets the variable for the fleet, the
+  model's constraint is gone.
+
+Not overridden: a later write that reads the earlier value (`x = x or default`, `x = max(x, ...)`),
+a guarded later write (exclusive branches, `if x is None:`), a callee whose write is a constant too,
+a function that returns between the two writes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from reviewbot.analysis.sides import Side
+from reviewbot.lang.clauses import ClauseKind
+from reviewbot.lang.facts import AssignKind, Assignment
+from reviewbot.lang.follow import is_builder
+from reviewbot.lang.index import RepoIndex, is_test_path
+from reviewbot.lang.owners import is_init_function
+
+__all__ = ["OverrideKind", "Override", "overrides"]
+
+
+class OverrideKind(str, Enum):
+    CALL = "call"
+    ENV = "env"
+
+
+@dataclass(frozen=True)
+class Override:
+    kind: OverrideKind
+    path: str
+    line: int
+    target: str  # the new write's target
+    field: str
+    value: str
+    other: Assignment  # the derivation made dead (CALL) or the later writer (ENV)
+    callee: str = ""  # CALL: the function that derived it
+    env: str = ""  # ENV: the variable
+
+
+_LITERAL = re.compile(r"""^(?:-?[\d.]+[a-zA-Z]*|True|False|None|true|false|nullptr|(['"]).*\1)$""", re.S)
+_CALLEE = re.compile(r"([A-Za-z_][\w.]*)\(")
+
+
+def _constant(value: str) -> bool:
+    return _LITERAL.match(value.strip()) is not None
+
+
+def _short(function: str | None) -> str:
+    return (function or "").replace("::", ".").rsplit(".", 1)[-1]
+
+
+def _root(target: str) -> str:
+    return re.split(r"[.\[]", target, maxsplit=1)[0]
+
+
+def _suffix(target: str) -> str:
+    """The target without its receiver root: `config.special_tokens.eos_token_id` -> `special_tokens.eos_token_id`."""
+    parts = target.split(".")
+    return ".".join(parts[1:]) if len(parts) > 1 else target
+
+
+def _new_writes(s: Side) -> list[Assignment]:
+    if s.head_facts is None:
+        return []
+    return [
+        a
+        for a in s.head_facts.assignments
+        if a.line in s.added
+        and a.guard is None
+        and a.kind is AssignKind.PLAIN
+        and a.receiver not in ("self", "this", "")
+        and not re.search(rf"(?<![\w]){re.escape(a.field)}(?![\w])", a.value)
+        and not is_init_function(a.function)
+    ]
+
+
+def _class_of(function: str | None) -> str:
+    parts = (function or "").replace("::", ".").split(".")
+    return parts[-2] if len(parts) > 1 else ""
+
+
+def _derived_by(qualifier: str, callee: str, a: Assignment, s: Side, index: RepoIndex) -> Assignment | None:
+    """A write of the same field by the function `qualifier.callee` that derives it from its input.
+
+    `X.f(...)` is X's method or an inherited one; `self.f`/`cls.f` the method of the writer's class;
+    a bare `f(...)` a function of the same file first. A qualifier the index cannot place says nothing."""
+    owner, _ = index.owner_of(a)
+    pool = index.writers_of(owner, a.field) if owner else []
+    if not pool:
+        pool = [
+            w
+            for w in index.writers(a.field)
+            if _suffix(w.target) == _suffix(a.target) and "." in _suffix(a.target)
+        ]
+    found = [
+        w
+        for w in pool
+        if _short(w.function) == callee and not _constant(w.value) and w.kind is not AssignKind.BINDING
+        and not is_test_path(w.path) and not index.is_excluded(w.path)
+    ]  # fmt: skip
+    if qualifier in ("self", "cls", "this", "super()"):
+        qualifier = _class_of(a.function)
+    if qualifier:
+        if not qualifier[0].isupper():
+            return None  # a call on an object whose type is not known here
+        classes = index.family(qualifier) | {qualifier}
+        found = [w for w in found if _class_of(w.function) in classes]
+    else:
+        found = [w for w in found if w.path == s.path and not _class_of(w.function)]
+    return min(found, key=lambda w: (w.path, w.line)) if found else None
+
+
+def _calls(s: Side, a: Assignment) -> list[tuple[int, str, str]]:
+    """(line, callee short name) of the earlier statements of `a`'s function that build or fill the
+    object `a` writes into (`root = f(...)`, `f(root, ...)`, `root.f(...)`), stopping at a return."""
+    if s.head is None:
+        return []
+    root = _root(a.target)
+    out: list[tuple[int, str, str]] = []
+    for c in s.head.clauses:
+        if c.function != (a.function or "") or c.line >= a.line:
+            continue
+        if c.kind is ClauseKind.RETURN and c.guards:
+            out = []  # a conditional return: what came before may not reach the write
+            continue
+        text = c.text
+        fills = re.match(rf"^{re.escape(root)}(?::[^=]+)?=(?!=)", text) or re.search(
+            rf"\(\s*{re.escape(root)}\s*[,)]", text
+        )
+        if not fills and not text.startswith(f"{root}."):
+            continue
+        for m in _CALLEE.finditer(text):
+            qualifier, _, name = m.group(1).rpartition(".")
+            if name and not name[0].isupper() and name not in ("get", "copy", "deepcopy", "update"):
+                out.append((c.line, qualifier.rsplit(".", 1)[-1], name))
+    return out
+
+
+def _earlier(s: Side, a: Assignment) -> Assignment | None:
+    """An earlier derived write of the same target in the same function (no return in between)."""
+    if s.head_facts is None or s.head is None:
+        return None
+    returns = [
+        c.line for c in s.head.clauses if c.kind is ClauseKind.RETURN and c.function == (a.function or "")
+    ]
+    found = [
+        w
+        for w in s.head_facts.assignments
+        if w.target == a.target and w.function == a.function and w.line < a.line and not _constant(w.value)
+        and not any(w.line < r < a.line for r in returns)
+    ]  # fmt: skip
+    return max(found, key=lambda w: w.line) if found else None
+
+
+def _call_overrides(s: Side, index: RepoIndex) -> list[Override]:
+    out: list[Override] = []
+    for a in _new_writes(s):
+        same = _earlier(s, a)
+        if same is not None:
+            out.append(
+                Override(
+                    OverrideKind.CALL,
+                    s.path,
+                    a.line,
+                    a.target,
+                    a.field,
+                    a.value,
+                    same,
+                    callee=_short(a.function),
+                )
+            )
+            continue
+        for _, qualifier, callee in _calls(s, a):
+            if callee == _short(a.function):
+                continue
+            w = _derived_by(qualifier, callee, a, s, index)
+            if w is not None:
+                out.append(
+                    Override(OverrideKind.CALL, s.path, a.line, a.target, a.field, a.value, w, callee=callee)
+                )
+                break
+    return out
+
+
+def _env_of(w: Assignment, index: RepoIndex) -> str:
+    """The environment variable a write takes its value (or its guard) from, directly or via a local
+    of its function; "" when none."""
+    facts = index.files.get(w.path)
+    if facts is None:
+        return ""
+    words = set(re.findall(r"[A-Za-z_]\w*", f"{w.value} {w.guard_text}"))
+    for e in sorted(facts.env_reads, key=lambda e: (e.line, e.name)):
+        if e.function != w.function:
+            continue
+        if e.line == w.line or (e.target and e.target in words and e.line <= w.line):
+            return e.name
+    return ""
+
+
+def _env_overrides(s: Side, index: RepoIndex) -> list[Override]:
+    out: list[Override] = []
+    for a in _new_writes(s):
+        if not _constant(a.value) or not is_builder(a.function or ""):
+            continue
+        owner, _ = index.owner_of(a)
+        if not owner:
+            continue
+        for w in index.writers_of(owner, a.field):
+            if (
+                w.receiver not in ("self", "this")
+                or is_init_function(w.function)
+                or is_builder(w.function or "")
+            ):
+                continue
+            if is_test_path(w.path) or index.is_excluded(w.path):
+                continue
+            env = _env_of(w, index)
+            if env:
+                out.append(Override(OverrideKind.ENV, s.path, a.line, a.target, a.field, a.value, w, env=env))
+                break
+    return out
+
+
+def overrides(sides: list[Side], index: RepoIndex) -> list[Override]:
+    """Every new write that makes a derivation dead or is undone later, by path and line."""
+    out: list[Override] = []
+    for s in sides:
+        out.extend(_call_overrides(s, index))
+        out.extend(_env_overrides(s, index))
+    unique = {(o.path, o.line, o.field): o for o in out}
+    return [unique[k] for k in sorted(unique)]

@@ -1,0 +1,90 @@
+"""derivation-overridden (P2): a derived value is overwritten by a later write, so the derivation is dead.
+
+## What it does
+Flags a new unconditional write of a config field that undoes a derivation, or is undone by one:
+- the write comes after a call that derives the same field from its input, in the same function
+  (`config = X.from_huggingface(config_json)` then `config.special_tokens.eos_token_id = 2`: the
+  value read from config.json is now always replaced), or after an earlier derived write of the same
+  target in the same function;
+- the write is a model builder's forced value (`config.tp_split_emb_and_lm_head = False` in
+  `_create_config`) and a method of the config owner writes the field again from an environment
+  variable, so setting the variable for the fleet silently lifts the model's constraint.
+
+Not flagged: a later write that reads the earlier value (`x = x or default`, `x = max(x, ...)`), a
+guarded write (exclusive branches, `if x is None:`), a callee that writes a constant too, writes in
+the config's constructor (declarations), a return between the two writes.
+
+## Why is this bad?
+The derivation still reads as if it decided the value, and its tests may still pass, but every
+configuration now gets the constant (or the environment's value): checkpoints whose config.json says
+otherwise, or models that cannot run with the override, break without an error at start-up.
+
+## Example
+```python
+if config_json:
+    config = GPTNeox.from_huggingface(config_json)   # sets eos_token_id from config.json
+else:
+    config = GptInitModelParameters(...)
+config.special_tokens.eos_token_id = 2                # overwrites it for every checkpoint
+```
+
+## Use instead
+```python
+else:
+    config = GptInitModelParameters(...)
+    config.special_tokens.eos_token_id = 2            # only where nothing derived it
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reviewbot.analysis.overrides import Override, OverrideKind, overrides
+from reviewbot.analysis.sides import sides
+from reviewbot.checks.base import CheckContext
+from reviewbot.checks.util import clip, place
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import Message, msg
+
+id = "derivation-overridden"
+severity = Severity.P2
+summary = "A derived value is overwritten by a later write, so the derivation is dead."
+
+_TEXT = 80
+
+
+def _finding(o: Override) -> Finding:
+    other = o.other
+    text = clip(other.text or f"{other.target} = {other.value}", _TEXT)
+    title: Message
+    if o.kind is OverrideKind.CALL:
+        title = msg(
+            "derivation-overridden.title.call", target=o.target, value=clip(o.value, 40), callee=o.callee
+        )
+        evidence = [msg("derivation-overridden.derived", place=place(other.path, other.line), text=text)]
+        suggestion = msg("derivation-overridden.suggestion.call", target=o.target)
+    else:
+        title = msg(
+            "derivation-overridden.title.env", target=o.target, value=clip(o.value, 40), env=o.env,
+            place=place(other.path, other.line),
+        )  # fmt: skip
+        evidence = [msg("derivation-overridden.later", place=place(other.path, other.line), text=text)]
+        suggestion = msg("derivation-overridden.suggestion.env", target=o.target)
+    return Finding.make(
+        rule=id,
+        severity=severity,
+        path=o.path,
+        line=o.line,
+        anchor=f"{o.kind.value}|{o.target}|{other.path}:{other.line}",
+        title=title,
+        evidence=tuple(evidence),
+        suggestion=suggestion,
+        extra=(("field", o.field), ("kind", o.kind.value), ("other", place(other.path, other.line))),
+    )
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
+    for o in overrides(changed, ctx.index):
+        yield _finding(o)
