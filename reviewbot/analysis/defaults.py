@@ -61,6 +61,7 @@ class DefaultChange:
     new_effective: str = ""
 
 
+_DEPLOYMENT_CLASS = re.compile(r"(?:Config|Configs|Args|Arguments|Settings|Options)$")
 _BUILDER = re.compile(
     r"(?i)^_?(?:(?:create|build|make|get|default|new)_?\w*config\w*|from_\w+|\w*_config|\w*config|\w*_args|"
     r"\w*args)$"
@@ -138,8 +139,9 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
             if same_literal(old, new) or (bline not in s.removed and hline not in s.added):
                 continue
             owner, field = key
-            if not (_scalar(old) and _scalar(new)) and not _config_owner(owner, s, index):
-                continue  # a table (`W.gpt_style_tp_strategy = {...}`) of a non-config class: not a setting
+            sentinel = "None" in (old, new)
+            if (sentinel or not (_scalar(old) and _scalar(new))) and not _config_owner(owner, s, index):
+                continue  # a table (`W.strategy = {...}`) or a None sentinel of a non-config class: not a setting
             if _overridden_by_constructor(owner, field, hline, heads, index) or _opt_in(field, old, sides):
                 continue
             out.append(
@@ -157,7 +159,9 @@ def _is_config_function(function: str) -> bool:
     parts = function.replace("::", ".").split(".")
     short = parts[-1]
     if short in ("__init__", "__post_init__") or (len(parts) >= 2 and short == parts[-2]):
-        return len(parts) >= 2 and is_config_name(parts[-2])
+        # A deployment's configuration class (`ServerArgs`, `ModelConfig`), not an op's parameter pack
+        # (`LayernormParams`): its constructor's defaults are what a deployment inherits.
+        return len(parts) >= 2 and _DEPLOYMENT_CLASS.search(parts[-2]) is not None
     return bool(_BUILDER.match(short))
 
 
@@ -281,7 +285,7 @@ _NUMERIC_WORDS = frozenset(
 )  # fmt: skip
 _PERSISTENT_WORDS = frozenset(
     {"save", "dump", "export", "persist", "serialize", "checkpoint", "mkdir", "makedirs", "onnx", "engine_dir",
-     "cache_dir"}
+     "cache_dir", "backup", "retention"}
 )  # fmt: skip
 _SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 

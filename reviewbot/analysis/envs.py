@@ -308,9 +308,11 @@ def default_changes(sides: list[Side]) -> list[EnvDefaultChange]:
             if b.parse != h.parse:
                 continue  # a parse change too: compared by `parse_changes`, not guessed here
             before, after = unset_value(b), unset_value(h)
+            if "None" in (b.default, h.default) and not (
+                isinstance(before.value, bool) and isinstance(after.value, bool)
+            ):
+                continue  # a sentinel became a value (or back): the code around decides, not known here
             if before.outcome is Outcome.UNKNOWN or after.outcome is Outcome.UNKNOWN:
-                if b.default == "None" or h.default == "None":
-                    continue  # a sentinel became a value (or back): the code around decides, not known here
                 before, after = value_of_default(b.default), value_of_default(h.default)
             if before.outcome is not Outcome.VALUE or after.outcome is not Outcome.VALUE:
                 continue  # a computed default: what an unset variable gives is not known here

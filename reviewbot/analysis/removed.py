@@ -57,6 +57,9 @@ class Removal:
 
 
 _PATH = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?![\w'\"(])")
+_UNIMPLEMENTED = re.compile(
+    r"(?i)NotImplemented|UNIMPLEMENTED|not implemented|not yet implemented|^assert\s*\(?\s*(?:False|0)\s*\)?$"
+)
 _KEYWORD_ARG = re.compile(r"(?<=[(,])\s*[A-Za-z_]\w*=(?!=)")
 _TRIVIAL = re.compile(r"^(?:pass|return|break|continue|return None|return True|return False|\.\.\.)$")
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -141,8 +144,10 @@ def _decides(c: Clause, s: Side) -> bool:
     return any((a.line, a.field) in derived for a in _writes_at(s.base_facts, c))
 
 
+# Objects named like a configuration: `config.x`, `model_cfg.x`, `args.x`, `gpt_init_params.x`, `server_args.x`
+# (not `params.x`: in op code that is the op's parameter pack).
 _CONFIG_RECEIVER = re.compile(
-    r"(?i)(?:^|[^\w])\w*(?:config|cfg|conf|params?|parameters|args|arguments|settings|options)\w*\.\w"
+    r"(?i)(?:^|[^\w])\w*(?:config|cfg|conf|args|arguments|settings|options|init_params?|init_parameters?)\w*\.\w"
 )
 
 
@@ -238,8 +243,8 @@ def _validations(s: Side, heads: list[Side]) -> list[Removal]:
         key = (c.kind, c.guard_atoms if c.guards else frozenset({c.text}))
         if key in elsewhere or (c.kind is ClauseKind.RAISE and (c.kind, frozenset({c.text})) in elsewhere):
             continue  # the same validation, moved
-        if not _about_config(c, s):
-            continue  # a tensor's shape, a local's value: not a configuration rule
+        if not _about_config(c, s) or _UNIMPLEMENTED.search(c.text):
+            continue  # a tensor's shape, a local's value, a "not implemented yet": not a configuration rule
         if _gone(c, s):
             continue  # what it validated (a local, a field, a switch) went with it
         first = min(n for n in [*(g.line for g in c.guards), c.line] if n in s.removed or n == c.line)
@@ -300,6 +305,8 @@ def _field_write(a: Assignment) -> bool:
 def _derivation(a: Assignment) -> bool:
     if not _field_write(a):
         return False
+    if a.value == a.field or a.value.endswith("." + a.field):
+        return False  # `ModelConfig(x=cfg.x)`, `self.x = cfg.x`: a value passed along, not derived
     if is_init_function(a.function) and a.guard is None and is_constant_value(a.value):
         return False  # a constructor's declaration: a default, not a derivation
     return a.guard is not None or not is_constant_value(a.value)
@@ -309,13 +316,27 @@ def _guard_atoms(a: Assignment) -> frozenset[str]:
     return frozenset({a.guard.key}) if a.guard is not None else frozenset()
 
 
+_DOTTED = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)+([A-Za-z_]\w*)")
+
+
+def _shape(value: str) -> str:
+    """A value without its receivers: `params.gpt_init_parameter.nccl_ip_` and `gpt_init_params.nccl_ip_`
+    read the same field."""
+    return _DOTTED.sub(lambda m: m.group(1), value)
+
+
 def _moved(a: Assignment, heads: list[Side], index: RepoIndex) -> bool:
+    """The head writes the same field with the same value (receivers aside) or under the same guard."""
     writes = [
         w for t in heads if t.head_facts is not None for w in t.head_facts.assignments if w.field == a.field
     ]
     writes += index.writers(a.field)
+    shape = _shape(a.value)
     return any(
-        w.value == a.value or (a.guard is not None and _guard_atoms(w) == _guard_atoms(a)) for w in writes
+        w.value == a.value
+        or _shape(w.value) == shape
+        or (a.guard is not None and _guard_atoms(w) == _guard_atoms(a))
+        for w in writes
     )
 
 

@@ -231,7 +231,12 @@ class _Walker:
         if body is None:
             return
         inner = text(name) if name is not None else ""
-        self.block(body, (), f"{scope}{self._sep}{inner}" if scope and inner else inner or scope, depth)
+        cls = f"{scope}{self._sep}{inner}" if scope and inner else inner or scope
+        for child in named(body):
+            if child.type in ("declaration", "field_declaration") and self.lang is Lang.CPP:
+                self._cpp_declaration(child, cls)  # a method or constructor declared with default arguments
+            else:
+                self.statement(child, (), cls, depth + 1)
 
     @property
     def _sep(self) -> str:
