@@ -92,6 +92,9 @@ def _touched(a: Assignment, added: set[int]) -> bool:
         return True
     if a.guard_line is not None and a.guard_line in added:
         return True
+    # Any enclosing condition, however far out (`if (a or b) and c:` around an inner `if`).
+    if any(first <= n <= last for first, last in a.guard_spans for n in added):
+        return True
     # A changed enclosing condition further out: any added line between the branch start and the write.
     return a.branch_start is not None and any(a.branch_start <= n <= a.line for n in added)
 

@@ -239,12 +239,13 @@ class CppBody(CppOwners):
             self.scan(cond, ctx, Cond([then], other))
             line = self.line(current)
             then_branch = self.branch(cond, line, then, line, self.end_line(then))
-            self.stmt(then, replace(ctx, guard=conj(ctx.guard, p), branch=then_branch))
+            conds = self.cond_span(ctx, cond)
+            self.stmt(then, replace(ctx, guard=conj(ctx.guard, p), branch=then_branch, conds=conds))
             current = None
             if else_clause is not None and other:
                 start, end = self.line(else_clause), self.end_line(else_clause)
                 else_branch = self.branch(cond, line, else_clause, start, end)
-                ctx = replace(ctx, guard=conj(ctx.guard, negate(p)), branch=else_branch)
+                ctx = replace(ctx, guard=conj(ctx.guard, negate(p)), branch=else_branch, conds=conds)
                 if len(other) == 1 and other[0].type == "if_statement":
                     current = other[0]
                     continue

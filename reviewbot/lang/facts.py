@@ -102,6 +102,7 @@ class Assignment:
     owner_via: OwnerVia = OwnerVia.NONE
     stmt_start: int | None = None  # first and last line of the whole statement (multi-line statements)
     stmt_end: int | None = None
+    guard_spans: tuple[tuple[int, int], ...] = ()  # (first, last) line of each enclosing condition
     boolean: bool = False  # the value is a predicate (`a and not b`, `x == 1`, `!f`, `True`)
     names: tuple[
         str, ...

@@ -214,7 +214,8 @@ class PyBody(PyOwners):
             self.scan(c, ctx, Cond([body], later))
             here = self.line(owner)
             branch = self.branch(c, here, body, here, self.end_line(body))
-            self.stmt(body, replace(ctx, guard=conj(ctx.guard, *negations, p), branch=branch))
+            conds = self.cond_span(ctx, *[c for c, _, _ in chain[: i + 1]])
+            self.stmt(body, replace(ctx, guard=conj(ctx.guard, *negations, p), branch=branch, conds=conds))
             negations.append(negate(p))
         last_cond, _, last_owner = chain[-1]
         for alt in alternatives:
@@ -223,7 +224,8 @@ class PyBody(PyOwners):
                 branch = self.branch(
                     last_cond, self.line(last_owner), body, self.line(alt), self.end_line(alt)
                 )
-                self.stmt(body, replace(ctx, guard=conj(ctx.guard, *negations), branch=branch))
+                conds = self.cond_span(ctx, *[c for c, _, _ in chain])
+                self.stmt(body, replace(ctx, guard=conj(ctx.guard, *negations), branch=branch, conds=conds))
 
     def _expression(self, expr: Node, stmt: Node, ctx: Ctx) -> None:
         if expr.type == "assignment":

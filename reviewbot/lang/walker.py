@@ -73,6 +73,9 @@ class Ctx:
     init: bool = False  # Python __init__ / C++ constructor
     method: bool = False
     params: tuple[tuple[str, str | None], ...] = ()  # (name, canonical default or None)
+    # (first, last) line of every condition the statement runs under, outermost first: a change to any
+    # of them changes the derivations below it (`Assignment.guard_spans`).
+    conds: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -302,9 +305,14 @@ class Walker(OwnerEmitters):
                 stmt_start=self.line(stmt),
                 stmt_end=self.end_line(stmt),
                 names=bare_names(self.txt(raw)) if raw is not None else (),
+                guard_spans=ctx.conds,
                 boolean=boolean or value in _BOOLS,
             )
         )
+
+    def cond_span(self, ctx: Ctx, *conds: Node) -> tuple[tuple[int, int], ...]:
+        """`ctx.conds` and the line spans of `conds` (an `if`'s condition, the earlier `elif`s of an `else`)."""
+        return ctx.conds + tuple((self.line(c), self.end_line(c)) for c in conds)
 
     def compare(self, left: Node, op: str, right: Node) -> Pred:
         """`a == b` as an atom; `x == true` / `x is False` fold into `x` / `!x` so spellings agree."""

@@ -276,3 +276,29 @@ def test_a_field_and_a_local_of_the_same_name_are_told_apart() -> None:
     head = base.replace("self.inter_size + 1", "self.inter_size + 2")
     # `self.inter_size` is the field, not the loop's local `inter_size`: no flow from the loop.
     assert _rows(_derive("pkg/params.py", base, head)) == [(5, "inter_padding_size", "inter_size+2", "", "")]
+
+
+def test_a_change_to_an_outer_multi_line_condition_changes_the_writes_below_it() -> None:
+    base = """
+    class ServerArgs:
+        def _handle_hicache(self):
+            if self.enable_hierarchical_cache and self.hicache_io_backend == "kernel":
+                if self.decode_attention_backend is None:
+                    self.decode_attention_backend = "triton"
+    """
+    head = """
+    class ServerArgs:
+        def _handle_hicache(self):
+            if (
+                self.enable_hierarchical_cache
+                or self.disaggregation_decode_enable_offload_kvcache
+            ) and self.hicache_io_backend == "kernel":
+                if self.decode_attention_backend is None:
+                    self.decode_attention_backend = "triton"
+    """
+    [d] = _derive("pkg/server_args.py", base, head)
+    assert (d.head.line, d.head.field, d.head.guard_spans) == (
+        8,
+        "decode_attention_backend",
+        ((3, 6), (7, 7)),
+    )
