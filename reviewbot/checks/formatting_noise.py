@@ -29,20 +29,27 @@ from reviewbot.checks.util import MAX_TITLE, clip
 from reviewbot.lang.facts import lang_for_path
 from reviewbot.model.change import Hunk
 from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import Message, msg
 
 id = "formatting-noise"
 severity = Severity.P3
 summary = "Whitespace-only hunks are mixed into a logic change."
 
 
-def _evidence(path: str, noise: list[Hunk]) -> tuple[str, ...]:
+def _evidence(path: str, noise: list[Hunk]) -> list[Message | str]:
     """At most three lines: the first two hunks, then how many more."""
-    lines = [clip(f"{path}:{h.target_start} {h.header.strip() or '@@'}", 200) for h in noise[:2]]
+    lines: list[Message | str] = [
+        clip(f"{path}:{h.target_start} {h.header.strip() or '@@'}", 200) for h in noise[:2]
+    ]
     if len(noise) > 2:
         lines.append(
-            f"and {len(noise) - 2} more hunk(s) at " + ", ".join(str(h.target_start) for h in noise[2:8])
+            msg(
+                "formatting-noise.more",
+                count=len(noise) - 2,
+                lines=[str(h.target_start) for h in noise[2:8]],
+            )
         )
-    return tuple(lines)
+    return lines
 
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
@@ -63,19 +70,24 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         context = next((t.strip() for t in head_lines[line - 1 : line + 3] if t.strip()), "")
         blank = all(not t.strip() for h in noise for _, t in h.removed + h.added)
         kind = "blank-line" if blank else "whitespace"
+        # the English title is clipped as before; other languages are capped by the report
         removed = sum(len(h.removed) for h in noise)
         added = sum(len(h.added) for h in noise)
-        yield Finding(
+        title = msg(
+            "formatting-noise.title." + ("blank" if blank else "whitespace"),
+            count=len(noise),
+            path=f.path,
+            added=added,
+            removed=removed,
+        )
+        finding = Finding.make(
             rule=id,
             severity=severity,
             path=f.path,
             line=line,
-            title=clip(
-                f"{len(noise)} {kind}-only hunk(s) in `{f.path}` (+{added}/-{removed} lines) are mixed into a "
-                "logic change.",
-                MAX_TITLE,
-            ),
+            title=title,
             anchor=f"{kind}|{f.path}|{context}",
             evidence=_evidence(f.path, noise),
-            suggestion="Drop the unrelated whitespace change, or send it in a separate commit.",
+            suggestion=msg("formatting-noise.suggestion"),
         )
+        yield finding.with_(title=clip(finding.title, MAX_TITLE))
