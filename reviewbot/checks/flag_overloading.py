@@ -44,6 +44,7 @@ from reviewbot.lang.common import is_log_callee
 from reviewbot.lang.facts import FieldRead, GatedStmt
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import Message, msg
 
 id = "flag-overloading"
 severity = Severity.P3
@@ -128,17 +129,19 @@ def _sites(ctx: CheckContext, d: ChangedDerivation) -> list[tuple[FieldRead, tup
     return out
 
 
-def _title(field: str, ops: list[str]) -> str:
-    """The count and the list name the same operations: as many as fit, then "and N more"."""
+def _title(field: str, ops: list[str]) -> tuple[Message, str]:
+    """The count and the list name the same operations: as many as fit, then "and N more".
+
+    The message and its English text (what fits is measured, and clipped, in English)."""
     for shown in range(min(len(ops), 4), 0, -1):
         rest = len(ops) - shown
-        listed = ", ".join(f"`{op}`" for op in ops[:shown]) + (f" and {rest} more" if rest else "")
-        title = f"`{field}` gates {len(ops)} different behaviours ({listed}); setting it for one switches the others."
-        if len(title) <= MAX_TITLE:
-            return title
-    return clip(
-        f"`{field}` gates {len(ops)} different behaviours; setting it for one switches the others.", MAX_TITLE
-    )
+        named = [f"`{op}`" for op in ops[:shown]]
+        listed: object = msg("flag-overloading.listed-more", ops=named, rest=rest) if rest else named
+        title = msg("flag-overloading.title", field=field, count=len(ops), listed=listed)
+        if len(str(title)) <= MAX_TITLE:
+            return title, str(title)
+    short = msg("flag-overloading.title.short", field=field, count=len(ops))
+    return short, clip(str(short), MAX_TITLE)
 
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
@@ -164,30 +167,40 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
                 if r not in gated_at[named[behaviour(op)]]:
                     gated_at[named[behaviour(op)]].append(r)
         ops_list = list(gated_at)
-        title = _title(a.field, ops_list)
-        evidence = []
+        title, title_en = _title(a.field, ops_list)
+        evidence: list[Message | str] = []
         for op in ops_list[:2]:
             first, *more = gated_at[op]
-            also = f" and {len(more)} more site(s)" if more else ""
-            evidence.append(f"`{op}` is gated at {place(first.path, first.line)}{also}")
-        if len(ops_list) > 2:
-            tail = ops_list[2:]
-            where = sorted({place(r.path, r.line) for op in tail for r in gated_at[op]})
+            at = place(first.path, first.line)
             evidence.append(
-                clip(f"{', '.join(f'`{op}`' for op in tail)} gated at {', '.join(where[:3])}", 300)
-                + (f" and {len(where) - 3} more site(s)" if len(where) > 3 else "")
+                msg("flag-overloading.gated-more", op=op, place=at, more=len(more))
+                if more
+                else msg("flag-overloading.gated", op=op, place=at)
             )
-        yield Finding(
+        if len(ops_list) > 2:
+            tail = [f"`{op}`" for op in ops_list[2:]]
+            where = sorted({place(r.path, r.line) for op in ops_list[2:] for r in gated_at[op]})
+            evidence.append(
+                msg("flag-overloading.gated-tail-more", ops=tail, places=where[:3], more=len(where) - 3)
+                if len(where) > 3
+                else msg("flag-overloading.gated-tail", ops=tail, places=where[:3])
+            )
+        # English as before: the title as measured, the tail line clipped before its count
+        english = [str(e) for e in evidence]
+        if len(ops_list) > 2:
+            tail_en = str(msg("flag-overloading.gated-tail", ops=tail, places=where[:3]))
+            english[-1] = clip(tail_en, 300) + (
+                f" and {len(where) - 3} more site(s)" if len(where) > 3 else ""
+            )
+        finding = Finding.make(
             rule=id,
             severity=severity,
             path=a.path,
             line=a.line,
             title=title,
             anchor=f"{a.field}|" + ",".join(sorted(ops_list)),
-            evidence=tuple(evidence),
-            suggestion=(
-                f"Document every meaning of `{a.field}` where it is declared and fail fast where the unstated "
-                "invariant could break, or split it into one flag per behaviour."
-            ),
+            evidence=evidence,
+            suggestion=msg("flag-overloading.suggestion", field=a.field),
             extra=(("field", a.field), ("operations", ", ".join(ops_list)), ("sites", str(len(sites)))),
         )
+        yield finding.with_(title=title_en, evidence=tuple(english))
