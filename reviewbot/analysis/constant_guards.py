@@ -65,6 +65,20 @@ class ConstantGuard:
     bound_path: str = ""
     function: str = ""
     samples: tuple[tuple[str, str], ...] = ()  # ENV_STRING: (value set, what the read gives)
+    accessor: str = ""  # ENV_*: how the switch is read (`os.environ.get`, `envs.X`)
+
+    @property
+    def read(self) -> str:
+        """The read as code: `envs.X is True`, `os.environ.get("X")==1`."""
+        if not self.accessor:
+            return self.text
+        if self.accessor.endswith(".X"):
+            spelled = self.accessor[:-1] + self.name
+        elif self.accessor == "os.environ[]":
+            spelled = f'os.environ["{self.name}"]'
+        else:
+            spelled = f'{self.accessor}("{self.name}")'
+        return (self.text or "·").replace("·", spelled)
 
 
 # --- environment reads ---------------------------------------------------------------------------------
@@ -97,7 +111,7 @@ def _env_object(e: EnvRead, reads: list[EnvRead], function: str) -> ConstantGuar
     value = "True" if m.group(1) == "is not" else "False"
     return ConstantGuard(
         ConstantKind.ENV_OBJECT, e.path, e.line, e.parse, e.name, value,
-        bound=use.parse, bound_line=use.line, bound_path=use.path, function=function,
+        bound=use.parse, bound_line=use.line, bound_path=use.path, function=function, accessor=e.accessor,
     )  # fmt: skip
 
 
@@ -153,7 +167,15 @@ def _env_string(e: EnvRead, side: Side, function: str) -> ConstantGuard | None:
     if not all(_truth(evaluate(e.parse, s)) is True for s in ("0", "false")):
         return None
     return ConstantGuard(
-        ConstantKind.ENV_STRING, e.path, e.line, e.parse, e.name, "", function=function, samples=samples
+        ConstantKind.ENV_STRING,
+        e.path,
+        e.line,
+        e.parse,
+        e.name,
+        "",
+        function=function,
+        samples=samples,
+        accessor=e.accessor,
     )
 
 
@@ -253,9 +275,9 @@ def _binding(
     if len(writes) + len(defs) + len(classes) != 1:
         return None  # rebound, shadowed or not bound here
     if defs:
-        return ("def", defs[0].start_line)
+        return (f"def {name}(...)", defs[0].start_line)
     if classes:
-        return ("class", classes[0].line)
+        return (f"class {name}", classes[0].line)
     clause, value = writes[0]
     if clause.function or clause.guards or facts.lang is not Lang.PYTHON:
         return None  # a module-level, unconditional binding only

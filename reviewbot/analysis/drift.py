@@ -18,7 +18,7 @@ Copies that agree, or one copy reading the other at the head, are not drift.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from reviewbot.analysis.constant_guards import OS_ACCESSORS, ConstantGuard, ConstantKind
@@ -53,6 +53,7 @@ class Drift:
     here_gives: str = ""
     there_gives: str = ""
     was: str = ""  # DEFAULT: the value both had at the base
+    also: tuple[str, ...] = ()  # DEFAULT: further fields of the same two owners that drift the same way
 
 
 # --- environment parses --------------------------------------------------------------------------------
@@ -211,4 +212,20 @@ def default_drifts(changes: list[DefaultChange], index: RepoIndex) -> list[Drift
                     d.path, d.line, here_gives=now_here, there_gives=f"{d.owner}.{d.field}", was=was_here,
                 ),
             )  # fmt: skip
-    return [out[k] for k in sorted(out)]
+    return _grouped([out[k] for k in sorted(out)])
+
+
+def _grouped(drifts: list[Drift]) -> list[Drift]:
+    """One finding per pair of owners (sibling fields that drift together are one change), on the first
+    field by line; the others are named in `also`."""
+    groups: dict[tuple[str, str, str], list[Drift]] = {}
+    for d in drifts:
+        owner = d.name.rsplit(".", 1)[0]
+        other = d.there_gives.rsplit(".", 1)[0]
+        groups.setdefault((d.path, owner, other), []).append(d)
+    out: list[Drift] = []
+    for key in sorted(groups):
+        members = sorted(groups[key], key=lambda d: (d.line, d.field))
+        first = members[0]
+        out.append(replace(first, also=tuple(d.field for d in members[1:])))
+    return out

@@ -97,6 +97,10 @@ def _file(f: ChangedFile) -> list[StaleComment]:
     added = f.added_lines
     out: list[StaleComment] = []
     for h in f.hunks:
+        if h.whitespace_only:
+            continue
+        # Every word the hunk's added code uses, case-folded (`split_k_limit` -> `SPLIT_K_LIMIT` is a rename).
+        hunk_words = {w.lower() for _, t in h.added for w in _IDENT.findall(_code(t, lang))}
         removed = [(n, _code(t, lang)) for n, t in h.removed if _comment(t, lang) is None and t.strip()]
         if not removed:
             continue
@@ -117,13 +121,14 @@ def _file(f: ChangedFile) -> list[StaleComment]:
                     break
                 block.append((line, body))
                 line -= 1
-            if not block:
-                continue
+            if not block or any(_looks_like_code(b) for _, b in block):
+                continue  # no comment, or commented-out code rather than a description
             # The statement's code now, with the lines right after it (a word may have moved there).
             after = head[run[-1][0] : run[-1][0] + _AFTER]
             now = " ".join([*code_added, *(_code(t, lang) for t in after if _comment(t, lang) is None)])
             before = " ".join(c for _, c in same)
-            gone = _code_words(before) - set(_IDENT.findall(now))
+            still = {w.lower() for w in _IDENT.findall(now)} | hunk_words
+            gone = {w for w in _code_words(before) if w.lower() not in still}
             gone_numbers = _numbers(before) - _numbers(now)
             new_numbers = sorted(_numbers(now) - _numbers(before))
             for cline, body in sorted(block):
@@ -139,6 +144,15 @@ def _file(f: ChangedFile) -> list[StaleComment]:
                             )
                         )
     return out
+
+
+def _looks_like_code(comment: str) -> bool:
+    t = comment.strip()
+    return bool(
+        re.match(r"^[\w.\[\]]+\s*[-+*/]?=[^=]", t)
+        or t.endswith((";", "{", "}"))
+        or re.match(r"^[\w.]+\(.*\)$", t)
+    )
 
 
 def _was(lines: list[tuple[int, str]], word: str) -> str:

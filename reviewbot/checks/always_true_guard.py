@@ -58,14 +58,14 @@ def _title(c: ConstantGuard) -> Message:
     if c.kind is ConstantKind.ENV_OBJECT:
         return msg(
             "always-true-guard.title.env-object",
-            read=clip(f"{c.name} {c.text.replace('·', '').strip()}", _TEXT),
+            read=clip(c.read, _TEXT),
             value=c.value,
             name=c.name,
         )
     if c.kind is ConstantKind.ENV_CONSTANT:
         return msg(
             "always-true-guard.title.env-constant",
-            read=clip(c.text.replace("·", c.name), _TEXT),
+            read=clip(c.read, _TEXT),
             value=c.value,
             name=c.name,
         )
@@ -78,7 +78,7 @@ def _title(c: ConstantGuard) -> Message:
 
 def _evidence(c: ConstantGuard) -> list[Message]:
     if c.kind is ConstantKind.ENV_OBJECT:
-        return [msg("always-true-guard.object-use", use=clip(c.bound.replace("·", c.name), _TEXT), place=place(c.bound_path, c.bound_line))]  # fmt: skip
+        return [msg("always-true-guard.object-use", use=clip(c.bound.replace("·", c.read.split(" ")[0] if c.accessor.endswith(".X") else c.name), _TEXT), place=place(c.bound_path, c.bound_line))]  # fmt: skip
     if c.kind is ConstantKind.NAME:
         return [msg("always-true-guard.bound", name=c.name, bound=clip(c.bound, _TEXT), place=place(c.bound_path, c.bound_line))]  # fmt: skip
     if c.kind is ConstantKind.ENV_STRING:
@@ -86,7 +86,7 @@ def _evidence(c: ConstantGuard) -> list[Message]:
         return [msg("always-true-guard.samples", table=table)]
     if c.kind is ConstantKind.ENV_CONSTANT:
         return [msg("always-true-guard.string", name=c.name)]
-    return []
+    return [msg("always-true-guard.division", rank=c.name)]
 
 
 def _suggestion(c: ConstantGuard) -> Message:

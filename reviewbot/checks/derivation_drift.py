@@ -78,6 +78,8 @@ def _finding(d: Drift) -> Finding:
     ]
     if d.was:
         evidence.append(msg("derivation-drift.was", value=clip(d.was, _TEXT)))
+    if d.also:
+        evidence[-1] = msg("derivation-drift.also", fields=", ".join(f"`{f}`" for f in d.also))
     suggestion = (
         msg("derivation-drift.suggestion.default", name=d.name, other=d.there_gives)
         if d.kind is DriftKind.DEFAULT
