@@ -38,7 +38,7 @@ _MAX_DEPTH = 6  # base classes and type paths followed at most this deep (cycles
 # Receiver names that say "a configuration object" without naming its type.
 _CONFIG_RECEIVERS = frozenset(
     {"config", "cfg", "conf", "configs", "params", "param", "parameters", "args", "arguments", "opts",
-     "options", "settings", "model_config", "server_args", "gpt_init_params", "init_params"}
+     "options", "settings"}
 )  # fmt: skip
 
 
