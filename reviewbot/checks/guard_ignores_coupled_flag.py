@@ -55,9 +55,10 @@ from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach import describe_reach
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.missing_tests import rows_to_pin
-from reviewbot.checks.util import assignment_anchor, place, places, short_function
+from reviewbot.checks.util import assignment_anchor, place, short_function
 from reviewbot.lang.facts import Lang
 from reviewbot.model.finding import Finding, Location, Severity
+from reviewbot.model.messages import Message, clauses, listing, msg
 
 id = "guard-ignores-coupled-flag"
 severity = Severity.P2
@@ -107,10 +108,10 @@ def _replacement(ctx: CheckContext, d: ChangedDerivation, terms: str) -> str | N
     return line.replace(a.guard_text, f"{a.guard_text} {terms}")
 
 
-def _row(d: ChangedDerivation, ctx: CheckContext, lost: list[CoupledField]) -> str:
+def _row(d: ChangedDerivation, ctx: CheckContext, lost: list[CoupledField]) -> Message:
     cols, rows = rows_to_pin(d, ctx.index)
     cells: list[str] = []
-    keep = "its input"
+    keep: Message | str = msg("guard-ignores-coupled-flag.its-input")
     if rows:
         inputs, _ = rows[0]
         keep = inputs[-1] if inputs else keep
@@ -119,7 +120,7 @@ def _row(d: ChangedDerivation, ctx: CheckContext, lost: list[CoupledField]) -> s
         cells.append(
             f"{c.field}={c.default.rsplit('.', 1)[0] + '.<other>' if c.switch == 'enum' else _OPPOSITE.get(c.neutral, 'True')}"
         )
-    return f"({', '.join(cells)}) -> `{d.head.field}` stays {keep} (or the combination is rejected)"
+    return msg("guard-ignores-coupled-flag.row", cells=", ".join(cells), field=d.head.field, keep=keep)
 
 
 def _where(x: Consumer) -> str:
@@ -139,67 +140,88 @@ def _reading_functions(c: CoupledField) -> list[str]:
     ]
 
 
-def _consumed_line(c: CoupledField) -> str:
+def _consumed_line(c: CoupledField) -> Message:
     """`use_logn_attn` (bool, AttentionConfig.h:40) is read only by the skipped code: `A` (a.cc:3), ..."""
     decl = f"{c.switch}, {c.declared}" if c.declared else c.switch
-    return (
-        f"`{c.field}` ({decl}) is read only by the skipped code: {places(_reading_functions(c), 2)}; "
-        "no other path reads it"
+    return msg(
+        "guard-ignores-coupled-flag.consumed",
+        field=c.field,
+        decl=decl,
+        places=listing(_reading_functions(c), 2),
     )
 
 
-def _at_risk(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) -> list[str]:
+def _at_risk(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) -> list[Message]:
     """For each lost switch, the model configs that reach the rule and set it (in the builder or a
     helper it calls) to anything but its neutral value: `Cohere (llama.py:217) sets use_logn_attn
     (llama.py:123)`, by path."""
     reach = describe_reach(d.head.guard, ctx.index)
     if reach is None:
         return []
-    out: list[str] = []
+    out: list[Message] = []
     for c in lost:
         leaf = c.field.rsplit(".", 1)[-1]
         for m in sorted(reach.builders, key=lambda m: (m.path, m.line, m.name)):
             sets = [w for w in m.writes if w.field == leaf and w.value != c.neutral]
             if not m.excluded and sets:
                 w = sets[-1]
-                out.append(f"{m.name} ({place(m.path, m.line)}) sets `{c.field}` ({place(w.path, w.line)})")
+                out.append(
+                    msg(
+                        "guard-ignores-coupled-flag.sets",
+                        name=m.name,
+                        place=place(m.path, m.line),
+                        field=c.field,
+                        at=place(w.path, w.line),
+                    )
+                )
     return out
 
 
 def _finding(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) -> Finding:
     a = d.head
     names = [c.field for c in lost]
-    shown = ", ".join(f"`{n}`" for n in names[:_TITLE_NAMES])
-    if len(names) > _TITLE_NAMES:
-        shown += f" and {len(names) - _TITLE_NAMES} more"
+    shown = listing([f"`{n}`" for n in names], _TITLE_NAMES)
     first = lost[0].feasible[0]
     sk = first.skipped
-    one = len(names) == 1
-    it = "it" if one else "them"
-    reader = f"the skipped `{first.function}`" if first.function else "the skipped code"
-    title = (
-        f"When this rule fires, {shown} {'stops' if one else 'stop'} taking effect: only {reader} reads {it}, "
-        f"and the guard never tests {it}."
+    number = "one" if len(names) == 1 else "many"
+    reader = (
+        msg("guard-ignores-coupled-flag.reader.function", function=first.function)
+        if first.function
+        else msg("guard-ignores-coupled-flag.reader.code")
     )
-    if len(title) > _TITLE_CHARS:
-        title = f"When this rule fires, {shown} {'stops' if one else 'stop'} taking effect: only the skipped code reads {it}."
+    title = msg(f"guard-ignores-coupled-flag.title.{number}", shown=shown, reader=reader)
+    if len(str(title)) > _TITLE_CHARS:
+        title = msg(f"guard-ignores-coupled-flag.title.{number}.short", shown=shown)
     sites = sorted({(x.skipped.path, x.skipped.line) for c in lost for x in c.feasible})
-    more = (
-        f" (and {len(sites) - 1} more skipped site{'s' if len(sites) > 2 else ''})" if len(sites) > 1 else ""
-    )
+    more: Message | str = ""
+    if len(sites) > 1:
+        more = msg(
+            "guard-ignores-coupled-flag.more-sites"
+            if len(sites) > 2
+            else "guard-ignores-coupled-flag.more-site",
+            count=len(sites) - 1,
+        )
     flag_value = "false" if a.value == "False" else "true"
-    fn = f" in `{sk.function}`" if sk.function else ""
-    evidence = [
-        f"skipped: {place(sk.path, sk.line)} `{sk.text}`{fn} does not run when `{a.field}` is {flag_value}{more}",
+    fn: Message | str = msg("guard-ignores-coupled-flag.in", function=sk.function) if sk.function else ""
+    evidence: list[Message | str] = [
+        msg(
+            "guard-ignores-coupled-flag.skipped",
+            place=place(sk.path, sk.line),
+            text=sk.text,
+            fn=fn,
+            field=a.field,
+            value=flag_value,
+            more=more,
+        ),
     ]
     risk = _at_risk(ctx, d, lost)
     consumed = [_consumed_line(c) for c in lost]
     if len(consumed) > 1 or risk:
-        evidence.append("; ".join(consumed))
+        evidence.append(clauses(consumed))
     else:
         evidence.extend(consumed)
     if risk:
-        evidence.append(f"at risk, reaching the rule: {places(risk, 2)}")
+        evidence.append(msg("guard-ignores-coupled-flag.at-risk", places=listing(risk, 2)))
     terms = " ".join(_term(d, c) for c in lost)
     row = _row(d, ctx, lost)
     extra: list[tuple[str, str]] = [
@@ -227,19 +249,16 @@ def _finding(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) 
             )
         )
     if risk:
-        extra.append(("at_risk", "; ".join(risk)))
-    return Finding(
+        extra.append(("at_risk", "; ".join(str(r) for r in risk)))
+    return Finding.make(
         rule=id,
         severity=severity,
         path=a.path,
         line=a.guard_line or a.line,
         title=title,
         anchor=f"{assignment_anchor(a)}|coupled",
-        evidence=tuple(evidence),
-        suggestion=(
-            f"Add the switch{'es' if len(names) > 1 else ''} to the guard (`{terms}`) or fail fast on the "
-            f"contradictory combination, and pin the truth-table row {row} in the derivation's test."
-        ),
+        evidence=evidence,
+        suggestion=msg(f"guard-ignores-coupled-flag.suggestion.{number}", terms=terms, row=row),
         replacement=_replacement(ctx, d, terms),
         extra=tuple(extra),
         related=tuple(Location(x.path, x.line) for c in lost for x in c.feasible[:2])

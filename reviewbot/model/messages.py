@@ -19,7 +19,18 @@ import yaml
 
 from reviewbot import DATA_DIR
 
-__all__ = ["LANGS", "Message", "msg", "catalogue", "render", "placeholders", "texts_of", "CATALOGUE_PATH"]
+__all__ = [
+    "LANGS",
+    "Message",
+    "msg",
+    "listing",
+    "clauses",
+    "catalogue",
+    "render",
+    "placeholders",
+    "texts_of",
+    "CATALOGUE_PATH",
+]
 
 LANGS = ("en", "zh")
 CATALOGUE_PATH = DATA_DIR / "templates" / "messages.yaml"
@@ -42,6 +53,20 @@ def msg(key: str, **args: object) -> Message:
     """A message; list arguments become tuples so the record stays hashable and comparable."""
     fixed = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in args.items()))
     return Message(key, fixed)
+
+
+def listing(items: Sequence[object], shown: int = 3) -> Message | tuple[object, ...]:
+    """`a, b, c and 4 more`: the first `shown` items, then a count of the rest (in every language)."""
+    head = tuple(items[:shown])
+    rest = len(items) - shown
+    return msg("common.and-more", items=head, rest=rest) if rest > 0 else head
+
+
+def clauses(parts: Sequence[Message | str]) -> Message | str:
+    """Parts joined the way a language joins clauses of one sentence (`a; b; c`)."""
+    if len(parts) == 1:
+        return parts[0]
+    return msg("common.clauses", first=parts[0], rest=clauses(parts[1:])) if parts else ""
 
 
 @lru_cache(maxsize=4)
