@@ -7,7 +7,8 @@ or elsewhere in the repository. Spellings are compared after normalisation: whit
 order of `&&`/`||`/`and`/`or`, `!x` vs `not x`, `::`/`->` vs `.`, `self.`/`this->`, and the root receiver
 variable when it is named like a config (`config.x` vs `cfg.x` vs `self.x`). Operands are compared whole
 otherwise: `!a.items.empty() && b.has_value()` and `!req.tokens.empty() && res.has_value()` test different
-objects and are not the same predicate. The suggested local is named from the predicate's meaning
+objects and are not the same predicate. A predicate that replaces one on a removed line of its hunk, the same up to one renamed identifier, is
+an existing copy renamed or reformatted, not a new one. The suggested local is named from the predicate's meaning
 (`rope_style_is_no_and_no_kvcache`), in the file's language.
 
 ## Why is this bad?
@@ -113,6 +114,44 @@ def _same_part(o: PredicateUse, key: str, part: Pred) -> bool:
     return any(loose_key(c) == key and same_predicate(c, part) for c in candidates)
 
 
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\S")
+
+
+def _renamed(old: str, new: str) -> bool:
+    """The same predicate, or the same one with one identifier renamed (`is_hybrid` -> `is_hybrid_swa`)."""
+    if old == new:
+        return True
+    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    if len(a) != len(b):
+        return False
+    pairs = {(x, y) for x, y in zip(a, b, strict=True) if x != y}
+    return len(pairs) == 1 and all(re.fullmatch(r"[A-Za-z_]\w*", x + y) for x, y in pairs)
+
+
+def rewritten_in_place(
+    ctx: CheckContext, use: PredicateUse, part: Pred, absorbed: set[tuple[str, int]]
+) -> bool:
+    """The added predicate replaces one on a removed line of its hunk that was the same up to one renamed
+    identifier: the change renamed or reformatted an existing copy, it did not write a new one. Each
+    removed predicate stands for one added copy (`absorbed` records which were used)."""
+    changed = ctx.change.file(use.path)
+    base = ctx.base_facts.get(changed.old_path or changed.path) if changed is not None else None
+    if changed is None or base is None:
+        return False
+    new = loose_key(part)
+    for h in changed.hunks:
+        if use.line not in {n for n, _ in h.added}:
+            continue
+        removed = {n for n, _ in h.removed}
+        for b in sorted(base.predicates, key=lambda b: b.line):
+            if b.line not in removed or (base.path, b.line) in absorbed:
+                continue
+            if any(_renamed(loose_key(x), new) for x in (b.pred, *compound_parts(b.pred))):
+                absorbed.add((base.path, b.line))
+                return True
+    return False
+
+
 def _scope(use: PredicateUse, other: PredicateUse) -> str:
     if other.path == use.path and other.function == use.function and other.function is not None:
         return "same function"
@@ -186,6 +225,7 @@ def _named(part: Pred, written: str, lang: Lang) -> str:
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
     reported: set[tuple[str, str]] = set()
+    absorbed: set[tuple[str, int]] = set()
     for use in sorted(ctx.added_predicates, key=lambda u: (u.path, u.line, u.text)):
         for part in compound_parts(use.pred):
             key = loose_key(part)
@@ -196,7 +236,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
                 for o in ctx.index.predicate_uses(key)
                 if not (o.path == use.path and o.line == use.line) and _same_part(o, key, part)
             ]
-            if not others:
+            if not others or rewritten_in_place(ctx, use, part, absorbed):
                 continue
             reported.add((use.path, key))
             others = sorted(set(others), key=lambda o: (o.path != use.path, o.path, o.line, o.text))

@@ -45,6 +45,7 @@ from reviewbot.checks.util import (
     assignment_anchor,
     clip,
     is_builder,
+    moved_unchanged,
     places,
     short_function,
     statement,
@@ -161,16 +162,19 @@ def _sketch(table: PinTable, python_tests: bool) -> tuple[str, str]:
 _COPY = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 
 
+_CONSTRUCTION = re.compile(r"^(?:\w+\.)*[A-Z]\w*\(")
+
+
 def has_rows(d: ChangedDerivation) -> bool:
     """Does the derivation have truth-table rows a test could pin? A branch does, and so does a value
     computed from the environment, a condition or a formula in shared config code. A plain copy
-    (`params.tp_size = init.tp_size_`) is wiring, and an unconditional value in a model's own config
+    (`params.tp_size = init.tp_size_`) and a construction (`ParallelConfig(...)`) are wiring, and an unconditional value in a model's own config
     builder (`config.eos_token_id = 2` in `_create_config`) is that model's data."""
     a = d.head
     if a.guard is not None:
         return True
-    if is_builder(a.function):
-        return False
+    if is_builder(a.function) or _CONSTRUCTION.match(a.value):
+        return False  # a model's own data; a config object built from its parts
     return not (_COPY.match(a.value) and constant(a.value) is None)
 
 
@@ -191,7 +195,9 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     # One finding per function: its new and changed branches are one request for a focused test.
     functions: dict[tuple[str, str], list[ChangedDerivation]] = {}
     for d in ctx.derivations:
-        if has_rows(d):
+        old = ctx.change.file(d.head.path)
+        base = ctx.base_facts.get((old.old_path or old.path) if old is not None else d.head.path)
+        if has_rows(d) and not moved_unchanged(d.head, base):
             functions.setdefault((d.head.path, d.head.function or ""), []).append(d)
     for key in sorted(functions):
         group = sorted(

@@ -66,6 +66,7 @@ from reviewbot.checks.util import (
     is_constructor,
     is_pickling,
     is_vendored,
+    moved_unchanged,
     place,
     places,
     receiver_of,
@@ -202,7 +203,9 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[str] = set()
     for d in ctx.derivations:
         a = d.head
-        if _exempt(d) or initialises_fresh(a, ctx.head_facts.get(a.path)):
+        changed = ctx.change.file(a.path)
+        base = ctx.base_facts.get((changed.old_path or changed.path) if changed is not None else a.path)
+        if _exempt(d) or initialises_fresh(a, ctx.head_facts.get(a.path)) or moved_unchanged(a, base):
             continue
         others = explicit_writers(a, ctx.index)
         if not others:

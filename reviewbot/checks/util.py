@@ -7,8 +7,9 @@ import re
 from collections.abc import Sequence
 
 from reviewbot.analysis.derive import assignment_anchor
-from reviewbot.lang.facts import AssignKind, Assignment, FieldRead
+from reviewbot.lang.facts import AssignKind, Assignment, FieldRead, FileFacts
 from reviewbot.lang.index import RepoIndex
+from reviewbot.lang.predicate import loose_key
 
 __all__ = [
     "place",
@@ -32,6 +33,7 @@ __all__ = [
     "bound_owners",
     "field_owner",
     "writers_on",
+    "moved_unchanged",
     "MAX_EVIDENCE",
     "MAX_TITLE",
 ]
@@ -236,6 +238,31 @@ def owners_of(a: Assignment | FieldRead, index: RepoIndex) -> tuple[frozenset[st
     if len(declaring) == 1 and _CONFIG_WORDS.intersection(_words(receiver_of(a).replace(".", "_"))):
         return frozenset(declaring), "field"
     return frozenset(), ""
+
+
+_LOWER_PATH = re.compile(r"(?<![\w.])[a-z_]\w*(?:\.[A-Za-z_]\w*)+")
+
+
+def _without_receivers(text: str) -> str:
+    return _LOWER_PATH.sub(lambda m: m.group(0).rsplit(".", 1)[-1], text)
+
+
+def moved_unchanged(a: Assignment, base: FileFacts | None) -> bool:
+    """The base already made this write in the same function, with the same guard and value, through
+    another receiver (`parallel_config.x = v` -> `parallel_config.eplb_config.x = v`): the write moved,
+    its rows did not change."""
+    if base is None:
+        return False
+    guard = loose_key(a.guard) if a.guard is not None else ""
+    value = _without_receivers(a.value)
+    return any(
+        b.function == a.function
+        and b.field == a.field
+        and b.target != a.target
+        and (loose_key(b.guard) if b.guard is not None else "") == guard
+        and _without_receivers(b.value) == value
+        for b in base.assignments
+    )
 
 
 def field_owner(a: Assignment, index: RepoIndex) -> str:
