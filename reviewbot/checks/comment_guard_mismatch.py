@@ -42,10 +42,11 @@ from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.feasible import switch_words
 from reviewbot.analysis.reach import Reach, describe_reach
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import clip, place, places
+from reviewbot.checks.util import clip, place
 from reviewbot.lang.calls import split_callee
 from reviewbot.lang.common import is_log_callee
 from reviewbot.model.finding import Finding, Location, Severity
+from reviewbot.model.messages import Message, clauses, listing, msg
 
 id = "comment-guard-mismatch"
 severity = Severity.P3
@@ -225,29 +226,60 @@ def _check(ctx: CheckContext, d: ChangedDerivation) -> Finding | None:
     switches = _lost_switches(ctx, d, word_set) if _SKIP_VERBS & set(words) else []
     if population is None and not unmentioned and not switches:
         return None
-    parts: list[str] = []
-    evidence = [f"comment: {place(a.path, a.comment_line)} `{clip(comment, _COMMENT_CHARS)}`"]
+    parts: list[Message | str] = []
+    evidence: list[Message | str] = [
+        msg(
+            "comment-guard-mismatch.comment",
+            place=place(a.path, a.comment_line),
+            text=clip(comment, _COMMENT_CHARS),
+        )
+    ]
     extra: list[tuple[str, str]] = [("comment_line", str(a.comment_line))]
     if population is not None:
         parts.append(
-            f"names `{population.said}`, but the guard also reaches {places(list(population.others), 2)}"
+            msg(
+                "comment-guard-mismatch.names",
+                said=population.said,
+                others=listing(list(population.others), 2),
+            )
         )
-        evidence.append(f"guard: `{a.guard_text or a.guard.key}` fires for {population.population}")
+        evidence.append(
+            msg(
+                "comment-guard-mismatch.guard",
+                guard=a.guard_text or a.guard.key,
+                population=population.population,
+            )
+        )
         extra.append(("also_reaches", ", ".join(population.others)))
         if reach is not None and reach.sentence:
             extra.append(("reach", reach.sentence))
-    skipped: list[str] = []
+    skipped: list[Message] = []
     if switches:
-        skipped.append("applies " + ", ".join(f"`{name}`" for name, *_ in switches[:2]))
+        skipped.append(
+            msg("comment-guard-mismatch.applies", names=[f"`{name}`" for name, *_ in switches[:2]])
+        )
     if unmentioned:
-        skipped.append("runs " + places([f"`{u[0]}`" for u in unmentioned], 2))
+        skipped.append(
+            msg("comment-guard-mismatch.runs", places=listing([f"`{u[0]}`" for u in unmentioned], 2))
+        )
     if skipped:
-        lead = "the skipped code" if parts else "says what the rule skips, but the skipped code"
-        parts.append(f"{lead} also {' and '.join(skipped)}")
+        what: Message = skipped[0]
+        for more in skipped[1:]:
+            what = msg("comment-guard-mismatch.and", first=what, second=more)
+        lead = "comment-guard-mismatch.also" if parts else "comment-guard-mismatch.says-also"
+        parts.append(msg(lead, what=what))
         found = [*switches, *unmentioned]
         evidence.append(
-            "skipped behaviour: "
-            + places([f"`{name}` at {place(path, line)}" for name, path, line, _ in found], 2)
+            msg(
+                "comment-guard-mismatch.skipped",
+                places=listing(
+                    [
+                        msg("comment-guard-mismatch.at", name=name, place=place(path, line))
+                        for name, path, line, _ in found
+                    ],
+                    2,
+                ),
+            )
         )
         extra.append(
             (
@@ -257,18 +289,15 @@ def _check(ctx: CheckContext, d: ChangedDerivation) -> Finding | None:
                 ),
             )
         )
-    return Finding(
+    return Finding.make(
         rule=id,
         severity=severity,
         path=a.path,
         line=a.comment_line,
-        title=f"The comment above this rule {'; '.join(parts)}.",
+        title=msg("comment-guard-mismatch.title", parts=clauses(parts)),
         anchor=f"{a.function or ''}|{a.guard.key}|comment",
-        evidence=tuple(evidence),
-        suggestion=(
-            "Make the comment describe the condition as written (the population the guard reaches) and "
-            "everything the skipped code does, or narrow the guard to what the comment promises."
-        ),
+        evidence=evidence,
+        suggestion=msg("comment-guard-mismatch.suggestion"),
         extra=tuple(extra),
         related=(Location(a.path, a.guard_line or a.line),),
     )
