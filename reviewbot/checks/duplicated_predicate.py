@@ -40,10 +40,11 @@ from collections.abc import Iterable
 
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.pinning import column_name, constant, in_source_order, split_comparison
-from reviewbot.checks.util import MAX_TITLE, clip, identifier, place, places, snake
+from reviewbot.checks.util import MAX_TITLE, clip, identifier, place, snake
 from reviewbot.lang.facts import Lang, PredicateUse
 from reviewbot.lang.predicate import And, Atom, Not, Or, Pred, compound_parts, literals, loose_key
 from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import Message, clauses, listing, msg
 
 id = "duplicated-predicate"
 severity = Severity.P3
@@ -160,6 +161,13 @@ def _scope(use: PredicateUse, other: PredicateUse) -> str:
     return "other language" if other.lang != use.lang else "elsewhere"
 
 
+# The scopes as said in the report (keyed by the English word the ordering uses).
+_SCOPES = {
+    "same function": msg("duplicated-predicate.scope.function"),
+    "same file": msg("duplicated-predicate.scope.file"),
+    "other language": msg("duplicated-predicate.scope.language"),
+    "elsewhere": msg("duplicated-predicate.scope.elsewhere"),
+}
 _NEGATED_PREFIX = (("use_", "no_"), ("has_", "no_"), ("enable_", "disable_"), ("is_", "not_"))
 _COMPARE_WORDS = {">": "above", "<": "below", ">=": "at_least", "<=": "at_most"}
 _NEGATED_COMPARE = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}
@@ -242,34 +250,46 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             others = sorted(set(others), key=lambda o: (o.path != use.path, o.path, o.line, o.text))
             scopes = sorted({_scope(use, o) for o in others})
             shown = use.text if part is use.pred else part.key
-            evidence = [f"added: {place(use.path, use.line)} `{clip(use.text, 120)}`"]
+            evidence: list[Message | str] = [
+                msg("duplicated-predicate.added", place=place(use.path, use.line), text=clip(use.text, 120))
+            ]
             first = others[0]
             evidence.append(
-                f"{_scope(use, first)}: {place(first.path, first.line)} `{clip(first.text, 120)}`"
+                msg(
+                    "duplicated-predicate.site",
+                    scope=_SCOPES[_scope(use, first)],
+                    place=place(first.path, first.line),
+                    text=clip(first.text, 120),
+                )
             )
             if len(others) > 1:
                 by_scope: dict[str, list[str]] = {}
                 for o in others[1:]:
                     by_scope.setdefault(_scope(use, o), []).append(place(o.path, o.line))
                 evidence.append(
-                    "; ".join(f"{scope}: {places(where, 3)}" for scope, where in sorted(by_scope.items()))
+                    clauses(
+                        [
+                            msg("duplicated-predicate.sites", scope=_SCOPES[scope], places=listing(where, 3))
+                            for scope, where in sorted(by_scope.items())
+                        ]
+                    )
                 )
-            title = (
-                f"The predicate `{clip(shown, 70)}` is written {len(others) + 1} times "
-                f"({', '.join(scopes)}); name it once and reuse it."
+            title = msg(
+                "duplicated-predicate.title",
+                predicate=clip(shown, 70),
+                count=len(others) + 1,
+                scopes=[_SCOPES[sc] for sc in scopes],
             )
-            yield Finding(
+            finding = Finding.make(
                 rule=id,
                 severity=severity,
                 path=use.path,
                 line=use.line,
-                title=clip(title, MAX_TITLE),
+                title=title,
                 anchor=key,
-                evidence=tuple(evidence),
-                suggestion=(
-                    f"Extract the condition into one named local or helper (e.g. `{_named(part, shown, use.lang)}`) "
-                    "and reuse it at every site, or document which copy is the source of truth."
-                ),
+                evidence=evidence,
+                suggestion=msg("duplicated-predicate.suggestion", example=_named(part, shown, use.lang)),
                 extra=(("predicate", part.key), ("occurrences", str(len(others) + 1))),
             )
+            yield finding.with_(title=clip(finding.title, MAX_TITLE))  # English clipped as before
             break  # the largest duplicated part of a condition is enough
