@@ -68,7 +68,6 @@ from reviewbot.checks.util import (
     is_vendored,
     moved_unchanged,
     place,
-    places,
     receiver_of,
     rederives_itself,
     statement,
@@ -77,6 +76,7 @@ from reviewbot.checks.util import (
 from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, OwnerVia
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import Message, listing, msg
 
 id = "unconditional-override"
 severity = Severity.P2
@@ -193,9 +193,9 @@ def explicit_writers(a: Assignment, index: RepoIndex) -> list[Assignment]:
     ]
 
 
-def _describe_writer(w: Assignment) -> str:
+def _describe_writer(w: Assignment) -> Message | str:
     if w.kind is AssignKind.BINDING:
-        return f"{place(w.path, w.line)} (binding)"
+        return msg("unconditional-override.binding", place=place(w.path, w.line))
     return f"{place(w.path, w.line)} `{clip(w.text or w.target + ' = ' + w.value, 60)}`"
 
 
@@ -215,7 +215,9 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             continue
         seen.add(anchor)
         owned = f"{field_owner(a, ctx.index)}.{a.field}"
-        evidence = [f"set explicitly at {places([_describe_writer(w) for w in others])}"]
+        evidence: list[Message | str] = [
+            msg("unconditional-override.set-at", places=listing([_describe_writer(w) for w in others]))
+        ]
         reach = describe_reach(a.guard, ctx.index)
         extra: list[tuple[str, str]] = [("field", owned), ("writers", str(len(others)))]
         if reach is not None:
@@ -225,25 +227,21 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             if reach.sentence:
                 evidence.append(clip(reach.sentence, 400))
                 extra.append(("reach", reach.sentence))
-        scope = "unconditionally" if a.guard is None else "under its guard"
         written = statement(a)
-        settings = "setting" if len(others) == 1 else "settings"
-        title = (
-            f"`{written}` overrides {len(others)} explicit {settings} of `{owned}` {scope}, "
-            "unchecked and unlogged."
+        number = "one" if len(others) == 1 else "many"
+        scope = "unconditional" if a.guard is None else "guarded"
+        title = msg(
+            f"unconditional-override.title.{scope}.{number}", written=written, count=len(others), owned=owned
         )
-        yield Finding(
+        finding = Finding.make(
             rule=id,
             severity=severity,
             path=a.path,
             line=a.line,
-            title=clip(title, MAX_TITLE),
+            title=title,
             anchor=anchor,
-            evidence=tuple(evidence),
-            suggestion=(
-                "Prefer the local extension point (set the flag in the target model's config builder); or derive "
-                "only while the field is still at its default, log once at initialisation when the override "
-                "applies (old and new value, the guard's inputs), and offer a switch to turn it off."
-            ),
+            evidence=evidence,
+            suggestion=msg("unconditional-override.suggestion"),
             extra=tuple(extra),
         )
+        yield finding.with_(title=clip(finding.title, MAX_TITLE))  # English clipped as before
