@@ -46,13 +46,13 @@ from reviewbot.checks.util import (
     clip,
     is_builder,
     moved_unchanged,
-    places,
     short_function,
     statement,
 )
 from reviewbot.lang.facts import Lang
 from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
 from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import Message, listing, msg
 from reviewbot.model.tests import ExecutionResults
 
 id = "missing-tests"
@@ -142,15 +142,15 @@ def _definitions(ctx: CheckContext) -> Counter[str]:
     )
 
 
-def _survived(ex: ExecutionResults, path: str, line: int) -> str:
+def _survived(ex: ExecutionResults, path: str, line: int) -> Message:
     """The proof that no test pins the branch: its mutant ran and every test still passed."""
     r = ex.mutant_for(path, line)
-    what = f"mutant {r.mutant.id} ({r.mutant.description})" if r is not None else "the branch reverted"
-    return clip(
-        f"ran `{ex.command}` with {what} applied ({ex.sandbox} sandbox): every test still passes "
-        "(the mutant survives).",
-        400,
+    what = (
+        msg("missing-tests.mutant", id=r.mutant.id, description=r.mutant.description)
+        if r is not None
+        else msg("missing-tests.reverted")
     )
+    return msg("missing-tests.survived", command=ex.command, what=what, sandbox=ex.sandbox)
 
 
 def _sketch(table: PinTable, python_tests: bool) -> tuple[str, str]:
@@ -227,26 +227,20 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         survived = bool(survivors)
         d = untested[0]
         a = d.head
-        evidence: list[str] = []
+        evidence: list[Message | str] = []
         if survived and ctx.execution is not None:
             evidence.append(_survived(ctx.execution, a.path, a.line))
         if not survived:
-            listed = ", ".join(f"`{n}`" for n in names[:6]) + (
-                f" and {len(names) - 6} more" if len(names) > 6 else ""
-            )
+            listed = listing([f"`{n}`" for n in names], 6)
             evidence.append(
-                f"searched the {len(tests)} test file(s) this change edits for {listed}: "
-                "no new or edited test mentions them."
+                msg("missing-tests.searched", count=len(tests), names=listed)
                 if tests
-                else f"searched this change for tests of {listed}: no test mentions them (it adds or edits no test file)."
+                else msg("missing-tests.searched-none", names=listed)
             )
         older = [r for r in ctx.index.tests_mentioning(own) if r.path not in {t.path for t in tests}]
         if older:
-            at = places(sorted(dict.fromkeys(f"{r.path}:{r.line}" for r in older)), 2)
-            evidence.append(
-                f"unchanged tests mention them ({at}), but a test that did not change passed before the change "
-                "and passes after it: it cannot pin the changed rows."
-            )
+            at = listing(sorted(dict.fromkeys(f"{r.path}:{r.line}" for r in older)), 2)
+            evidence.append(msg("missing-tests.unchanged", places=at))
         table = pin_table(d, ctx.index)
         _, rows = rows_to_pin(d, ctx.index)
         cols = [c.label for c in table.columns]
@@ -255,18 +249,22 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             for inp, exp in rows
         )
         code, code_lang = _sketch(table, python_tests)
-        what = "new" if d.new_branch else "changed"
-        more = f" (and {len(untested) - 1} more there)" if len(untested) > 1 else ""
-        title = f"The {what} derivation `{statement(a)}` in `{fn or a.path}`{more} has no test that pins it."
-        yield Finding(
+        more: Message | str = msg("missing-tests.more", count=len(untested) - 1) if len(untested) > 1 else ""
+        title = msg(
+            "missing-tests.title." + ("new" if d.new_branch else "changed"),
+            statement=statement(a),
+            where=fn or a.path,
+            more=more,
+        )
+        finding = Finding.make(
             rule=id,
             severity=severity,
             path=a.path,
             line=a.guard_line or a.via_line or a.line,
-            title=clip(title, MAX_TITLE),
+            title=title,
             anchor=assignment_anchor(a),
-            evidence=tuple(evidence[:3]),
-            suggestion=f"Add a focused test in this change that pins these rows: {rows_text}.",
+            evidence=evidence[:3],
+            suggestion=msg("missing-tests.suggestion", rows=rows_text),
             suggestion_code=code,
             suggestion_lang=code_lang,
             extra=(
@@ -276,3 +274,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
                 ("assignments", ", ".join(f"{g.head.path}:{g.head.line}" for g in untested)),
             ),
         )
+        # English clipped as before (the report caps other languages)
+        english = list(finding.evidence)
+        if survived and ctx.execution is not None:
+            english[0] = clip(english[0], 400)
+        yield finding.with_(title=clip(finding.title, MAX_TITLE), evidence=tuple(english))
