@@ -84,12 +84,20 @@ def evaluate(parse: str, value: object) -> Result:
         return UNKNOWN
 
 
+# Empty constructor calls spell a literal: `list()` is `[]`.
+_EMPTY_CALLS = {"list()": [], "dict()": {}, "tuple()": (), "set()": set(), "str()": "", "int()": 0,
+                "float()": 0.0, "bool()": False, "frozenset()": frozenset()}  # fmt: skip
+
+
 def value_of_default(default: str | None) -> Result:
     """The literal a read falls back to when unset (`"0"`, `0`, `False`, `None`); UNKNOWN when computed."""
     if default is None:
         return Result(Outcome.VALUE, None)
+    text = default.strip()
+    if text in _EMPTY_CALLS:
+        return Result(Outcome.VALUE, _EMPTY_CALLS[text])
     try:
-        return Result(Outcome.VALUE, ast.literal_eval(default.strip()))
+        return Result(Outcome.VALUE, ast.literal_eval(text))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return UNKNOWN
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from reviewbot.analysis.defaults import DefaultChange, DefaultKind, changed_defaults, reaches_numerics
+from reviewbot.analysis.envparse import Outcome, value_of_default
 from reviewbot.analysis.envs import head_readers
 from reviewbot.analysis.sides import Side, sides
 from reviewbot.checks.base import CheckContext
@@ -112,9 +113,21 @@ def _shown(value: str, path: str) -> str:
     return value
 
 
+def _says_itself(c: DefaultChange) -> bool:
+    """The parsed values are the defaults themselves (`int(os.environ.get("N", 32))`): no need to say them twice."""
+    assert c.env is not None
+    before, after = value_of_default(c.old), value_of_default(c.new)
+    return (
+        before.outcome is Outcome.VALUE
+        and after.outcome is Outcome.VALUE
+        and c.env.before.value == before.value
+        and c.env.after.value == after.value
+    )
+
+
 def _title(c: DefaultChange) -> Message:
     old, new = clip(_shown(c.old, c.path), _VALUE), clip(_shown(c.new, c.path), _VALUE)
-    if c.kind is DefaultKind.ENV and c.env is not None and c.env.head.parse:
+    if c.kind is DefaultKind.ENV and c.env is not None and c.env.head.parse and not _says_itself(c):
         return msg(
             "default-changed.title.env",
             name=c.name,

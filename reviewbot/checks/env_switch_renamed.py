@@ -53,6 +53,7 @@ from reviewbot.analysis.envs import (
 from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import MAX_EVIDENCE, clip, place, places
+from reviewbot.lang.env import is_env_name
 from reviewbot.lang.facts import EnvRead
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, msg
@@ -103,6 +104,9 @@ def _removed(r: RemovedSwitch, ctx: CheckContext) -> Finding:
         else msg("env-switch-renamed.was-read", place=where, read=_read(r.base))
     )
     evidence = [first, *_mentions(r.name, ctx)]
+    if new and not is_env_name(new) and is_env_name(new.upper()):
+        # `SCHEDUlER_RATIO`: a lowercase letter in a name spelled in capitals is a typo operators will not type.
+        evidence.insert(1, msg("env-switch-renamed.mixed-case", new=new, upper=new.upper()))
     return Finding.make(
         rule=id,
         severity=severity,

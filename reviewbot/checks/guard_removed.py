@@ -2,7 +2,7 @@
 
 ## What it does
 Compares each function the change touches before and after it and flags, when no test file changed in
-the same pull request mentions what went (the field, the variable, the guard's operands, the function):
+the same pull request mentions what went (the field or variable written, the guard's operands):
 - a **dropped guard**: the same statement, rewritten by the change, now runs under fewer conditions
   (`if os.environ.get("OLD"): os.environ["NEW"] = os.environ.get("OLD")` -> the write alone);
 - a **removed validation**: a `raise` / `throw` under a condition, an `assert`, a check macro
