@@ -10,6 +10,7 @@ Pure: everything comes from the RepoIndex.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import weakref
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from reviewbot.lang.facts import Assignment, Function
 from reviewbot.lang.follow import followed, is_builder
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.predicate import Atom, Pred, canonical_operand, literals
+from reviewbot.model.messages import Message, clauses, listing, msg
 
 __all__ = ["AtomReach", "ModelReach", "Reach", "describe_reach", "guard_fields", "BUILDER_NAMES"]
 
@@ -44,6 +46,12 @@ class AtomReach:
     members: tuple[str, ...] = ()  # derived from an enum: the members of the source field that satisfy
     source: str = ""  # derived atoms: the field they are computed from (`task_type`)
     default_value: str = ""  # the default's value (`RopeStyle.No`)
+    # The same sentences as catalogue messages (the str fields above are their English text, which the
+    # wording logic below tests): `population_bare` leaves out the listed members.
+    default_msg: Message | str = dataclasses.field(default="", compare=False)
+    derived_msg: Message | str = dataclasses.field(default="", compare=False)
+    population_msg: Message | str = dataclasses.field(default="", compare=False)
+    population_bare: Message | str = dataclasses.field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -59,10 +67,16 @@ class ModelReach:
     function: str = ""  # the builder's qualified name (`Bert._create_config`)
     # Every write the builder makes, its helpers' included, in the order they happen.
     writes: tuple[Assignment, ...] = field(default=(), repr=False, compare=False)
+    note_msgs: tuple[Message | str, ...] = field(default=(), compare=False)  # `notes` as messages
 
     def describe(self) -> str:
+        return str(self.describe_msg())
+
+    def describe_msg(self) -> Message:
         where = f"{self.path}:{self.line}"
-        return f"{self.name} ({where}{'; ' if self.notes else ''}{'; '.join(self.notes)})"
+        if not self.note_msgs:
+            return msg("reach.model", name=self.name, where=where)
+        return msg("reach.model.notes", name=self.name, where=where, notes=clauses(self.note_msgs))
 
 
 @dataclass(frozen=True)
@@ -75,6 +89,8 @@ class Reach:
     places: tuple[str, ...] = field(default=())  # `path:line` of the builders that reach it
     population: str = ""  # the configurations in words, without the model list
     builders: tuple[ModelReach, ...] = ()  # every builder considered, excluded ones included
+    text: Message | str = field(default="", compare=False)  # `sentence` as a message
+    population_msg: Message | str = field(default="", compare=False)  # `population` as a message
 
 
 def _is_enum_ref(text: str) -> bool:
@@ -86,9 +102,11 @@ def _leaf(text: str) -> str:
     return text.rsplit(".", 1)[-1]
 
 
-def _default_of(index: RepoIndex, fld: str) -> tuple[str, str] | None:
+def _default_of(index: RepoIndex, fld: str) -> tuple[str, Message] | None:
     for d in sorted(index.defaults(fld), key=lambda d: (d.lang.value, d.path, d.line)):
-        return d.value, f"`{d.owner}.{d.field}` defaults to `{d.value}` ({d.path}:{d.line})"
+        return d.value, msg(
+            "reach.default", field=f"{d.owner}.{d.field}", value=d.value, place=f"{d.path}:{d.line}"
+        )
     return None
 
 
@@ -127,29 +145,41 @@ def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
         found = _default_of(index, fld)
         if found is None:
             return AtomReach(atom.text, fld, None, display=display, want=want)
-        value, where = found
+        value, said = found
         holds = _holds(op, member, value) if _is_enum_ref(value) else None
         return AtomReach(
             atom.text,
             fld,
             None if holds is None else holds == want,
-            default=where,
+            default=str(said),
             display=display,
             want=want,
             default_value=value,
+            default_msg=said,
         )
     fld = _leaf(atom.text)
     found = _default_of(index, fld)
     true_at_default: bool | None = None
-    where = value = ""
+    value = ""
+    where: Message | str = ""
     if found is not None:
         value, where = found
         if value in ("True", "False"):
             true_at_default = (value == "True") == want
     derived = _derivation_of(index, fld)
     if derived is None:
-        return AtomReach(atom.text, fld, true_at_default, default=where, want=want, default_value=value)
+        return AtomReach(
+            atom.text,
+            fld,
+            true_at_default,
+            default=str(where),
+            want=want,
+            default_value=value,
+            default_msg=where,
+        )
     population, source = "", ""
+    population_msg: Message | str = ""
+    population_bare: Message | str = ""
     members: tuple[str, ...] = ()
     dsplit = _split(derived.value)
     if dsplit is not None:
@@ -158,22 +188,29 @@ def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
         enum_members = index.enum_members(_leaf(enum_side.rsplit(".", 1)[0]))
         members = tuple(m for m in enum_members if _holds(op, member, m) == want)
         if (op == "==") == want:
-            population = f"{source} == {member}"
+            population = population_msg = population_bare = f"{source} == {member}"
         else:
             others = [m for m in enum_members if m != member]
-            listed = f" ({', '.join(others)})" if others else ""
-            population = f"every {source} other than {member}{listed}"
+            listed: Message | str = msg("reach.listed", members=others) if others else ""
+            population_msg = msg("reach.every-other", source=source, member=member, listed=listed)
+            population_bare = msg("reach.every-other", source=source, member=member, listed="")
+            population = str(population_msg)
+    derived_msg = msg("reach.derived", field=fld, value=derived.value, place=f"{derived.path}:{derived.line}")
     return AtomReach(
         atom.text,
         fld,
         true_at_default,
-        default=where,
-        derived=f"`{fld}` is `{derived.value}` ({derived.path}:{derived.line})",
+        default=str(where),
+        derived=str(derived_msg),
         population=population,
         want=want,
         members=members,
         source=source,
         default_value=value,
+        default_msg=where,
+        derived_msg=derived_msg,
+        population_msg=population_msg,
+        population_bare=population_bare,
     )
 
 
@@ -264,7 +301,9 @@ def _member(index: RepoIndex, enum_operand: str, value: str) -> str | None:
     return None
 
 
-def _judge(index: RepoIndex, a: AtomReach, writes: list[Assignment]) -> tuple[bool | None, str, bool]:
+def _judge(
+    index: RepoIndex, a: AtomReach, writes: list[Assignment]
+) -> tuple[bool | None, Message | str, bool]:
     """(does the builder satisfy the atom, a note, is the note about a derived source)."""
     if a.source:
         w = _last_write(writes, a.source)
@@ -274,7 +313,7 @@ def _judge(index: RepoIndex, a: AtomReach, writes: list[Assignment]) -> tuple[bo
         if _is_enum_ref(w.value):
             member = _leaf(w.value)
             return member in a.members, f"{a.source} {member}", True
-        return None, f"{a.source} from `{w.value}`", True
+        return None, msg("reach.note.from", name=a.source, value=w.value), True
     w = _last_write(writes, a.field)
     if w is None:
         return a.true_at_default, "", False
@@ -285,10 +324,10 @@ def _judge(index: RepoIndex, a: AtomReach, writes: list[Assignment]) -> tuple[bo
         later = writes[writes.index(w) + 1 :]
         for g in later:
             if g.field == a.field and g.guard is not None and _satisfies(index, a, g.value):
-                return None, f"sets {name} to {_shown(index, a, g.value)} under a condition", False
+                return None, msg("reach.note.sets-under", name=name, value=_shown(index, a, g.value)), False
     if ok is None:
-        return None, f"{name} from `{w.value}`", False
-    return ok, f"sets {name} to {_shown(index, a, w.value)}", False
+        return None, msg("reach.note.from", name=name, value=w.value), False
+    return ok, msg("reach.note.sets", name=name, value=_shown(index, a, w.value)), False
 
 
 def _satisfies(index: RepoIndex, a: AtomReach, value: str) -> bool | None:
@@ -313,7 +352,7 @@ def _models(index: RepoIndex, atoms: list[AtomReach]) -> list[ModelReach]:
     out: list[ModelReach] = []
     for fn, writes in _builders(index):
         reaches: bool | None = True
-        notes: list[str] = []
+        notes: list[Message | str] = []
         excluded = False
         for a in atoms:
             ok, note, derived = _judge(index, a, writes)
@@ -323,7 +362,11 @@ def _models(index: RepoIndex, atoms: list[AtomReach]) -> list[ModelReach]:
                 break
             if ok is False:
                 reaches = False
-                notes.append(f"{note} as built: reached when built for another {a.source}".strip())
+                notes.append(
+                    msg("reach.note.as-built", note=note, source=a.source)
+                    if note
+                    else msg("reach.note.as-built-bare", source=a.source)
+                )
             elif ok is None:
                 reaches = None if reaches is not False else reaches
                 if note:
@@ -337,35 +380,38 @@ def _models(index: RepoIndex, atoms: list[AtomReach]) -> list[ModelReach]:
                 fn.path,
                 fn.start_line,
                 False if excluded else reaches,
-                tuple(notes),
+                tuple(str(n) for n in notes),
                 excluded,
                 fn.name,
                 tuple(writes),
+                tuple(notes),
             )
         )
     return out
 
 
-def _clause(a: AtomReach) -> str:
+def _clause(a: AtomReach) -> Message | str:
     if a.population:
-        return a.population
+        return a.population_msg or a.population
     name = a.display or a.field
     value = f" `{_leaf(a.default_value)}`" if a.default_value else ""
     split = _split(a.atom)
     if a.default and a.true_at_default:
         if split is not None and (split[1] == "==") == a.want:
-            return f"whose {name} is left at its default{value} or set to `{split[3]}`"
-        return f"whose {name} is left at its default{value}"
+            return msg("reach.left-default-or", name=name, value=value, member=split[3])
+        return msg("reach.left-default", name=name, value=value)
     if a.default:
-        return f"that set {name} away from its default{value}"
+        return msg("reach.away-default", name=name, value=value)
     return ""
 
 
-def _named(models: list[ModelReach]) -> str:
+def _named(models: list[ModelReach]) -> Message | tuple[object, ...]:
     """The first `NAMED_MODELS` models described, and a count of the rest."""
-    shown = ", ".join(m.describe() for m in models[:NAMED_MODELS])
-    rest = len(models) - NAMED_MODELS
-    return f"{shown} and {rest} more" if rest > 0 else shown
+    return listing([m.describe_msg() for m in models], NAMED_MODELS)
+
+
+def _and(parts: list[Message | str]) -> Message | str:
+    return parts[0] if len(parts) == 1 else msg("reach.and", first=parts[0], second=_and(parts[1:]))
 
 
 def describe_reach(guard: Pred | None, index: RepoIndex) -> Reach | None:
@@ -383,7 +429,7 @@ def _describe(guard: Pred, index: RepoIndex) -> Reach | None:
     atoms = [_atom_reach(index, a, want) for a, want in literals(guard)]
     if not atoms:
         return None
-    clauses = [c for c in (_clause(a) for a in atoms) if c]
+    said = [c for c in (_clause(a) for a in atoms) if c]
     known = [a.true_at_default for a in atoms]
     fires_at_default = None if None in known else all(k for k in known)
     builders = _models(index, atoms)
@@ -396,32 +442,40 @@ def _describe(guard: Pred, index: RepoIndex) -> Reach | None:
     )
     excluded = sorted((m for m in builders if m.excluded), key=lambda m: (m.path, m.line, m.name))
     wide = any(a.population.startswith("every") for a in atoms) or bool(fires_at_default)
-    population = ""
-    if clauses:
+    population: Message | str = ""
+    if said:
         # "every task_type other than LANGUAGE_MODEL (...) whose style is left at its default `No`"
-        every = [c for c in clauses if c.startswith("every")]
-        relative = [c for c in clauses if c.startswith(("whose", "that"))]
-        other = [c for c in clauses if c not in every and c not in relative]
-        population = every[0] if every else "every configuration"
+        # (sorted by the English wording, which says what kind of clause each is)
+        every = [c for c in said if str(c).startswith("every")]
+        relative = [c for c in said if str(c).startswith(("whose", "that"))]
+        other = [c for c in said if c not in every and c not in relative]
+        population = every[0] if every else msg("reach.every-configuration")
         if relative:
-            population += " " + " and ".join(relative)
-        extras = every[1:] + [f"with {c}" for c in other]
+            population = msg("reach.relative", head=population, relative=_and(relative))
+        extras = every[1:] + [msg("reach.with", clause=c) for c in other]
         if extras:
-            population += ", " + " and ".join(extras)
-    sentence = f"The rule fires for {population}." if population else ""
+            population = msg("reach.extras", head=population, extras=_and(extras))
+    sentences: list[Message] = []
+    if population:
+        sentences.append(msg("reach.fires", population=population))
     if kept:
-        sentence += f" Model configs that reach it: {_named(kept)}."
+        sentences.append(msg("reach.reached-by", models=_named(kept)))
     if excluded:
-        sentence += f" Not reached by: {_named(excluded)}."
+        sentences.append(msg("reach.not-reached-by", models=_named(excluded)))
+    text: Message | str = ""
+    for one in reversed(sentences):
+        text = msg("reach.sentences", first=one, rest=text) if text else one
     return Reach(
-        sentence.strip(),
+        str(text),
         tuple(atoms),
         fires_at_default,
         tuple(m.describe() for m in kept),
         wide,
         tuple(f"{m.path}:{m.line}" for m in kept),
-        population,
+        str(population),
         tuple(builders),
+        text,
+        population,
     )
 
 

@@ -138,7 +138,7 @@ def _named_members(members: tuple[str, ...], words: set[str]) -> dict[str, set[s
 class _Population:
     said: str  # what the comment names: `embedding models`
     others: tuple[str, ...]  # what the guard also reaches: task types or model configs
-    population: str  # the guard's population in words
+    population: Message | str  # the guard's population in words
 
 
 def _population_mismatch(comment: str, reach: Reach) -> _Population | None:
@@ -151,14 +151,14 @@ def _population_mismatch(comment: str, reach: Reach) -> _Population | None:
         if named and len(named) < len(a.members):
             others = tuple(m for m in a.members if m not in named)
             said = _phrase(comment, set().union(*named.values()))
-            population = re.sub(r"\s*\(.*\)$", "", a.population) or "a wider population"
+            population = a.population_bare or msg("comment-guard-mismatch.wider")
             return _Population(said, others, population)
     reached = [m for m in reach.builders if not m.excluded]
     named_models = [m for m in reached if m.name.lower() in words or _stem(m.name) in words]
     if named_models and len(named_models) < len(reached):
         said = ", ".join(m.name for m in named_models)
         unnamed = tuple(f"{m.name} ({place(m.path, m.line)})" for m in reached if m not in named_models)
-        return _Population(said, unnamed, reach.population or "a wider population")
+        return _Population(said, unnamed, reach.population_msg or msg("comment-guard-mismatch.wider"))
     return None
 
 

@@ -76,7 +76,7 @@ from reviewbot.checks.util import (
 from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, OwnerVia
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.model.finding import Finding, Severity
-from reviewbot.model.messages import Message, listing, msg
+from reviewbot.model.messages import Message, clauses, listing, msg
 
 id = "unconditional-override"
 severity = Severity.P2
@@ -221,11 +221,11 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         reach = describe_reach(a.guard, ctx.index)
         extra: list[tuple[str, str]] = [("field", owned), ("writers", str(len(others)))]
         if reach is not None:
-            facts = [fact for ar in reach.atoms for fact in (ar.default, ar.derived) if fact]
+            facts = [fact for ar in reach.atoms for fact in (ar.default_msg, ar.derived_msg) if fact]
             if facts:
-                evidence.append(clip("; ".join(facts), 400))
+                evidence.append(clauses(facts))
             if reach.sentence:
-                evidence.append(clip(reach.sentence, 400))
+                evidence.append(reach.text)
                 extra.append(("reach", reach.sentence))
         written = statement(a)
         number = "one" if len(others) == 1 else "many"
@@ -244,4 +244,6 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             suggestion=msg("unconditional-override.suggestion"),
             extra=tuple(extra),
         )
-        yield finding.with_(title=clip(finding.title, MAX_TITLE))  # English clipped as before
+        # English clipped as before (the report caps other languages)
+        evidence_en = (finding.evidence[0], *(clip(e, 400) for e in finding.evidence[1:]))
+        yield finding.with_(title=clip(finding.title, MAX_TITLE), evidence=evidence_en)
