@@ -22,6 +22,18 @@ def test_every_message_has_both_languages_with_the_same_placeholders() -> None:
         assert placeholders(en[key]) == placeholders(zh[key]), key
 
 
+def test_no_key_is_written_twice_in_a_language() -> None:
+    """YAML keeps the last of two equal keys silently: a key added twice would hide one text."""
+    seen: dict[str, int] = {}
+    for line in CATALOGUE_PATH.read_text(encoding="utf-8").splitlines():
+        if line in ("en:", "zh:"):
+            seen = {}
+        elif line.startswith("  ") and not line.strip().startswith("#") and ":" in line:
+            key = line.split(":", 1)[0].strip()
+            seen[key] = seen.get(key, 0) + 1
+            assert seen[key] == 1, f"{key} is written twice"
+
+
 def test_render_nests_messages_and_joins_lists_per_language(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
