@@ -163,18 +163,22 @@ _COPY = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 
 
 _CONSTRUCTION = re.compile(r"^(?:\w+\.)*[A-Z]\w*\(")
+_ALLOCATION = re.compile(r"^(?:torch|np|numpy|cupy|jnp)\.\w+\(")
 
 
 def has_rows(d: ChangedDerivation) -> bool:
     """Does the derivation have truth-table rows a test could pin? A branch does, and so does a value
     computed from the environment, a condition or a formula in shared config code. A plain copy
-    (`params.tp_size = init.tp_size_`) and a construction (`ParallelConfig(...)`) are wiring, and an unconditional value in a model's own config
+    (`params.tp_size = init.tp_size_`) and a construction (`ParallelConfig(...)`) are wiring, a tensor
+    allocation (`torch.empty(...)`) is no config at all, and an unconditional value in a model's own config
     builder (`config.eos_token_id = 2` in `_create_config`) is that model's data."""
     a = d.head
+    if _CONSTRUCTION.match(a.value) or _ALLOCATION.match(a.value):
+        return False  # a config object built from its parts (whichever branch builds it); a buffer
     if a.guard is not None:
         return True
-    if is_builder(a.function) or _CONSTRUCTION.match(a.value):
-        return False  # a model's own data; a config object built from its parts
+    if is_builder(a.function):
+        return False  # a model's own data
     return not (_COPY.match(a.value) and constant(a.value) is None)
 
 
@@ -197,7 +201,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     for d in ctx.derivations:
         old = ctx.change.file(d.head.path)
         base = ctx.base_facts.get((old.old_path or old.path) if old is not None else d.head.path)
-        if has_rows(d) and not moved_unchanged(d.head, base):
+        if has_rows(d) and not moved_unchanged(d.head, base, old):
             functions.setdefault((d.head.path, d.head.function or ""), []).append(d)
     for key in sorted(functions):
         group = sorted(

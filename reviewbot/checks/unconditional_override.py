@@ -205,7 +205,11 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         a = d.head
         changed = ctx.change.file(a.path)
         base = ctx.base_facts.get((changed.old_path or changed.path) if changed is not None else a.path)
-        if _exempt(d) or initialises_fresh(a, ctx.head_facts.get(a.path)) or moved_unchanged(a, base):
+        if (
+            _exempt(d)
+            or initialises_fresh(a, ctx.head_facts.get(a.path))
+            or moved_unchanged(a, base, changed)
+        ):
             continue
         others = explicit_writers(a, ctx.index)
         if not others:

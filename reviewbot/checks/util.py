@@ -10,6 +10,7 @@ from reviewbot.analysis.derive import assignment_anchor
 from reviewbot.lang.facts import AssignKind, Assignment, FieldRead, FileFacts
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import loose_key
+from reviewbot.model.change import ChangedFile
 
 __all__ = [
     "place",
@@ -34,6 +35,7 @@ __all__ = [
     "field_owner",
     "writers_on",
     "moved_unchanged",
+    "receiver_only_edit",
     "MAX_EVIDENCE",
     "MAX_TITLE",
 ]
@@ -247,10 +249,31 @@ def _without_receivers(text: str) -> str:
     return _LOWER_PATH.sub(lambda m: m.group(0).rsplit(".", 1)[-1], text)
 
 
-def moved_unchanged(a: Assignment, base: FileFacts | None) -> bool:
-    """The base already made this write in the same function, with the same guard and value, through
-    another receiver (`parallel_config.x = v` -> `parallel_config.eplb_config.x = v`): the write moved,
-    its rows did not change."""
+def _loose_line(text: str) -> str:
+    return "".join(_without_receivers(text).split())
+
+
+def receiver_only_edit(a: Assignment, changed: ChangedFile | None) -> bool:
+    """Every added line of the hunk that holds the write is a removed line with other receivers
+    (`parallel_config.x = (` -> `parallel_config.eplb_config.x = (`): the code moved to another object."""
+    if changed is None:
+        return False
+    line = a.via_line or a.line
+    for h in changed.hunks:
+        added = [t for n, t in h.added if t.strip()]
+        if line not in {n for n, _ in h.added} or not added:
+            continue
+        removed = {_loose_line(t) for _, t in h.removed}
+        return all(_loose_line(t) in removed for t in added)
+    return False
+
+
+def moved_unchanged(a: Assignment, base: FileFacts | None, changed: ChangedFile | None = None) -> bool:
+    """The write moved to another receiver with its guard and value (`parallel_config.x = v` ->
+    `parallel_config.eplb_config.x = v`): its rows did not change. Either the base made the same write
+    in the same function through another receiver, or the change only rewrote receivers in its hunk."""
+    if receiver_only_edit(a, changed):
+        return True
     if base is None:
         return False
     guard = loose_key(a.guard) if a.guard is not None else ""
