@@ -8,6 +8,7 @@ from typing import Any
 
 from reviewbot.model.change import Note
 from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import Message
 
 __all__ = ["Status", "ChecklistItemResult", "ChecklistResult", "RoundInfo", "Review"]
 
@@ -69,7 +70,7 @@ class Review:
     reviewed_at: str  # ISO 8601, UTC
     findings: list[Finding]
     checklist: ChecklistResult
-    strengths: list[str]
+    strengths: list[Message | str]  # catalogue messages (plain text from older stored rounds)
     notes: list[Note]
     kpi: dict[str, Any]
     truth_tables: list[dict[str, Any]] = field(default_factory=list)

@@ -19,6 +19,7 @@ from typing import Any
 from markupsafe import Markup
 
 from reviewbot.model.finding import Finding
+from reviewbot.model.messages import texts_of
 from reviewbot.model.review import Review
 from reviewbot.report import sanitize
 from reviewbot.report.fit import Extra, Measure, Slot, Step, fit, joined, total_size
@@ -213,7 +214,8 @@ def _layout(review: Review, t: Chrome) -> _Layout:
     full, failed = (tidy(str(m.checklist(review, t, refs, only))) for only in (False, True))
     b.section("checklist", full, failed, "")
     if review.strengths:
-        b.section("strengths", tidy(str(m.strengths(review, t, CAPS))), "")
+        lines = texts_of(review.strengths, t.lang)
+        b.section("strengths", tidy(str(m.strengths(lines, t, CAPS))), "")
     if loose:
         b.section("truth_tables", tidy(str(m.truth_tables(loose, t, CAPS))), "")
     if review.tests is not None:

@@ -49,7 +49,7 @@ def render_json(review: Review) -> dict[str, Any]:
                 for i in review.checklist.items
             ],
         },
-        "strengths": list(review.strengths),
+        "strengths": [str(s) for s in review.strengths],
         "notes": [{"reason": n.reason.value, "message": n.message, "path": n.path} for n in review.notes],
         "truth_tables": review.truth_tables,
         "tests": review.tests,

@@ -8,13 +8,14 @@ from reviewbot.lang.facts import lang_for_path
 from reviewbot.lang.index import is_test_path
 from reviewbot.lang.predicate import loose_key
 from reviewbot.model.finding import Finding
+from reviewbot.model.messages import Message, msg
 
 __all__ = ["strengths"]
 
 
-def strengths(ctx: CheckContext, findings: list[Finding], lang: str = "en") -> list[str]:
-    zh = lang == "zh"
-    out: list[str] = []
+def strengths(ctx: CheckContext, findings: list[Finding]) -> list[Message]:
+    """Catalogue messages: the report renders them in its language."""
+    out: list[Message] = []
     change = ctx.change
     source = [f for f in change.files if lang_for_path(f.path) and not is_test_path(f.path)]
     functions = set()
@@ -28,21 +29,13 @@ def strengths(ctx: CheckContext, findings: list[Finding], lang: str = "en") -> l
                 functions.add(fn.name)
     if len(functions) == 1 and len(source) == 1:
         (name,) = functions
-        out.append(
-            f"变更局限在一个函数内（`{name}`），影响面清晰。"
-            if zh
-            else f"The logic change is confined to one function (`{name}`)."
-        )
+        out.append(msg("strength.one-function", name=name))
     tests = [f for f in change.files if is_test_path(f.path) and f.skipped is None]
     if tests and ctx.derivations:
         names = {d.head.field for d in ctx.derivations}
         mentioned = [f.path for f in tests if any(n in (f.head_text or "") for n in names)]
         if mentioned:
-            out.append(
-                f"为变更的派生逻辑补充了测试：{', '.join(mentioned)}。"
-                if zh
-                else f"Tests were added for the changed derivation: {', '.join(mentioned)}."
-            )
+            out.append(msg("strength.tests-added", paths=mentioned))
     for d in ctx.derivations:
         a = d.head
         if a.guard is None:
@@ -54,29 +47,15 @@ def strengths(ctx: CheckContext, findings: list[Finding], lang: str = "en") -> l
         ]
         if same_fn:
             p = same_fn[0]
-            out.append(
-                f"判定口径复用函数内既有约定（{p.path}:{p.line}），未引入新的判据。"
-                if zh
-                else f"The new guard reuses the convention already used in the same function ({p.path}:{p.line})."
-            )
+            out.append(msg("strength.reuses-guard", place=f"{p.path}:{p.line}"))
         reach = describe_reach(a.guard, ctx.index)
         if reach is not None and reach.fires_at_default is False:
-            out.append(
-                "安全默认：各条件取默认值时该规则不会生效。"
-                if zh
-                else "Safe default: with every guard input at its default, the rule does not fire."
-            )
+            out.append(msg("strength.safe-default"))
     ex = ctx.execution
     if ex is not None and ex.ran and ctx.derivations:
         killed = [d for d in ctx.derivations if ex.killed_by(d.head.path, d.head.line)]
         if killed and len(killed) == len(ctx.derivations):
-            out.append(
-                "每个变更分支的变异体都被测试杀死：测试确实固定了这次变更。"
-                if zh
-                else "Every changed branch's mutant is killed by a test: the tests pin this change."
-            )
+            out.append(msg("strength.mutants-killed"))
     if change.files and change.coverage >= 1.0 and not change.diff_truncated:
-        out.append(
-            "所有变更文件均被完整分析（coverage 1.0）。" if zh else "Every changed file was analysed in full."
-        )
+        out.append(msg("strength.full-coverage"))
     return list(dict.fromkeys(out))
