@@ -62,13 +62,24 @@ def render_json(review: Review) -> dict[str, Any]:
 _SARIF_LEVEL = {"P0": "error", "P1": "error", "P2": "warning", "P3": "note"}
 
 
-def render_sarif(review: Review) -> dict[str, Any]:
-    from reviewbot.checks.registry import CHECKS
+def _sarif_rule(rule_id: str, summary: str, severity: str, text: str) -> dict[str, Any]:
+    """A rule's SARIF descriptor: its one-line summary, its "What it does" as the full description and
+    its whole documentation (What it does / Why is this bad? / Example / Use instead) as help."""
+    body = text.split("\n", 1)[1].strip() if "\n" in text else text
+    what = body.split("## What it does", 1)[-1].split("\n## ", 1)[0].strip() or summary
+    return {
+        "id": rule_id,
+        "shortDescription": {"text": summary},
+        "fullDescription": {"text": " ".join(what.split())},
+        "help": {"text": text, "markdown": text},
+        "properties": {"severity": severity},
+    }
 
-    rules = [
-        {"id": rid, "shortDescription": {"text": m.summary}, "properties": {"severity": m.severity.value}}
-        for rid, m in CHECKS.items()
-    ]
+
+def render_sarif(review: Review) -> dict[str, Any]:
+    from reviewbot.checks.registry import CHECKS, doc
+
+    rules = [_sarif_rule(rid, m.summary, m.severity.value, doc(rid)) for rid, m in CHECKS.items()]
     results = [
         {
             "ruleId": f.rule,

@@ -7,7 +7,7 @@ from types import ModuleType
 import pytest
 
 from reviewbot.checks import ineffective_test, untested_branch
-from reviewbot.checks.registry import ALL_RULES, KNOWN_RULES
+from reviewbot.checks.registry import ALL_RULES, CHECKS, KNOWN_RULES, doc
 from reviewbot.model.finding import Severity
 
 HEADINGS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead")
@@ -36,3 +36,15 @@ def test_every_known_rule_has_a_module() -> None:
 @pytest.mark.parametrize("module", [untested_branch, ineffective_test], ids=lambda m: m.id)
 def test_execution_stage_rules_are_registered_at_p2(module: ModuleType) -> None:
     assert ALL_RULES[module.id] is module and module.severity is Severity.P2
+
+
+def test_sarif_describes_every_registered_rule_with_its_documentation() -> None:
+    from reviewbot.model.review import ChecklistResult, Review, Status
+    from reviewbot.report.render import render_sarif
+
+    review = Review(Status.LGTM, "b" * 40, "h" * 40, "b" * 40, "", [], ChecklistResult([]), [], [], {})
+    rules = render_sarif(review)["runs"][0]["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == list(CHECKS)
+    for r in rules:
+        assert r["help"]["text"] == doc(r["id"]) and "## What it does" in r["help"]["markdown"], r["id"]
+        assert r["fullDescription"]["text"] and "##" not in r["fullDescription"]["text"], r["id"]
