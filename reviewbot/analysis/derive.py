@@ -65,6 +65,10 @@ _FIELD_KINDS = (*_DERIVATION_KINDS, AssignKind.KEYWORD)
 _INLINE_MAX = 80  # longest local value inlined into a derivation's value
 _MAX_FLOW = 3  # locals followed back from a field write: `a = ...; b = a + 1; self.f = b`
 _WORD = re.compile(r"[A-Za-z_]\w*")
+# A binary arithmetic operator (`a*b/100`, `x+1`, `n//tp`), not a unary minus (`-1`).
+_ARITHMETIC = re.compile(r"(?<=[\w)\]])(?://|\*\*|\*|/|%|\+|-|<<|>>)(?=[\w(.])")
+_STRINGS = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
+_NESTED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}|<[\w.,*&: ]*>")
 _PATHS = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _SUBSCRIPT = re.compile(r"\[([^\[\]]*)\]")
 _CONFIG_WORD = re.compile(
@@ -135,16 +139,32 @@ def _is_field_write(a: Assignment, config: set[str], defaults: set[tuple[str, st
 
 
 def _is_switch(a: Assignment, env_lines: set[tuple[str | None, int]]) -> bool:
-    """A field set from the environment (`self.reuse_ = os.environ.get("REUSE") == "1"`) or a boolean
-    derived from a configuration object (`self.use_logn = cfg.use_logn_attn and not cfg.x`): a switch
-    whatever class holds it."""
+    """A member set from the environment (`self.reuse_ = os.environ.get("REUSE") == "1"`), or computed
+    from a configuration object's fields: a boolean (`self.use_logn = cfg.use_logn_attn and not cfg.x`)
+    or arithmetic (`reserve_(config.params->ratio_ * free_blocks / 100)`), whatever class holds it.
+    A copy (`x_ = cfg.x`) and an object built from them (`Embedding(cfg.x)`) are not."""
     start, end = _lines(a)
     lines = set(range(start, end + 1)) | ({a.guard_line} if a.guard_line is not None else set())
-    if a.kind is not AssignKind.KEYWORD and any((a.function, n) in env_lines for n in lines):
+    if a.kind is AssignKind.KEYWORD:
+        return False
+    if any((a.function, n) in env_lines for n in lines):
         return True
-    if not a.boolean or a.kind is AssignKind.KEYWORD:
+    if not a.boolean and not _arithmetic(a.value):
         return False
     return any(any(_configish(p) for p in path.split(".")[:-1]) for path in _PATHS.findall(a.value))
+
+
+def _arithmetic(value: str) -> bool:
+    """`value` computes at its top level (`ratio*blocks()/100`), not inside a call (`Embedding(c.x*2)`)."""
+    text = _STRINGS.sub('""', value)
+    while text.startswith("(") and text.endswith(")") and _NESTED.fullmatch(text):
+        text = text[1:-1]
+    for _ in range(8):  # empty nested brackets from the inside out
+        emptied = _NESTED.sub("()", text)
+        if emptied == text:
+            break
+        text = emptied.replace("()", "\x00")
+    return _ARITHMETIC.search(text.replace("\x00", "()")) is not None
 
 
 def _is_member_write(a: Assignment) -> bool:

@@ -302,3 +302,24 @@ def test_a_change_to_an_outer_multi_line_condition_changes_the_writes_below_it()
         "decode_attention_backend",
         ((3, 6), (7, 7)),
     )
+
+
+def test_a_member_computed_from_a_config_field_is_a_derivation_a_copy_or_an_object_is_not() -> None:
+    base = """
+    FIFOScheduler::FIFOScheduler(const MagaInitParams& config, CacheManagerPtr cache_manager):
+        cache_manager_(cache_manager),
+        max_seq_len_(config.gpt_init_parameter->max_seq_len_),
+        reserve_block_num_(config.gpt_init_parameter->stream_reserve_block_nums_),
+        layer_(config.gpt_init_parameter->layer_num_) {}
+    """
+    head = """
+    FIFOScheduler::FIFOScheduler(const MagaInitParams& config, CacheManagerPtr cache_manager):
+        cache_manager_(cache_manager),
+        max_seq_len_(config.gpt_init_parameter->max_seq_len_ + 1),
+        reserve_block_num_(config.gpt_init_parameter->ratio_ * cache_manager->freeBlockNums() / 100),
+        layer_(new Layer(config.gpt_init_parameter->layer_num_ * 2)) {}
+    """
+    assert [(r[0], r[1]) for r in _rows(_derive("src/FIFOScheduler.cc", base, head))] == [
+        (3, "max_seq_len_"),
+        (4, "reserve_block_num_"),
+    ]
