@@ -404,12 +404,22 @@ def _read_in_head(name: str, index: RepoIndex) -> bool:
     )
 
 
+# Kernel sources: launch parameters set per call (`params.multi_block_mode = ...`), not configuration.
+_KERNEL_DIRS = frozenset({"kernels", "kernel", "cuda_kernels", "cutlass_kernels", "cutlass_extensions"})
+
+
+def _kernel_code(path: str) -> bool:
+    return any(part.lower() in _KERNEL_DIRS for part in path.split("/")[:-1])
+
+
 def removals(sides: list[Side], index: RepoIndex) -> list[Removal]:
     """Every removed guard, validation and derivation of the change, by path and line."""
     out: list[Removal] = []
     heads = [s for s in sides if s.head is not None]
     for s in sides:
         if s.base is None or s.head is None or s.base_facts is None or s.head_facts is None:
+            continue
+        if _kernel_code(s.path):
             continue
         out += _dropped_guards(s, index)
         out += _validations(s, heads)

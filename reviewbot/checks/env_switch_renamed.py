@@ -64,8 +64,14 @@ summary = "An environment switch is renamed or removed without an alias, or pars
 
 
 def _read(e: EnvRead) -> str:
-    shown = e.parse.replace("·", f"{e.accessor}({e.name!r})") if e.parse else f"{e.accessor}({e.name!r})"
-    return clip(shown, 80)
+    """The read as code: `bool(int(os.environ.get('X')))`, `os.environ['X']`, `envs.X`."""
+    if e.accessor == "os.environ[]":
+        call = f"os.environ[{e.name!r}]"
+    elif e.accessor.endswith(".X"):
+        call = e.accessor[:-1] + e.name
+    else:
+        call = f"{e.accessor}({e.name!r})"
+    return clip(e.parse.replace("·", call) if e.parse else call, 80)
 
 
 def _mentions(name: str, ctx: CheckContext) -> list[Message]:

@@ -15,10 +15,13 @@ The evidence is the deleted lines (base `path:line`) and the test lines changed 
 (none that mention it). P0 when the dropped guard sits in the constructor of a class that the models
 derive from (three or more subclasses in the repository): every model's start-up now runs it.
 
-Not flagged: a derivation or validation that moved (the same target and value, or the same condition,
-written in another function or file of the head); a condition that was rewritten rather than dropped;
-a removal whose pull request also changes a test that mentions the field; a constructor's constant
-declaration (`self.x = False`: a default, see `default-changed`).
+Not flagged: a derivation or validation that moved (the same target and value, receivers aside, or
+the same condition, written in another function or file of the head); a condition that was rewritten
+rather than dropped, or branches that both wrote the target merged into one; a guard on a flag that
+nothing ever sets to another value (dead code); a removal whose pull request also changes a test that
+mentions the field; a constructor's constant declaration (`self.x = False`: a default, see
+`default-changed`); a value passed along (`ModelConfig(x=cfg.x)`); checks of tensors or "not
+implemented" throws; kernel sources (`kernels/`: launch parameters, not configuration).
 
 ## Why is this bad?
 Guards and derivations encode decisions made for particular models and deployments; deleting one inside
