@@ -1,10 +1,10 @@
 """Config switches a forced flag silently turns off: the behaviour it gates, followed into calls.
 
-A derivation `if (G) flag = false;` skips, at every read site of `flag`, the code the flag gates. That
-code may consume other config fields (`use_logn_attn` inside the fused kernel the flag skips). This
-module follows each read site (with the aliasing the front ends resolve) into the gated statements and
-up to two call levels further (`reviewbot.lang.calls`, inherited methods included), and collects the
-config fields consumed there. For each it records what decides whether losing it matters:
+A derivation `if (G) flag = false;` skips, at every read site of `flag`, the code the flag gates
+(`analysis.skipped`). That code may consume other config fields (`use_logn_attn` inside the fused
+kernel the flag skips). This module follows each skipped statement up to two call levels further
+(`reviewbot.lang.calls`, inherited methods included) and collects the config fields consumed there.
+For each it records what decides whether losing it matters:
 
 - whether the guard constrains it, or the same derivation function forces it to a neutral value
   whenever the guard holds (decided with a truth table);
@@ -27,46 +27,20 @@ from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.feasible import RuledOut, blocked_by, moot_reason, ruled_out
 from reviewbot.analysis.reach import guard_fields
 from reviewbot.analysis.readers import Readers, other_readers
+from reviewbot.analysis.skipped import Skipped, facts_of, feasible_skipped, skipped_behaviour
 from reviewbot.analysis.truthtable import Outcome, truth_table
 from reviewbot.lang.calls import Callee, CallGraph
-from reviewbot.lang.common import last_component, mentions_field
-from reviewbot.lang.facts import AssignKind, Assignment, FieldRead, FileFacts, Function, GatedStmt
-from reviewbot.lang.index import RepoIndex, is_test_path
-from reviewbot.lang.predicate import Or, Pred
+from reviewbot.lang.common import last_component
+from reviewbot.lang.facts import AssignKind, Assignment, FieldRead, FileFacts, Function
+from reviewbot.lang.index import RepoIndex
+from reviewbot.lang.predicate import Pred
 
-__all__ = [
-    "Consumer",
-    "Skipped",
-    "CoupledField",
-    "coupled_fields",
-    "skipped_behaviour",
-    "feasible_skipped",
-    "callees_of_skipped",
-    "config_family",
-]
+__all__ = ["Consumer", "CoupledField", "coupled_fields", "callees_of_skipped", "config_family"]
 
 _BOOLS = ("True", "False")
 _BOOL_TYPES = frozenset({"bool", "_Bool"})
 _NAME = re.compile(r"[A-Za-z_]\w*")
 MAX_CALL_LEVELS = 2
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A statement the forced flag turns off, at one read site of the flag."""
-
-    path: str
-    line: int
-    text: str
-    function: str | None
-    read_line: int  # the condition that reads the flag
-    alias: str = ""  # the read went through this alias (`self.need_rope`), bound at `alias_line`
-    alias_line: int | None = None
-    last_line: int | None = None  # the statement may continue up to here (the next gated statement)
-
-    @property
-    def lines(self) -> set[int]:
-        return set(range(self.line, (self.last_line or self.line) + 1))
 
 
 @dataclass(frozen=True)
@@ -131,11 +105,6 @@ class CoupledField:
             and not self.readers.elsewhere
             and not self.readers.widely_read
         )
-
-
-def _facts(graph: CallGraph | None, index: RepoIndex, path: str) -> FileFacts | None:
-    found = graph.facts(path) if graph is not None else None
-    return found if found is not None else index.files.get(path)
 
 
 def config_family(d: ChangedDerivation, index: RepoIndex) -> set[str]:
@@ -283,65 +252,6 @@ def _step(c: Callee) -> str:
     return f"{c.site.path}:{c.site.line} `{c.site.callee}` runs `{fn.name}` ({fn.path}:{fn.start_line}){via}"
 
 
-def _flag_sites(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | None) -> list[FieldRead]:
-    field = d.head.field
-    sites: dict[tuple[str, int], FieldRead] = {}
-    followed = set(graph.files) if graph is not None else set()
-    for path in sorted(followed):
-        facts = graph.files[path] if graph is not None else None
-        for r in facts.reads if facts is not None else ():
-            if r.field == field and r.in_condition:
-                sites.setdefault((r.path, r.line), r)
-    for r in index.reads(field):
-        if r.in_condition and r.path not in followed:
-            sites.setdefault((r.path, r.line), r)
-    return [r for _, r in sorted(sites.items()) if not is_test_path(r.path)]
-
-
-def _in_disjunction(facts: FileFacts, r: FieldRead) -> bool:
-    """`if flag or other:` — forcing the flag does not by itself skip the branch."""
-    return any(
-        isinstance(p.pred, Or)
-        and p.line == r.line
-        and any(mentions_field(a.text, r.field) for a in p.pred.atoms())
-        for p in facts.predicates
-    )
-
-
-def skipped_behaviour(
-    d: ChangedDerivation, index: RepoIndex, graph: CallGraph | None
-) -> list[tuple[Skipped, GatedStmt]]:
-    """The statements the forced value turns off, at every read site of the flag."""
-    value = d.head.value
-    if value not in _BOOLS:
-        return []
-    out: list[tuple[Skipped, GatedStmt]] = []
-    for r in _flag_sites(d, index, graph):
-        facts = _facts(graph, index, r.path)
-        if facts is None or _in_disjunction(facts, r):
-            continue
-        stmts = r.gated if value == "False" else r.gated_else
-        for s, after in zip(stmts, (*stmts[1:], None)[: len(stmts)], strict=True):
-            # A statement spans the lines up to the next gated one (`f(\n  cfg.x)`); the last, its own.
-            last = after.line - 1 if after is not None and after.line > s.line else s.line
-            sk = Skipped(r.path, s.line, s.text, r.function, r.line, r.alias or "", r.alias_line, last)
-            out.append((sk, s))
-    return out
-
-
-def feasible_skipped(
-    d: ChangedDerivation, index: RepoIndex, graph: CallGraph | None
-) -> list[tuple[Skipped, GatedStmt]]:
-    """`skipped_behaviour` without the sites the guard rules out (a decode implementation when the
-    guard turns the KV cache off)."""
-    rules = ruled_out(d.head.guard)
-    return [
-        (sk, s)
-        for sk, s in skipped_behaviour(d, index, graph)
-        if blocked_by((sk.function or "",), rules) is None
-    ]
-
-
 def callees_of_skipped(
     d: ChangedDerivation, index: RepoIndex, graph: CallGraph | None
 ) -> list[tuple[Skipped, Function, tuple[str, ...]]]:
@@ -445,7 +355,7 @@ def coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | No
     consumers: list[Consumer] = []
     skipped_lines: set[tuple[str, int]] = set()
     for sk, _ in skipped_behaviour(d, index, graph):
-        facts = _facts(graph, index, sk.path)
+        facts = facts_of(graph, index, sk.path)
         if facts is None:
             continue
         skipped_lines.update((sk.path, line) for line in sk.lines)

@@ -16,9 +16,9 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewbot.analysis.feasible import name_words
+from reviewbot.analysis.builders import config_builders
 from reviewbot.lang.facts import Assignment, Function
-from reviewbot.lang.follow import followed, is_builder
+from reviewbot.lang.follow import followed
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.predicate import Atom, Pred, canonical_operand, literals
 from reviewbot.model.messages import Message, clauses, listing, msg
@@ -26,8 +26,8 @@ from reviewbot.model.messages import Message, clauses, listing, msg
 __all__ = ["AtomReach", "ModelReach", "Reach", "describe_reach", "guard_fields", "BUILDER_NAMES"]
 
 _CMP = re.compile(r"^(?P<left>.+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
-# Names of config builders by the convention `lang.follow.is_builder` matches; the index must parse these functions
-# (see pipeline.interesting_names) so that a builder's settings are known even when it never mentions
+# Names of config builders by the convention `lang.builders.is_builder` matches; the index must parse these
+# functions (see pipeline.interesting_names) so that a builder's settings are known even when it never mentions
 # the guard's fields.
 BUILDER_NAMES = ("_create_config", "create_config", "build_config", "_build_config", "make_config")
 NAMED_MODELS = 5  # model configs the sentence names; the rest are counted
@@ -236,50 +236,9 @@ def _memo(index: RepoIndex) -> dict[Any, Any]:
 def _builders(index: RepoIndex) -> list[tuple[Function, list[Assignment]]]:
     memo = _memo(index)
     if "builders" not in memo:
-        memo["builders"] = _find_builders(index)
+        memo["builders"] = config_builders(index)
     found: list[tuple[Function, list[Assignment]]] = memo["builders"]
     return found
-
-
-def _find_builders(index: RepoIndex) -> list[tuple[Function, list[Assignment]]]:
-    """Each config builder with the writes it makes, in the order they happen: its own, and those of
-    the helpers of its file it calls (`QWenBase._common_config(config, ...)`), placed at the call."""
-    graph = followed(index)
-    helpers = graph.helpers if graph is not None else {}
-    found: list[tuple[Function, list[Assignment]]] = []
-    for path, facts in sorted(index.files.items()):
-        if is_test_path(path):
-            continue
-        by_function: dict[str, list[Assignment]] = {}
-        for a in facts.assignments:
-            if a.function:
-                by_function.setdefault(a.function, []).append(a)
-        for fn in facts.functions:
-            if not is_builder(fn.name):
-                continue
-            # Each write at its place in the run: (call lines on the way..., its own line).
-            placed: list[tuple[tuple[int, ...], Assignment]] = [
-                ((a.line,), a) for a in by_function.get(fn.name, ())
-            ]
-            for at, _, helper in helpers.get((path, fn.name), ()):
-                placed.extend(((*at, a.line), a) for a in by_function.get(helper, ()))
-            found.append((fn, [a for _, a in sorted(placed, key=lambda x: (x[0], x[1].target, x[1].value))]))
-    templates = _templates([fn for fn, _ in found])
-    return [(fn, writes) for fn, writes in found if fn.name not in templates]
-
-
-_TEMPLATE_WORDS = frozenset({"base", "abstract", "mixin", "generic"})
-
-
-def _templates(builders: list[Function]) -> set[str]:
-    """Builders of a base class by its name (`BaseModel.create_config`, `QWenBase._create_config`):
-    the generic path models go through, not a model config of its own."""
-    out: set[str] = set()
-    for fn in builders:
-        parts = fn.name.replace("::", ".").split(".")
-        if len(parts) >= 2 and _TEMPLATE_WORDS & set(name_words(parts[-2])):
-            out.add(fn.name)
-    return out
 
 
 def _last_write(writes: list[Assignment], fld: str) -> Assignment | None:

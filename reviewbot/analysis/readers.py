@@ -1,7 +1,7 @@
 """Who else reads a config field: the reads that give it an effect outside the code a flag skips.
 
 A switch loses all its effect when the flag's rule fires only if every read of it lies in the code the
-rule turns off. The follow stage (`lang.follow.scan_readers`) parsed every file that mentions the
+rule turns off. The follow stage (`lang.mentions.scan_readers`) parsed every file that mentions the
 switch-like fields of that code; this module goes through those reads and keeps the ones that still
 take effect while the guard holds. Reads that do not count:
 

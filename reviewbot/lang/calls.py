@@ -221,7 +221,7 @@ class CallGraph:
     files: dict[str, FileFacts] = field(default_factory=dict)
     calls: dict[str, FileCalls] = field(default_factory=dict)
     imports: dict[str, tuple[str, ...]] = field(default_factory=dict)  # path -> repository paths
-    # Every reader of the switch-like fields the followed code reads (`follow.scan_readers`): files that
+    # Every reader of the switch-like fields the followed code reads (`mentions.scan_readers`): files that
     # mention them, parsed apart from `files` so that they never change how a call resolves.
     readers: dict[str, FileFacts] = field(default_factory=dict)
     mentions: dict[str, tuple[str, ...]] = field(default_factory=dict)  # field -> files mentioning it

@@ -11,36 +11,25 @@ from __future__ import annotations
 
 import logging
 import posixpath
-import re
 import weakref
 from collections.abc import Iterable
 
+from reviewbot.lang.builders import builder_helpers, is_builder
 from reviewbot.lang.calls import CallGraph, CallSite, extract_calls, owner_of, split_callee
 from reviewbot.lang.common import mentions_field
-from reviewbot.lang.facts import Function, GatedStmt, Lang, lang_for_path
+from reviewbot.lang.facts import GatedStmt, Lang, lang_for_path
 from reviewbot.lang.index import RepoIndex, is_test_path
+from reviewbot.lang.mentions import scan_readers, switch_like
 from reviewbot.lang.parse import parse_file
 from reviewbot.model.change import RepoTree
 
-__all__ = [
-    "follow_calls",
-    "followed",
-    "resolve_import",
-    "PathIndex",
-    "builder_helpers",
-    "is_builder",
-    "scan_readers",
-]
+# `is_builder` is re-exported: other analyses import it from here.
+__all__ = ["follow_calls", "followed", "resolve_import", "PathIndex", "is_builder"]
 
 log = logging.getLogger(__name__)
 
 _SOURCE_SUFFIXES = (".cc", ".cpp", ".cxx", ".cu")
 _MAX_BASE_LEVELS = 4  # base classes loaded up from one class to find an inherited method
-MAX_READER_FILES = 24  # a switch mentioned in more files is taken as read on many paths (not parsed)
-_READ_BATCH = 1000  # files per read_many call
-_BOOL_TYPES = frozenset({"bool", "_Bool"})
-_BOOL_LITERALS = frozenset({"True", "False"})
-_BUILDER = re.compile(r"(create|build|make)_?config", re.IGNORECASE)
 # The graph of the last `follow_calls` over an index, by the index's identity (dropped with it).
 _FOLLOWED: dict[int, tuple[weakref.ref[RepoIndex], CallGraph]] = {}
 
@@ -279,176 +268,3 @@ def _switch_names(
             if r.function == function and (lines is None or r.line in lines) and r.field not in fields:
                 names.add(r.field)
     return sorted(n for n in names if switch_like(index, n))
-
-
-def switch_like(index: RepoIndex, name: str) -> bool:
-    """Some owner declares `name` as a bool or an enum, or gives it a boolean or enum default."""
-    for d in index.defaults(name):
-        if d.value in _BOOL_LITERALS or index.enum_members(d.value.rsplit(".", 1)[0].rsplit(".", 1)[-1]):
-            return True
-    return any(
-        decl.type in _BOOL_TYPES or decl.default in _BOOL_LITERALS or bool(index.enum_members(decl.type))
-        for facts in index.files.values()
-        for decl in facts.fields
-        if decl.field == name
-    )
-
-
-def scan_readers(tree: RepoTree, index: RepoIndex, graph: CallGraph, names: Iterable[str]) -> None:
-    """Every source file that mentions one of `names` (whole word; tests and vendored trees left out):
-    the lines that mention them go to `graph.mention_lines`, and the files are parsed into
-    `graph.readers` — unless a name is mentioned in more than `MAX_READER_FILES` files, which
-    `graph.widely_read` then records with the count (such a field is read on many paths)."""
-    wanted = sorted(set(names))
-    if not wanted:
-        return
-    paths = [
-        p
-        for p in tree.paths()
-        if lang_for_path(p) is not None and not is_test_path(p) and not index.is_excluded(p)
-    ]
-    mentions: dict[str, list[str]] = {n: [] for n in wanted}
-    sources: dict[str, str] = {}
-    patterns = {n: re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in wanted}
-    for start in range(0, len(paths), _READ_BATCH):
-        for path, text in _read_many(tree, paths[start : start + _READ_BATCH]):
-            hits = [n for n in wanted if n in text and patterns[n].search(text)]
-            for n in hits:
-                mentions[n].append(path)
-            if hits:
-                sources[path] = text
-    parsed: list[str] = []
-    for n in wanted:
-        found = sorted(mentions[n])
-        graph.mentions[n] = tuple(found)
-        if len(found) > MAX_READER_FILES:
-            graph.widely_read[n] = len(found)
-        else:
-            parsed.append(n)
-    if not parsed:
-        return
-
-    def focus(body: str) -> bool:  # only the function bodies that mention a name are walked
-        return any(n in body for n in parsed)
-
-    for path in sorted({p for n in parsed for p in mentions[n]}):
-        text = sources[path]
-        names = [n for n in parsed if path in graph.mentions[n]]
-        graph.mention_lines[path] = {
-            i: line.strip()
-            for i, line in enumerate(text.split("\n"), 1)
-            if any(n in line and patterns[n].search(line) for n in names)
-        }
-        if path not in graph.files:
-            facts = parse_file(path, text, focus)
-            if facts is not None:
-                graph.readers[path] = facts
-
-
-def _read_many(tree: RepoTree, paths: list[str]) -> Iterable[tuple[str, str]]:
-    """(path, text) of the readable files among `paths`, in their order (one batch when the tree can)."""
-    read_many = getattr(tree, "read_many", None)
-    texts: dict[str, str | None] = (
-        read_many(paths) if callable(read_many) else {p: tree.read(p) for p in paths}
-    )
-    for p in paths:
-        text = texts.get(p)
-        if text is not None:
-            yield p, text
-
-
-# --- config builders and the helpers they call ----------------------------------------------------
-
-_CALL_NAME = re.compile(r"(?<![\w.])((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)\s*\(")
-_HELPER_LEVELS = 3  # helpers followed from a builder (a subclass's builder, its base's, their helpers)
-
-
-def is_builder(name: str) -> bool:
-    """A model config builder by the naming convention (`_create_config`, `build_config`, ...)."""
-    return _BUILDER.search(name.replace("::", ".").rsplit(".", 1)[-1]) is not None
-
-
-def builder_helpers(
-    tree: RepoTree, index: RepoIndex
-) -> dict[tuple[str, str], tuple[tuple[tuple[int, ...], str, str], ...]]:
-    """For each config builder of the index, the helpers of its own file it calls, in the order they
-    run, as (position, path, qualified helper). The position is the line of each call on the way,
-    outermost first: `QWen._create_config` calls `QWenBase._common_config` at line 40, which calls
-    `QWenBase._from_hf` at its line 12 -> ((40,), ..., `_common_config`), ((40, 12), ..., `_from_hf`).
-    A write in a helper at line L then runs at (position..., L), so writes of the builder and of its
-    helpers compare in execution order.
-
-    A helper is a function of the same file named like the call (`QWenBase._common_config(config, x)`,
-    `cls._from_hf(...)`, `_fill(config)`), another builder included (`Llama._create_config(path)` in
-    `Cohere._create_config`); calls are read from the source lines of the function."""
-    out: dict[tuple[str, str], tuple[tuple[tuple[int, ...], str, str], ...]] = {}
-    wanted = sorted(
-        (
-            (path, fn)
-            for path, facts in index.files.items()
-            if not is_test_path(path)
-            for fn in facts.functions
-            if is_builder(fn.name)
-        ),
-        key=lambda x: (x[0], x[1].start_line, x[1].name),
-    )
-    texts = dict(_read_many(tree, sorted({path for path, _ in wanted})))
-    for path, fn in wanted:
-        text = texts.get(path)
-        if text is None:
-            continue
-        found = _helper_calls(path, text.split("\n"), index.files[path].functions, fn)
-        if found:
-            out[(path, fn.name)] = tuple(found)
-    return out
-
-
-def _helper_calls(
-    path: str, lines: list[str], functions: tuple[Function, ...], builder: Function
-) -> list[tuple[tuple[int, ...], str, str]]:
-    """The helpers `builder` runs, depth first in call order (see `builder_helpers`)."""
-    found: list[tuple[tuple[int, ...], str, str]] = []
-
-    def visit(caller: Function, at: tuple[int, ...], seen: frozenset[str]) -> None:
-        if len(at) >= _HELPER_LEVELS:
-            return
-        for line, callee in _calls_in(lines, caller):
-            for helper in _helpers(functions, caller, callee):
-                if helper.name not in seen:
-                    found.append(((*at, line), path, helper.name))
-                    visit(helper, (*at, line), seen | {helper.name})
-
-    visit(builder, (), frozenset({builder.name}))
-    return found
-
-
-def _calls_in(lines: list[str], fn: Function) -> list[tuple[int, str]]:
-    """(line, callee as written) of the calls on the source lines of `fn` after its first line."""
-    out: list[tuple[int, str]] = []
-    for n in range(fn.start_line + 1, min(fn.end_line, len(lines)) + 1):
-        code = lines[n - 1].split("#", 1)[0] if fn.lang is Lang.PYTHON else lines[n - 1].split("//", 1)[0]
-        out.extend((n, m.group(1)) for m in _CALL_NAME.finditer(code))
-    return out
-
-
-def _helpers(functions: tuple[Function, ...], caller: Function, callee: str) -> list[Function]:
-    """The function of the caller's file a call runs: `Cls.name(...)` a method of `Cls`; `self.name` /
-    `cls.name` a method of that name (the caller's class first); a bare `name(...)` a free function."""
-    parts = callee.replace("::", ".").split(".")
-    name = parts[-1]
-    qualifier = parts[-2] if len(parts) >= 2 else ""
-    own = owner_of(caller.name) or ""
-    candidates: list[tuple[int, int, str, Function]] = []
-    for f in functions:
-        owner = owner_of(f.name) or ""
-        if f.name.replace("::", ".").rsplit(".", 1)[-1] != name or f.name == caller.name:
-            continue
-        if qualifier in ("self", "cls"):
-            ok = bool(owner)
-        elif qualifier:
-            ok = owner == qualifier
-        else:
-            ok = not owner
-        if ok:
-            candidates.append((owner != own, f.start_line, f.name, f))
-    return [min(candidates, key=lambda c: c[:3])[3]] if candidates else []

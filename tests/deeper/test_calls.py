@@ -7,9 +7,10 @@ import textwrap
 from pathlib import Path
 
 from reviewbot.lang.build import build_index
+from reviewbot.lang.builders import builder_helpers
 from reviewbot.lang.calls import CallGraph, construction, extract_calls, owner_of
 from reviewbot.lang.facts import Lang
-from reviewbot.lang.follow import builder_helpers, follow_calls, resolve_import
+from reviewbot.lang.follow import follow_calls, resolve_import
 from reviewbot.lang.parse import parse_file
 from tests.lang.helpers import DirTree
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reviewbot.analysis.coupled import CoupledField, coupled_fields, skipped_behaviour
+from reviewbot.analysis.coupled import CoupledField, coupled_fields
+from reviewbot.analysis.skipped import skipped_behaviour
 from tests.deeper.helpers import Reviewed, review_fixture
 
 RULE = "guard-ignores-coupled-flag"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from reviewbot.analysis.feasible import blocked_by, moot_reason, name_words, ruled_out, switch_words
 from reviewbot.analysis.readers import _describes
+from reviewbot.analysis.skipped import _certainly_skipped
+from reviewbot.lang.parse import parse_file
 from reviewbot.lang.predicate import And, Atom, Not
 
 ROPE_OFF = Atom("config.rope_config.style == RopeStyle.No")
@@ -74,3 +76,31 @@ def test_logging_and_rendering_are_not_uses() -> None:
     assert _describes("Impl::run", 'RTP_LLM_LOG_INFO("logn %d", cfg.use_logn_attn);')
     assert not _describes("Impl.forward", "if cfg.use_logn_attn:")
     assert not _describes("SoftmaxOp::run", "scale(scores, cfg.use_logn_attn);")
+
+
+def test_a_forced_flag_skips_a_branch_only_where_it_decides_it() -> None:
+    source = """
+def f(a, cfg):
+    if a is not None and cfg.flag:
+        x()
+    else:
+        y()
+    if a and not cfg.flag:
+        w()
+    if a or cfg.flag:
+        v()
+    else:
+        u()
+    if cfg.flag:
+        t()
+"""
+    facts = parse_file("pkg/f.py", source)
+    assert facts is not None
+    reads = {r.line: r for r in facts.reads if r.field == "flag"}
+    # `a and flag`: forcing False skips the then-branch; forcing True does not skip the else-branch.
+    assert _certainly_skipped(facts, reads[3], "False") and not _certainly_skipped(facts, reads[3], "True")
+    # `a and not flag`: forcing True skips the then-branch.
+    assert _certainly_skipped(facts, reads[7], "True") and not _certainly_skipped(facts, reads[7], "False")
+    # `a or flag`: forcing True skips the else-branch; forcing False does not skip the then-branch.
+    assert _certainly_skipped(facts, reads[9], "True") and not _certainly_skipped(facts, reads[9], "False")
+    assert _certainly_skipped(facts, reads[13], "False") and _certainly_skipped(facts, reads[13], "True")

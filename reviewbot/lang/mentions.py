@@ -1,0 +1,105 @@
+"""Every reader of a few fields: the files that mention them, found by one pass over the tree.
+
+The follow stage asks this for the switch-like fields the followed code reads (`switch_like`): a switch
+that loses its effect when a flag's rule fires must have no reader outside the skipped code, and only
+a search of the whole tree can say so. Files are read in batches; a file that mentions a name as a
+whole word is parsed (only the function bodies that mention one, see `parse.parse_file`'s focus) into
+`CallGraph.readers`, apart from the followed files, and the lines that mention a name are kept for what
+the analysis asks of them (is it a log line). A name mentioned in more than `MAX_READER_FILES` files
+is not parsed: `CallGraph.widely_read` records the count (such a field is read on many paths).
+Tests and vendored trees are left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from reviewbot.lang.calls import CallGraph
+from reviewbot.lang.facts import lang_for_path
+from reviewbot.lang.index import RepoIndex, is_test_path
+from reviewbot.lang.parse import parse_file
+from reviewbot.model.change import RepoTree
+
+__all__ = ["MAX_READER_FILES", "switch_like", "scan_readers", "read_texts"]
+
+MAX_READER_FILES = 24  # a switch mentioned in more files is taken as read on many paths (not parsed)
+_READ_BATCH = 1000  # files per read_many call
+_BOOL_TYPES = frozenset({"bool", "_Bool"})
+_BOOL_LITERALS = frozenset({"True", "False"})
+
+
+def switch_like(index: RepoIndex, name: str) -> bool:
+    """Some owner declares `name` as a bool or an enum, or gives it a boolean or enum default."""
+    for d in index.defaults(name):
+        if d.value in _BOOL_LITERALS or index.enum_members(d.value.rsplit(".", 1)[0].rsplit(".", 1)[-1]):
+            return True
+    return any(
+        decl.type in _BOOL_TYPES or decl.default in _BOOL_LITERALS or bool(index.enum_members(decl.type))
+        for facts in index.files.values()
+        for decl in facts.fields
+        if decl.field == name
+    )
+
+
+def scan_readers(tree: RepoTree, index: RepoIndex, graph: CallGraph, names: Iterable[str]) -> None:
+    """Every source file that mentions one of `names` (whole word; tests and vendored trees left out):
+    the lines that mention them go to `graph.mention_lines`, and the files are parsed into
+    `graph.readers` — unless a name is mentioned in more than `MAX_READER_FILES` files, which
+    `graph.widely_read` then records with the count (such a field is read on many paths)."""
+    wanted = sorted(set(names))
+    if not wanted:
+        return
+    paths = [
+        p
+        for p in tree.paths()
+        if lang_for_path(p) is not None and not is_test_path(p) and not index.is_excluded(p)
+    ]
+    mentions: dict[str, list[str]] = {n: [] for n in wanted}
+    sources: dict[str, str] = {}
+    patterns = {n: re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in wanted}
+    for start in range(0, len(paths), _READ_BATCH):
+        for path, text in read_texts(tree, paths[start : start + _READ_BATCH]):
+            hits = [n for n in wanted if n in text and patterns[n].search(text)]
+            for n in hits:
+                mentions[n].append(path)
+            if hits:
+                sources[path] = text
+    parsed: list[str] = []
+    for n in wanted:
+        found = sorted(mentions[n])
+        graph.mentions[n] = tuple(found)
+        if len(found) > MAX_READER_FILES:
+            graph.widely_read[n] = len(found)
+        else:
+            parsed.append(n)
+    if not parsed:
+        return
+
+    def focus(body: str) -> bool:  # only the function bodies that mention a name are walked
+        return any(n in body for n in parsed)
+
+    for path in sorted({p for n in parsed for p in mentions[n]}):
+        text = sources[path]
+        names = [n for n in parsed if path in graph.mentions[n]]
+        graph.mention_lines[path] = {
+            i: line.strip()
+            for i, line in enumerate(text.split("\n"), 1)
+            if any(n in line and patterns[n].search(line) for n in names)
+        }
+        if path not in graph.files:
+            facts = parse_file(path, text, focus)
+            if facts is not None:
+                graph.readers[path] = facts
+
+
+def read_texts(tree: RepoTree, paths: list[str]) -> Iterable[tuple[str, str]]:
+    """(path, text) of the readable files among `paths`, in their order (one batch when the tree can)."""
+    read_many = getattr(tree, "read_many", None)
+    texts: dict[str, str | None] = (
+        read_many(paths) if callable(read_many) else {p: tree.read(p) for p in paths}
+    )
+    for p in paths:
+        text = texts.get(p)
+        if text is not None:
+            yield p, text
