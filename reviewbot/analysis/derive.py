@@ -342,14 +342,16 @@ def changed_derivations(
     change: ChangeSet,
     base_facts: dict[str, FileFacts],
     head_facts: dict[str, FileFacts],
-    exclude: Sequence[str] = DEFAULT_EXCLUDES,
+    exclude: Sequence[str] = (),
 ) -> list[ChangedDerivation]:
-    """Head derivations that the change added or whose guard/value it changed (vendored trees, matched
-    by `exclude` globs, are not reviewed)."""
+    """Head derivations that the change added or whose guard/value it changed. Vendored trees
+    (`DEFAULT_EXCLUDES`) and paths matching the extra `exclude` globs (`[review] exclude`) are not
+    reviewed, as `build_index` does not search them."""
+    globs = (*DEFAULT_EXCLUDES, *exclude)
     out: list[ChangedDerivation] = []
     for f in change.files:
         facts = head_facts.get(f.path)
-        if facts is None or f.skipped is not None or is_test_path(f.path) or is_excluded(f.path, exclude):
+        if facts is None or f.skipped is not None or is_test_path(f.path) or is_excluded(f.path, globs):
             continue
         added = set(f.added_lines)
         base = base_facts.get(f.old_path or f.path)
