@@ -28,6 +28,7 @@ from reviewbot.change.notes import human_size, skip_note, unparsable_note
 from reviewbot.change.patch import ParsedSection, parse_patch, parse_section
 from reviewbot.errors import UsageError
 from reviewbot.model.change import ChangedFile, ChangeSet, FileStatus, Note, SkipReason
+from reviewbot.model.messages import Message, msg
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "load_change", "parse_patch"]
 
@@ -60,7 +61,7 @@ class _Cut:
     """Where the diff was cut (entry index) and the sentence that says why."""
 
     index: int
-    why: str
+    why: Message | str
 
 
 @dataclass
@@ -133,14 +134,11 @@ def _stream(
         out.cut = _Cut(index, over)
     if out.cut is not None:
         if out.cut.why == "bytes":
-            out.cut.why = (
-                f"the diff is {human_size(out.patch_bytes)}, over the "
-                f"{human_size(limits.max_diff_bytes)} diff limit"
+            out.cut.why = msg(
+                "note.cut.bytes", size=human_size(out.patch_bytes), limit=human_size(limits.max_diff_bytes)
             )
         else:
-            out.cut.why = (
-                f"the diff has {total_lines:,} lines, over the {limits.max_diff_lines:,}-line diff limit"
-            )
+            out.cut.why = msg("note.cut.lines", lines=f"{total_lines:,}", limit=f"{limits.max_diff_lines:,}")
     return out
 
 
@@ -150,7 +148,7 @@ def _file(entry: DiffEntry, section: ParsedSection | None) -> tuple[ChangedFile,
     old_path = entry.old_path if status is not FileStatus.ADDED else None
     skipped: tuple[SkipReason, Note] | None = None
     if section is None:
-        note = skip_note(entry.path, SkipReason.UNAVAILABLE, detail="git printed no diff for it")
+        note = skip_note(entry.path, SkipReason.UNAVAILABLE, detail=msg("note.why.no-diff"))
         skipped = (SkipReason.UNAVAILABLE, note)
     elif section.error is not None:
         skipped = (SkipReason.UNPARSABLE_DIFF, unparsable_note(entry.path, section.error))
@@ -290,10 +288,15 @@ def _build(
     if cut is not None:
         left = len(entries) - cut.index
         notes.append(
-            Note(
+            Note.of(
                 SkipReason.TRUNCATED,
-                f"{cut.why}, so {left:,} of {len(entries):,} changed files were left out "
-                f"(from {entries[cut.index].path} on)",
+                msg(
+                    "note.truncated",
+                    why=cut.why,
+                    left=f"{left:,}",
+                    total=f"{len(entries):,}",
+                    path=entries[cut.index].path,
+                ),
             )
         )
     return files, notes, cut, stream.patch_bytes

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from reviewbot.model.change import Note, SkipReason
+from reviewbot.model.messages import Message, msg
 
 __all__ = ["human_size", "skip_note", "unparsable_note"]
 
 _WHY = {
-    SkipReason.BINARY: "binary file",
-    SkipReason.NON_UTF8: "not UTF-8 text",
-    SkipReason.UNAVAILABLE: "its content could not be read",
+    SkipReason.BINARY: msg("note.why.binary"),
+    SkipReason.NON_UTF8: msg("note.why.non-utf8"),
+    SkipReason.UNAVAILABLE: msg("note.why.unavailable"),
 }
 
 
@@ -25,20 +26,20 @@ def human_size(n: int) -> str:
     return f"{value:.1f} GB"
 
 
-def skip_note(path: str, reason: SkipReason, *, size: int = 0, limit: int = 0, detail: str = "") -> Note:
+def skip_note(
+    path: str, reason: SkipReason, *, size: int = 0, limit: int = 0, detail: Message | str = ""
+) -> Note:
     """One sentence saying which file was not analysed and why."""
+    why: Message | str
     if reason is SkipReason.TOO_LARGE:
-        why = f"{human_size(size)} is over the {human_size(limit)} file limit"
+        why = msg("note.why.too-large", size=human_size(size), limit=human_size(limit))
     else:
         why = detail or _WHY.get(reason, reason.value)
-    return Note(reason, f"{path}: {why}; not analysed", path)
+    return Note.of(reason, msg("note.skip", path=path, why=why), path)
 
 
 def unparsable_note(path: str | None, error: str) -> Note:
     """A diff section (of one file, or of unknown files) that could not be parsed."""
     if path is None:
-        return Note(
-            SkipReason.UNPARSABLE_DIFF, f"part of the diff could not be parsed ({error}); not analysed"
-        )
-    message = f"{path}: its diff could not be parsed ({error}); not analysed"
-    return Note(SkipReason.UNPARSABLE_DIFF, message, path)
+        return Note.of(SkipReason.UNPARSABLE_DIFF, msg("note.unparsable-diff.part", error=error))
+    return Note.of(SkipReason.UNPARSABLE_DIFF, msg("note.unparsable-diff.file", path=path, error=error), path)

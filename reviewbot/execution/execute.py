@@ -35,6 +35,7 @@ from reviewbot.execution.runner import run_tests
 from reviewbot.execution.sandbox import ISOLATION, SANDBOXES, Limits, detect_sandbox
 from reviewbot.lang.facts import Assignment
 from reviewbot.model.change import ChangeSet, Note, SkipReason
+from reviewbot.model.messages import Message, msg
 from reviewbot.model.tests import EXIT_STATUS_TEST, ExecutionResults, MutantResult, NewTest, TestRun
 
 __all__ = ["ExecSettings", "Execution", "execute", "executor"]
@@ -114,10 +115,10 @@ def _summary(reason: str = "", mutants: int = 0) -> dict[str, Any]:
     }
 
 
-def _not_run(reason: str, mutants: list[Mutant]) -> Execution:
-    note = Note(SkipReason.UNAVAILABLE, f"Tests were not run: {reason}.")
+def _not_run(reason: Message | str, mutants: list[Mutant]) -> Execution:
+    note = Note.of(SkipReason.UNAVAILABLE, msg("note.tests-not-run", reason=reason))
     results = [MutantResult(m, "not_run", reason="tests were not run") for m in mutants]
-    return Execution(summary=_summary(reason, len(mutants)), mutants=results, notes=[note])
+    return Execution(summary=_summary(str(reason), len(mutants)), mutants=results, notes=[note])
 
 
 def _killed(head: TestRun, run: TestRun) -> list[str]:
@@ -225,31 +226,30 @@ def _finish(
     notes: list[Note] = []
     if head.timed_out:
         notes.append(
-            Note(
+            Note.of(
                 SkipReason.UNAVAILABLE,
-                f"The test command `{cfg.command}` did not finish within "
-                f"{head_limit:g} s and was killed; the round went on without test results.",
+                msg("note.test-timeout", command=cfg.command, seconds=f"{head_limit:g}"),
             )
         )
     for r in results:
         if not r.has_verdict:
             notes.append(
-                Note(
+                Note.of(
                     SkipReason.UNAVAILABLE,
-                    f"Mutant {r.mutant.id} ({r.mutant.description}) has no verdict: {r.reason}.",
+                    msg(
+                        "note.mutant-no-verdict",
+                        id=r.mutant.id,
+                        description=r.mutant.description,
+                        reason=r.reason,
+                    ),
                     r.mutant.path,
                 )
             )
     if kind == "subprocess":
-        notes.append(
-            Note(
-                SkipReason.UNAVAILABLE,
-                "Tests ran without a sandbox (neither bubblewrap nor a user "
-                "namespace works here): the network was not denied and writes outside the workspace "
-                "were not prevented; the environment was scrubbed and limits applied.",
-            )
-        )
-    notes.extend(Note(SkipReason.UNAVAILABLE, f"Test run `{head.label}`: {n}") for n in head.notes)
+        notes.append(Note.of(SkipReason.UNAVAILABLE, msg("note.no-sandbox")))
+    notes.extend(
+        Note.of(SkipReason.UNAVAILABLE, msg("note.test-run", label=head.label, note=n)) for n in head.notes
+    )
     added = new_tests(change, head) if head.cases else []
     per_test = bool(head.cases)
     summary = _summary()
@@ -308,7 +308,7 @@ def execute(
     deadline = started + settings.time_budget_s
     mutants = build_mutants(change, derivations)
     if not settings.run_tests:
-        return _not_run("test execution is turned off (--no-tests)", mutants)
+        return _not_run(msg("note.tests-not-run.off"), mutants)
     if not settings.trusted:
         return _not_run(settings.not_trusted_reason, mutants)
     try:
@@ -319,7 +319,7 @@ def execute(
     except ReviewbotError as exc:
         return _not_run(str(exc), mutants)
     if cfg is None:
-        return _not_run("the base revision's .reviewbot.toml has no [tests] command", mutants)
+        return _not_run(msg("note.tests-not-run.no-command"), mutants)
     scratch = Path(tempfile.mkdtemp(prefix="reviewbot-tests-", dir=settings.scratch_dir))
     try:
         pristine = scratch / "head"

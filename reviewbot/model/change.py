@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
 
+from reviewbot.model.messages import Message
+
 
 class FileStatus(str, Enum):
     ADDED = "added"
@@ -31,8 +33,18 @@ class Note:
     """Something the review could not see or do, said in the report and counted in `coverage`."""
 
     reason: SkipReason
-    message: str
+    message: str  # the English sentence (JSON output, logs); `text` says it in any language
     path: str | None = None
+    text: Message | None = field(default=None, compare=False)
+
+    @classmethod
+    def of(cls, reason: SkipReason, text: Message, path: str | None = None) -> Note:
+        """A note from a catalogue message; `message` keeps its English text."""
+        return cls(reason, text.render("en"), path, text)
+
+    def localized(self, lang: str) -> str:
+        """The sentence in `lang` (the English `message` when the note carries no catalogue text)."""
+        return self.text.render(lang) if self.text is not None else self.message
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
 from reviewbot.lang.parse import parse_file
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.finding import Finding
+from reviewbot.model.messages import msg
 from reviewbot.model.review import ChecklistResult, Review, Status
 from reviewbot.model.tests import ExecutionResults
 from reviewbot.review.checklist import (
@@ -93,9 +94,9 @@ def _parse_side(change: ChangeSet, head: bool, notes: list[Note]) -> dict[str, F
             continue
         if facts.parse_errors and head:
             notes.append(
-                Note(
+                Note.of(
                     SkipReason.UNPARSABLE_CODE,
-                    f"{path}: {facts.parse_errors} syntax error(s); facts from this file may be incomplete.",
+                    msg("note.unparsable-code", path=path, count=facts.parse_errors),
                     path,
                 )
             )
@@ -198,9 +199,7 @@ def index_stage(change: ChangeSet, parsed: Parsed) -> Indexed:
         index = RepoIndex()
         for facts in parsed.head_facts.values():
             index.add(facts)
-        note = Note(
-            SkipReason.UNAVAILABLE, "The repository tree was not available; only changed files were searched."
-        )
+        note = Note.of(SkipReason.UNAVAILABLE, msg("note.no-tree"))
         return Indexed(index, [], None, (note,))
     index = build_index(tree, names, parsed.head_facts, test_names)
     test_files = [p for p in tree.paths() if is_test_path(p)]
@@ -226,7 +225,10 @@ def check_stage(ctx: CheckContext, settings: ReviewSettings) -> Checked:
             log.exception("check %s crashed", check.id)
             crashed.append(check.id)
             notes.append(
-                Note(SkipReason.CHECK_CRASHED, f"check `{check.id}` crashed: {type(exc).__name__}: {exc}")
+                Note.of(
+                    SkipReason.CHECK_CRASHED,
+                    msg("note.check-crashed", id=check.id, error=f"{type(exc).__name__}: {exc}"),
+                )
             )
     findings, merged = _dedupe(raw)
     return Checked(findings, merged, len(checks), tuple(crashed), tuple(notes))
