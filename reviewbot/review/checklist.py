@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,9 +14,25 @@ from reviewbot.errors import UsageError
 from reviewbot.model.finding import Finding
 from reviewbot.model.review import ChecklistItemResult, ChecklistResult
 
-__all__ = ["ChecklistItem", "Checklist", "load_checklist", "parse_checklist", "evaluate", "BUNDLED_DIR"]
+__all__ = [
+    "ChecklistItem",
+    "Checklist",
+    "load_checklist",
+    "parse_checklist",
+    "evaluate",
+    "in_language",
+    "BUNDLED_DIR",
+]
 
 BUNDLED_DIR = DATA_DIR / "checklists"
+
+
+def in_language(texts: Mapping[str, str], lang: str) -> str:
+    """The one place that picks a checklist's text by language: `lang`'s text, else the English one.
+
+    Checklist YAML (bundled or supplied by a repository) writes `label`/`label_zh` and `name`/`name_zh`;
+    a repository's own checklist may leave the Chinese out, and then shows its English text."""
+    return texts.get(lang) or texts["en"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +42,9 @@ class ChecklistItem:
     label_zh: str
     rules: tuple[str, ...]
 
+    def label_in(self, lang: str) -> str:
+        return in_language({"en": self.label, "zh": self.label_zh}, lang)
+
 
 @dataclass(frozen=True)
 class Checklist:
@@ -33,6 +52,9 @@ class Checklist:
     name: str
     name_zh: str
     items: tuple[ChecklistItem, ...]
+
+    def name_in(self, lang: str) -> str:
+        return in_language({"en": self.name, "zh": self.name_zh}, lang)
 
 
 def parse_checklist(text: str, origin: str, known_rules: Iterable[str] | None = None) -> Checklist:
@@ -88,10 +110,10 @@ def evaluate(
         by_rule.setdefault(f.rule, []).append(f.fingerprint)
     result = ChecklistResult()
     for cl in checklists:
-        section = cl.name_zh if lang == "zh" else cl.name
+        section = cl.name_in(lang)
         for item in cl.items:
             prints = tuple(fp for r in item.rules for fp in by_rule.get(r, ()))
-            label = item.label_zh if lang == "zh" else item.label
+            label = item.label_in(lang)
             evaluated = bool(prints) or not (item.rules and set(item.rules) <= not_run)
             result.items.append(
                 ChecklistItemResult(
