@@ -21,6 +21,7 @@ from typing import Any
 
 from reviewbot.model.change import ChangeSet, FileStatus
 from reviewbot.model.finding import Finding
+from reviewbot.model.messages import catalogue
 from reviewbot.model.review import Review, Status
 from reviewbot.report import sanitize
 from reviewbot.report.render import render_finding
@@ -44,30 +45,15 @@ ANNOTATION_BATCH = 50  # annotations per check-run request
 _STATE_LINE = re.compile(r"^<!-- reviewbot:state v\d+ ", re.MULTILINE)
 _CONCLUSION = {Status.BLOCKING: "failure", Status.INCOMPLETE: "neutral", Status.LGTM: "success"}
 _LEVEL = {"P0": "failure", "P1": "failure", "P2": "warning", "P3": "notice"}
-_TEXT = {
-    "en": {
-        "not_inline": "Not posted as inline comments ({n})",
-        "over_limit": "over the limit of {limit} inline comments per review",
-        "off_diff": "not on a line of the diff",
-        "shortened": "_This report was shortened to fit GitHub's 65,536-character comment limit "
-        "({n:,} characters left out). The check run `{check}` and `reviewbot run --pr {pr} --repo {repo}` "
-        "show it in full._",
-        "review_body": "reviewbot round {round}: {n} new finding(s) on changed lines. "
-        "The full report is in the summary comment.",
-    },
-    "zh": {
-        "not_inline": "未作为行内评论发布（{n}）",
-        "over_limit": "超过每次评审 {limit} 条行内评论的上限",
-        "off_diff": "不在 diff 的行上",
-        "shortened": "_本报告超过 GitHub 评论 65,536 字符上限，已截短（省略 {n:,} 字符）。"
-        "完整内容见检查 `{check}` 或 `reviewbot run --pr {pr} --repo {repo}`。_",
-        "review_body": "reviewbot 第 {round} 轮：变更行上有 {n} 条新发现，完整报告见汇总评论。",
-    },
-}
+# The texts GitHub shows besides the report (templates/messages.yaml, `github.*`). `shortened` is filled
+# in two steps (check, pr, repo here; the count by `fit_body` once it is known), so these are templates.
+_TEXT_KEYS = ("not_inline", "over_limit", "off_diff", "shortened", "review_body")
 
 
 def _t(lang: str) -> dict[str, str]:
-    return {**_TEXT["en"], **_TEXT.get(lang, {})}
+    texts, english = catalogue(lang), catalogue("en")
+    keys = {k: "github." + k.replace("_", "-") for k in _TEXT_KEYS}
+    return {k: texts.get(key) or english[key] for k, key in keys.items()}
 
 
 def review_marker(head_sha: str) -> str:
