@@ -25,13 +25,15 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from reviewbot.analysis.derive import derivation_writes
 from reviewbot.analysis.envparse import same_literal
 from reviewbot.analysis.envs import EnvDefaultChange, default_changes
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import OptionDefault, OptionKind
 from reviewbot.lang.facts import Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex
-from reviewbot.lang.owners import is_config_name, is_init_function
+from reviewbot.lang.owners import is_config_name, is_constant_value, is_init_function
+from reviewbot.lang.predicate import And, Atom, Not, Or, Pred
 
 __all__ = ["DefaultKind", "DefaultChange", "changed_defaults", "consumer_words", "reaches_numerics"]
 
@@ -42,6 +44,7 @@ class DefaultKind(str, Enum):
     OPTION = "option"
     PARAMETER = "parameter"
     INITIALISER = "initialiser"
+    AUTO = "auto"  # the value a derivation picks for a field nobody set
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class DefaultChange:
     env: EnvDefaultChange | None = None
     old_effective: str = ""  # INITIALISER: the values with the read fields' defaults substituted
     new_effective: str = ""
+    condition: str = ""  # AUTO: the condition it is picked under, as written
 
 
 _DEPLOYMENT_CLASS = re.compile(r"(?:Config|Configs|Args|Arguments|Settings|Options)$")
@@ -129,8 +133,28 @@ def _opt_in(field: str, old: str, sides: list[Side]) -> bool:
     return False
 
 
+_REFERENCE = re.compile(r"^([A-Z]\w*)\.([a-z_]\w*)$")
+
+
+def _resolve(value: str, facts: list[FileFacts], index: RepoIndex) -> str | None:
+    """A default that names another class's default (`EPLBConfig.window_size`) as that default's value;
+    the value itself when it names nothing; None when the named default is not known."""
+    for _ in range(3):
+        m = _REFERENCE.match(value)
+        if m is None:
+            return value
+        owner, field = m.groups()
+        found = sorted({d.value for f in facts for d in f.defaults if (d.owner, d.field) == (owner, field)})
+        found = found or sorted({d.value for d in index.defaults(field) if d.owner == owner})
+        if len(found) != 1:
+            return None
+        value = found[0]
+    return None
+
+
 def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     out: list[DefaultChange] = []
+    bases = [s.base_facts for s in sides if s.base_facts is not None]
     heads = [s.head_facts for s in sides if s.head_facts is not None]
     for s in sides:
         before, after = _defaults(s.base_facts), _defaults(s.head_facts)
@@ -138,9 +162,14 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
             (old, bline), (new, hline) = before[key], after[key]
             if same_literal(old, new) or (bline not in s.removed and hline not in s.added):
                 continue
+            if new == "None":
+                continue  # now "unset": the effective default is derived elsewhere (or the field is deprecated)
+            was, now = _resolve(old, bases, index), _resolve(new, heads, index)
+            if was is None or now is None or same_literal(was, now):
+                continue  # another class's default that is unknown, or the same value under another name
             owner, field = key
-            sentinel = "None" in (old, new)
-            if (sentinel or not (_scalar(old) and _scalar(new))) and not _config_owner(owner, s, index):
+            sentinel = "None" in (was, now)
+            if (sentinel or not (_scalar(was) and _scalar(now))) and not _config_owner(owner, s, index):
                 continue  # a table (`W.strategy = {...}`) or a None sentinel of a non-config class: not a setting
             if _overridden_by_constructor(owner, field, hline, heads, index) or _opt_in(field, old, sides):
                 continue
@@ -260,12 +289,89 @@ def _initialiser(a: Assignment) -> bool:
     return a.guard is None and is_init_function(a.function) and a.lang.value == "cpp"
 
 
+def _unset_test(atom: str, negated: bool, field: str, defaults: list[str]) -> bool:
+    """`x is None`, `None == x`, `not x`, `x == "auto"`, `x == 0` where 0 is its default: a test that the
+    field was left at its default."""
+    t, f = atom.replace(" ", ""), re.escape(field)
+    if negated:
+        return re.fullmatch(rf"(?:\w+\.)*{f}", t) is not None
+    m = re.fullmatch(rf"(?:(?P<lhs>[^=<>!]+)==)?(?:\w+\.)*{f}(?:==(?P<rhs>.+)|(?P<none>isNone))?", t)
+    if m is None or t == field or t.endswith("." + field):
+        return False
+    if m.group("none"):
+        return True
+    value = m.group("lhs") or m.group("rhs") or ""
+    return value in ("None", '"auto"', "'auto'", '""', "''") or any(same_literal(value, d) for d in defaults)
+
+
+def _literals(pred: Pred, negated: bool = False) -> list[tuple[str, bool]]:
+    """The atoms of a predicate with their polarity (`not x` -> (`x`, True))."""
+    if isinstance(pred, Atom):
+        return [(pred.text, negated)]
+    if isinstance(pred, Not):
+        return _literals(pred.arg, not negated)
+    if isinstance(pred, And | Or):
+        return [lit for arg in pred.args for lit in _literals(arg, negated)]
+    return []
+
+
+def _base_defaults(field: str, sides: list[Side], index: RepoIndex) -> list[str] | None:
+    """The field's defaults at base (None: the field did not exist, nothing to flip): the changed files'
+    base declarations, else the head index's declarations in files the change did not touch."""
+    changed = {s.path for s in sides} | {s.old_path for s in sides}
+    found = [
+        d.value for s in sides if s.base_facts is not None for d in s.base_facts.defaults if d.field == field
+    ] + [
+        d.default or "None" for s in sides if s.base_facts is not None for d in s.base_facts.fields if d.field == field
+    ]  # fmt: skip
+    found += [d.value for d in index.defaults(field) if d.path not in changed]
+    return sorted(set(found)) if found else None
+
+
+def _auto_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
+    """A constant a derivation now picks for a field nobody set (`if self.x is None: ... elif cond:
+    self.x = "new"`, `if not self.flag and arch in (...): self.flag = True`, `if (x == 0) x = 128;`):
+    the field's effective default for every deployment that meets the condition."""
+    out: list[DefaultChange] = []
+    for s in sides:
+        if s.head_facts is None or s.base_facts is None:
+            continue
+        before = {
+            (a.function, a.field, a.value, a.guard.key if a.guard else "") for a in s.base_facts.assignments
+        }
+        derived = {(d.via_line or d.line, d.field) for d, _ in derivation_writes(s.head_facts)}
+        for a in s.head_facts.assignments:
+            if a.line not in s.added or a.guard is None or not a.checks_target_first:
+                continue
+            if (a.line, a.field) not in derived or not is_constant_value(a.value):
+                continue
+            defaults = _base_defaults(a.field, sides, index)
+            if defaults is None:
+                continue  # a brand-new field: nothing to flip
+            tests = [(t, neg) for t, neg in _literals(a.guard) if re.search(rf"\b{re.escape(a.field)}\b", t)]
+            if not tests or not all(_unset_test(t, neg, a.field, defaults) for t, neg in tests):
+                continue
+            if (a.function, a.field, a.value, a.guard.key) in before:
+                continue
+            out.append(
+                DefaultChange(DefaultKind.AUTO, f"{_owner_name(a)}.{a.field}", a.field, _owner_name(a),
+                              defaults[0], a.value, s.path, a.line, s.old_path, a.line, condition=a.guard_text)
+            )  # fmt: skip
+    return out
+
+
+def _owner_name(a: Assignment) -> str:
+    parts = (a.function or "").replace("::", ".").split(".")
+    return a.owner.rsplit(".", 1)[-1] if a.owner else (parts[-2] if len(parts) >= 2 else "")
+
+
 def changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     """Every default the change flips, one per name, by path and line."""
     found = _field_changes(sides, index)
     fields = {c.field for c in found}
     found += _option_changes(sides, fields)
     found += _initialiser_changes(sides, index)
+    found += _auto_changes(sides, index)
     for e in default_changes(sides):
         found.append(
             DefaultChange(DefaultKind.ENV, e.name, e.name, "", e.base.default or "", e.head.default or "",
@@ -281,7 +387,8 @@ def changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]
 # writes persistent data (files, engines, exports): a default reaching them is P1.
 _NUMERIC_WORDS = frozenset(
     {"dtype", "precision", "fp8", "fp16", "bf16", "fp32", "half", "int8", "int4", "quant", "quantization",
-     "quantize", "trt", "tensorrt", "onnx", "scale", "scaling", "eps", "epsilon", "rounding", "logn"}
+     "quantize", "trt", "tensorrt", "onnx", "scale", "scaling", "eps", "epsilon", "rounding", "logn", "kernel",
+     "attention_backend", "mha", "mla", "fmha"}
 )  # fmt: skip
 _PERSISTENT_WORDS = frozenset(
     {"save", "dump", "export", "persist", "serialize", "checkpoint", "mkdir", "makedirs", "onnx", "engine_dir",

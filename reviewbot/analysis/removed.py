@@ -219,8 +219,8 @@ def _names(c: Clause) -> tuple[str, ...]:
     env = [c.env_name, *c.env_sources, *(n for g in c.guards for n in env_sources(g.text))]
     written = c.text.split("=", 1)[0] if c.kind is ClauseKind.ASSIGN else ""
     fields = [p.rsplit(".", 1)[-1] for p in _PATH.findall(" ".join([written, *(g.text for g in c.guards)]))]
-    if c.kind.validates and not c.guards:
-        fields += [p.rsplit(".", 1)[-1] for p in _PATH.findall(c.text)]
+    if c.kind.validates:  # the names it checks, in its own condition (`assert x > 1, "..."`) too
+        fields += [p.rsplit(".", 1)[-1] for p in _PATH.findall(re.sub(r"(['\"]).*?\1", " ", c.text))]
     return tuple(dict.fromkeys(n for n in [*env, *fields] if n and n not in _NOISE and len(n) > 2))
 
 

@@ -116,11 +116,13 @@ def changed_tests(change: ChangeSet) -> list[TestLine]:
 
 
 def test_lines_mentioning(lines: Iterable[TestLine], names: Iterable[str]) -> list[TestLine]:
-    """The changed test lines that mention one of `names` as a whole word (`head_num` also as `head_num_`)."""
+    """The changed test lines that mention one of `names` as a whole word (`head_num` also as `head_num_`,
+    and as the command-line flag `--head-num` a test passes)."""
     wanted = sorted({n for n in names if n and len(n) > 2})
     if not wanted:
         return []
-    rx = re.compile(r"(?<![\w])(?:" + "|".join(re.escape(n) for n in wanted) + r")_?(?![\w])")
+    spelled = sorted({*wanted, *(n.replace("_", "-") for n in wanted if "_" in n.strip("_"))})
+    rx = re.compile(r"(?<![\w])(?:" + "|".join(re.escape(n) for n in spelled) + r")_?(?![\w])")
     return [t for t in lines if rx.search(t.text)]
 
 

@@ -136,6 +136,8 @@ def _title(c: DefaultChange) -> Message:
             before=f"`{c.env.before.shown()}`",
             after=f"`{c.env.after.shown()}`",
         )
+    if c.kind is DefaultKind.AUTO:
+        return msg("default-changed.title.auto", name=c.name, new=new, condition=clip(c.condition, 70))
     if c.kind is DefaultKind.INITIALISER:
         return msg(
             "default-changed.title.initialiser",
