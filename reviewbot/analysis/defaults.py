@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from enum import Enum
 
 from reviewbot.analysis.derive import derivation_writes
-from reviewbot.analysis.envparse import same_literal
-from reviewbot.analysis.envs import EnvDefaultChange, default_changes
+from reviewbot.analysis.envparse import Outcome, Result, evaluate, same_literal, value_of_default
+from reviewbot.analysis.envs import EnvDefaultChange, default_changes, unset_value
 from reviewbot.analysis.sides import Side
-from reviewbot.lang.clauses import OptionDefault, OptionKind
-from reviewbot.lang.facts import Assignment, FileFacts
+from reviewbot.lang.clauses import ClauseKind, OptionDefault, OptionKind
+from reviewbot.lang.facts import Assignment, EnvRead, FileFacts
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.owners import is_config_name, is_constant_value, is_init_function
 from reviewbot.lang.predicate import And, Atom, Not, Or, Pred
@@ -45,6 +45,7 @@ class DefaultKind(str, Enum):
     PARAMETER = "parameter"
     INITIALISER = "initialiser"
     AUTO = "auto"  # the value a derivation picks for a field nobody set
+    CONSTANT = "constant"  # a module constant replaced by an environment read with another default
 
 
 @dataclass(frozen=True)
@@ -365,6 +366,83 @@ def _owner_name(a: Assignment) -> str:
     return a.owner.rsplit(".", 1)[-1] if a.owner else (parts[-2] if len(parts) >= 2 else "")
 
 
+_CONSTANT_NAME = re.compile(r"^([A-Z][A-Z0-9_]*)=(.+)$")
+
+
+def _module_constants(s: Side) -> dict[str, str]:
+    """Module-level constants the change removed (`FLASHINFER_WORKSPACE_SIZE = 256 * 1024 * 1024`)."""
+    out: dict[str, str] = {}
+    for c in s.base.clauses if s.base is not None else ():
+        m = _CONSTANT_NAME.match(c.text)
+        if c.function or c.kind is not ClauseKind.ASSIGN or c.line not in s.removed or m is None:
+            continue
+        if value_of_default(m.group(2)).outcome is Outcome.VALUE:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def _unset(e: EnvRead, index: RepoIndex) -> Result:
+    """What a read gives when the variable is unset; a read without a default of its own (`envs.X`)
+    takes the default of the variable's defining read (`int(os.getenv("X", "394"))` in `envs.py`)."""
+    if e.default is not None:
+        return unset_value(e)
+    defining = {(r.default, r.parse) for r in index.env_reads(e.name) if r.default is not None}
+    if len(defining) != 1:
+        return Result(Outcome.UNKNOWN)
+    default, parse = next(iter(defining))
+    base = value_of_default(default)
+    return evaluate(parse, base.value) if parse and base.outcome is Outcome.VALUE else base
+
+
+def _constant_to_env(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
+    """`SIZE = 256 MiB` removed and its use replaced by `envs.SIZE_ENV` whose default is 394 MiB: every
+    deployment that never sets the variable gets another value than the constant it had."""
+    out: list[DefaultChange] = []
+    for s in sides:
+        constants = _module_constants(s)
+        if not constants or s.head_facts is None:
+            continue
+        for e in sorted(s.head_facts.env_reads, key=lambda e: (e.line, e.name)):
+            if e.line not in s.added:
+                continue
+            hunk = next(
+                (h for h in s.hunks if h.target_start <= e.line < h.target_start + h.target_length), None
+            )
+            if hunk is None:
+                continue
+            # The removed use the read replaced: a removed line (not a definition) that reads a constant,
+            # nearest to the read's place in the hunk.
+            at = e.line - hunk.target_start
+            uses = sorted(
+                (abs((n - hunk.source_start) - at), n, name)
+                for n, t in hunk.removed
+                if not _CONSTANT_NAME.match("".join(t.split()))
+                for name in constants
+                if re.search(rf"(?<![\w.]){name}(?!\w)", t)
+            )
+            if not uses:
+                continue
+            names = [uses[0][2]]
+            old, new = value_of_default(constants[names[0]]), _unset(e, index)
+            if old.outcome is not Outcome.VALUE or new.outcome is not Outcome.VALUE:
+                continue
+            if str(old.value) == str(new.value):
+                continue  # the same value, now configurable
+            out.append(
+                DefaultChange(DefaultKind.CONSTANT, e.name, e.name, "", f"{names[0]} = {constants[names[0]]}",
+                              str(new.value), s.path, e.line, s.old_path, _line_of(s, names[0]),
+                              old_effective=str(old.value), new_effective=str(new.value))
+            )  # fmt: skip
+    return out
+
+
+def _line_of(s: Side, name: str) -> int:
+    for c in s.base.clauses if s.base is not None else ():
+        if not c.function and c.text.startswith(name + "="):
+            return c.line
+    return 0
+
+
 def changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     """Every default the change flips, one per name, by path and line."""
     found = _field_changes(sides, index)
@@ -372,14 +450,16 @@ def changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]
     found += _option_changes(sides, fields)
     found += _initialiser_changes(sides, index)
     found += _auto_changes(sides, index)
+    found += _constant_to_env(sides, index)
     for e in default_changes(sides):
         found.append(
             DefaultChange(DefaultKind.ENV, e.name, e.name, "", e.base.default or "", e.head.default or "",
                           e.head.path, e.head.line, e.base.path, e.base.line, env=e)
         )  # fmt: skip
-    unique: dict[tuple[str, str], DefaultChange] = {}
+    unique: dict[tuple[str, str, int], DefaultChange] = {}
     for c in sorted(found, key=lambda c: (c.path, c.line, c.kind.value, c.name)):
-        unique.setdefault((c.kind.value, c.name), c)
+        # One finding per default; a constant replaced at several reads is one per read (each its own use).
+        unique.setdefault((c.kind.value, c.name, c.line if c.kind is DefaultKind.CONSTANT else 0), c)
     return sorted(unique.values(), key=lambda c: (c.path, c.line, c.name))
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -54,9 +55,39 @@ RAISES = Result(Outcome.RAISES)
 _HOLE = "__env_value__"
 _TRUE = frozenset({"1", "true", "yes", "y", "t", "on"})
 _FALSE = frozenset({"0", "false", "no", "n", "f", "off"})
+_CONSTANT_EXPR = re.compile(r"[\d\s+\-*/%()_.]+|(?:str|int)\([\d\s+\-*/%()_]+\)")
 _STR_TO_BOOL = re.compile(
     r"(?i)_?(?:str_?to_?bool|strtobool|to_bool|parse_bool|as_bool|str2bool|env_to_bool)"
 )
+
+
+def _add(a: int, b: int) -> int:
+    return a + b
+
+
+def _sub(a: int, b: int) -> int:
+    return a - b
+
+
+def _mul(a: int, b: int) -> int:
+    return a * b
+
+
+def _floordiv(a: int, b: int) -> int:
+    return a // b
+
+
+def _mod(a: int, b: int) -> int:
+    return a % b
+
+
+_ARITH: dict[type[ast.operator], Callable[[int, int], int]] = {
+    ast.Add: _add,
+    ast.Sub: _sub,
+    ast.Mult: _mul,
+    ast.FloorDiv: _floordiv,
+    ast.Mod: _mod,
+}
 
 
 class _Unknown(Exception):
@@ -99,7 +130,12 @@ def value_of_default(default: str | None) -> Result:
     try:
         return Result(Outcome.VALUE, ast.literal_eval(text))
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    # A constant expression: `256 * 1024 * 1024`, `str(394 * 1024 * 1024)`.
+    if len(text) > 200 or not _CONSTANT_EXPR.fullmatch(text):
         return UNKNOWN
+    found = evaluate(text, None)
+    return found if found.outcome is Outcome.VALUE else UNKNOWN
 
 
 def same_literal(a: str, b: str) -> bool:
@@ -128,6 +164,24 @@ def _eval(node: ast.AST, value: object) -> object:  # noqa: C901 - one branch pe
     if isinstance(node, ast.BoolOp):
         results = [_eval(v, value) for v in node.values]
         return all(results) if isinstance(node.op, ast.And) else any(results)
+    if isinstance(node, ast.BinOp) and isinstance(
+        node.op, ast.Add | ast.Sub | ast.Mult | ast.FloorDiv | ast.Mod
+    ):
+        left, right = _eval(node.left, value), _eval(node.right, value)
+        if (
+            not (isinstance(left, int) and isinstance(right, int))
+            or isinstance(left, bool)
+            or isinstance(right, bool)
+        ):
+            raise _Unknown("arithmetic on non-integers")
+        if isinstance(node.op, ast.FloorDiv | ast.Mod) and right == 0:
+            raise _Raise()
+        return _ARITH[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        operand = _eval(node.operand, value)
+        if isinstance(operand, int | float) and not isinstance(operand, bool):
+            return -operand
+        raise _Unknown("negation")
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         return _compare(node.ops[0], _eval(node.left, value), _eval(node.comparators[0], value))
     if isinstance(node, ast.Call) and not node.keywords:

@@ -136,6 +136,14 @@ def _title(c: DefaultChange) -> Message:
             before=f"`{c.env.before.shown()}`",
             after=f"`{c.env.after.shown()}`",
         )
+    if c.kind is DefaultKind.CONSTANT:
+        return msg(
+            "default-changed.title.constant",
+            name=c.name,
+            constant=clip(c.old, _VALUE),
+            was=clip(c.old_effective, _VALUE),
+            now=clip(c.new_effective, _VALUE),
+        )
     if c.kind is DefaultKind.AUTO:
         return msg("default-changed.title.auto", name=c.name, new=new, condition=clip(c.condition, 70))
     if c.kind is DefaultKind.INITIALISER:
