@@ -60,6 +60,8 @@ class PyOwners(Walker):
     def track(self, left: Node, value: Node, ctx: Ctx, at: Node) -> None:
         """Types of locals (`cfg = ModelConfig(...)`, `cfg: ModelConfig = ...`) and the fields an
         `__init__` / `__post_init__` declares by assigning them first (`self.x = ...`)."""
+        if left.type == "attribute" and not (ctx.init or (ctx.function or "").endswith("__post_init__")):
+            return  # only a constructor declares fields; other member writes have no type to record
         ann = at.child_by_field_name("type") if at.child_by_field_name("left") == left else None
         v = self.unparen(value)
         if left.type == "identifier" and ctx.function is not None:
@@ -143,12 +145,13 @@ class PyOwners(Walker):
         self, node: Node, obj: Node | None, attr: Node | None, ctx: Ctx, cnd: Cond | None, neg: bool
     ) -> None:
         """A read of `obj.attr` (with the type it lands in); `envs.X` is also an environment read."""
-        on_self = obj is not None and obj.type == "identifier" and self.txt(obj) == "self"
+        raw = self.txt(node)
+        on_self = obj is not None and obj.type == "identifier" and raw.startswith("self.")
         member = self.txt(attr) if on_self and attr is not None else None
-        expr = canonical_expr(self.txt(node))
+        expr = canonical_expr(raw)
         # Only a path has a type to follow (`cfg.x`, `self.a.b`), not `f().x` or `xs[0].x`.
-        path = obj is not None and obj.type in ("identifier", "attribute")
-        recv = self.recv_of(ctx, "".join(self.txt(obj).split())) if path and obj is not None else NO_RECV
+        path = obj is not None and obj.type in ("identifier", "attribute") and "." in raw
+        recv = self.recv_of(ctx, "".join(raw.rsplit(".", 1)[0].split())) if path else NO_RECV
         self.read(ctx, expr, node, cnd, neg, member=member, recv=recv)
         env = env_attribute(expr)
         if env is not None:

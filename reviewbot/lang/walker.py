@@ -304,7 +304,8 @@ class Walker(OwnerEmitters):
                 owner_via=recv.via,
                 stmt_start=self.line(stmt),
                 stmt_end=self.end_line(stmt),
-                names=bare_names(self.txt(raw)) if raw is not None else (),
+                # Only the derivations of changed files (parsed without a focus) follow locals.
+                names=bare_names(self.txt(raw)) if raw is not None and self.focus is None else (),
                 guard_spans=ctx.conds,
                 boolean=boolean or value in _BOOLS,
             )
