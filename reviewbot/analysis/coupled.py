@@ -21,19 +21,18 @@ Pure: facts in, records out; every list is ordered by a stable key.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.feasible import RuledOut, blocked_by, moot_reason, ruled_out
+from reviewbot.analysis.forced import field_writes, forced_neutral
 from reviewbot.analysis.reach import guard_fields
 from reviewbot.analysis.readers import Readers, other_readers
 from reviewbot.analysis.skipped import Skipped, facts_of, feasible_skipped, skipped_behaviour
-from reviewbot.analysis.truthtable import Outcome, truth_table
 from reviewbot.lang.calls import Callee, CallGraph
 from reviewbot.lang.common import last_component
-from reviewbot.lang.facts import AssignKind, Assignment, FieldRead, FileFacts, Function
+from reviewbot.lang.facts import Assignment, FieldRead, FileFacts, Function
 from reviewbot.lang.index import RepoIndex
-from reviewbot.lang.predicate import Pred
 
 __all__ = ["Consumer", "CoupledField", "coupled_fields", "callees_of_skipped", "config_family"]
 
@@ -281,35 +280,6 @@ def callees_of_skipped(
     return out
 
 
-def _writes(d: ChangedDerivation, index: RepoIndex, shown: str) -> list[Assignment]:
-    a = d.head
-    receiver = a.target.rsplit(".", 1)[0] if "." in a.target else ""
-    facts = index.files.get(a.path)
-    target = f"{receiver}.{shown}" if receiver else shown
-    return [
-        w
-        for w in (facts.assignments if facts is not None else ())
-        if w.function == a.function and w.target == target and w.kind is not AssignKind.BINDING
-    ]
-
-
-def _forced(d: ChangedDerivation, index: RepoIndex, writes: list[Assignment], neutral: str) -> bool:
-    """True when, in every row of the truth table where the guard holds, the field ends up `neutral`.
-
-    The table compares the function's writes of the field (head) against a reference that is the
-    field forced to `neutral` under the guard (base): no changed row under the guard means forced.
-    """
-    guard: Pred | None = d.head.guard
-    if not writes or guard is None:
-        return False
-    first = writes[0]
-    reference = replace(first, guard=guard, value=neutral, kind=AssignKind.PLAIN, line=d.head.line)
-    table = truth_table([ChangedDerivation(head=first, base=(reference,), new_branch=False)], writes, index)
-    shown = Outcome("const", neutral).show(first.lang)
-    under_guard = [row for row in table["rows"] if row["base"] == shown]
-    return bool(under_guard) and not any(row["changed"] for row in under_guard)
-
-
 def _owner_family(d: ChangedDerivation, index: RepoIndex, shown: str) -> tuple[str, frozenset[str]]:
     """The owner type of field `shown` of the derived object (`rope_config.dim` -> `RopeConfig`) and
     the types whose instances hold it; ("", empty) when the index cannot tell."""
@@ -370,14 +340,14 @@ def coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | No
     for shown, found in sorted(by_field.items()):
         found = sorted(set(found), key=lambda c: c.key)
         constrained = last_component(shown) in tested
-        writes = _writes(d, index, shown)
+        writes = field_writes(d, index, shown)
         owner, owners = _owner_family(d, index, shown)
         kind, declared, default = _switch(index, owner, shown, found)
         feasible = [c for c in found if blocked_by(c.names(), rules) is None]
         blocked = next((r for c in found if (r := blocked_by(c.names(), rules)) is not None), None)
         neutral = _neutral_of(feasible or found)
         forced = ""
-        if not constrained and _forced(d, index, writes, neutral):
+        if not constrained and forced_neutral(d, index, writes, neutral):
             where = ", ".join(sorted({f"{w.path}:{w.line}" for w in writes}))
             forced = f"`{shown}` is forced to `{neutral}` whenever the guard holds ({where})"
         lost_candidate = kind and not constrained and not forced and feasible

@@ -11,21 +11,21 @@ Pure: everything comes from the RepoIndex.
 from __future__ import annotations
 
 import dataclasses
-import re
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewbot.analysis import operands as ops
 from reviewbot.analysis.builders import config_builders
+from reviewbot.analysis.operands import guard_fields
 from reviewbot.lang.facts import Assignment, Function
 from reviewbot.lang.follow import followed
-from reviewbot.lang.index import RepoIndex, is_test_path
-from reviewbot.lang.predicate import Atom, Pred, canonical_operand, literals
+from reviewbot.lang.index import RepoIndex
+from reviewbot.lang.predicate import Atom, Pred, literals
 from reviewbot.model.messages import Message, clauses, listing, msg
 
 __all__ = ["AtomReach", "ModelReach", "Reach", "describe_reach", "guard_fields", "BUILDER_NAMES"]
 
-_CMP = re.compile(r"^(?P<left>.+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
 # Names of config builders by the convention `lang.builders.is_builder` matches; the index must parse these
 # functions (see pipeline.interesting_names) so that a builder's settings are known even when it never mentions
 # the guard's fields.
@@ -93,60 +93,17 @@ class Reach:
     population_msg: Message | str = field(default="", compare=False)  # `population` as a message
 
 
-def _is_enum_ref(text: str) -> bool:
-    head = text.split(".", 1)[0]
-    return "." in text and head[:1].isupper()
-
-
-def _leaf(text: str) -> str:
-    return text.rsplit(".", 1)[-1]
-
-
-def _default_of(index: RepoIndex, fld: str) -> tuple[str, Message] | None:
-    for d in sorted(index.defaults(fld), key=lambda d: (d.lang.value, d.path, d.line)):
-        return d.value, msg(
-            "reach.default", field=f"{d.owner}.{d.field}", value=d.value, place=f"{d.path}:{d.line}"
-        )
-    return None
-
-
-def _derivation_of(index: RepoIndex, fld: str) -> Assignment | None:
-    """A write of `fld` whose value is a comparison (the atom is derived from another field)."""
-    for a in sorted(index.writers(fld), key=lambda a: (a.path, a.line)):
-        if is_test_path(a.path) or a.guard is not None:
-            continue
-        if _CMP.match(a.value):
-            return a
-    return None
-
-
-def _split(text: str) -> tuple[str, str, str, str] | None:
-    """(field operand, op, enum operand, enum member) of `x == Enum.M`, else None."""
-    m = _CMP.match(text)
-    if not m:
-        return None
-    left, op, right = (canonical_operand(m.group(g)) for g in ("left", "op", "right"))
-    enum_side, field_side = (left, right) if _is_enum_ref(left) else (right, left)
-    if not _is_enum_ref(enum_side) or _is_enum_ref(field_side):
-        return None
-    return field_side, op, enum_side, _leaf(enum_side)
-
-
-def _holds(op: str, member: str, value: str) -> bool:
-    return (_leaf(value) == member) == (op == "==")
-
-
 def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
-    split = _split(atom.text)
+    split = ops.split(atom.text)
     if split is not None:
         field_side, op, _enum, member = split
-        fld = _leaf(field_side)
+        fld = ops.leaf(field_side)
         display = ".".join(field_side.split(".")[-2:])
-        found = _default_of(index, fld)
+        found = ops.default_of(index, fld)
         if found is None:
             return AtomReach(atom.text, fld, None, display=display, want=want)
         value, said = found
-        holds = _holds(op, member, value) if _is_enum_ref(value) else None
+        holds = ops.holds(op, member, value) if ops.is_enum_ref(value) else None
         return AtomReach(
             atom.text,
             fld,
@@ -157,8 +114,8 @@ def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
             default_value=value,
             default_msg=said,
         )
-    fld = _leaf(atom.text)
-    found = _default_of(index, fld)
+    fld = ops.leaf(atom.text)
+    found = ops.default_of(index, fld)
     true_at_default: bool | None = None
     value = ""
     where: Message | str = ""
@@ -166,7 +123,7 @@ def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
         value, where = found
         if value in ("True", "False"):
             true_at_default = (value == "True") == want
-    derived = _derivation_of(index, fld)
+    derived = ops.derivation_of(index, fld)
     if derived is None:
         return AtomReach(
             atom.text,
@@ -181,12 +138,12 @@ def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
     population_msg: Message | str = ""
     population_bare: Message | str = ""
     members: tuple[str, ...] = ()
-    dsplit = _split(derived.value)
+    dsplit = ops.split(derived.value)
     if dsplit is not None:
         source_side, op, enum_side, member = dsplit
-        source = _leaf(source_side)
-        enum_members = index.enum_members(_leaf(enum_side.rsplit(".", 1)[0]))
-        members = tuple(m for m in enum_members if _holds(op, member, m) == want)
+        source = ops.leaf(source_side)
+        enum_members = index.enum_members(ops.leaf(enum_side.rsplit(".", 1)[0]))
+        members = tuple(m for m in enum_members if ops.holds(op, member, m) == want)
         if (op == "==") == want:
             population = population_msg = population_bare = f"{source} == {member}"
         else:
@@ -251,10 +208,10 @@ def _member(index: RepoIndex, enum_operand: str, value: str) -> str | None:
     """The enum member a written value names: `RopeStyle.Base` -> `Base`; an integer literal is the
     member at that position (`1` -> `Base` of `enum class RopeStyle { No = 0, Base = 1, ... }`:
     members are taken as numbered from 0 in declaration order, as the C++ and Python defaults do)."""
-    if _is_enum_ref(value):
-        return _leaf(value)
+    if ops.is_enum_ref(value):
+        return ops.leaf(value)
     if value.isdigit():
-        members = index.enum_members(_leaf(enum_operand.rsplit(".", 1)[0]))
+        members = index.enum_members(ops.leaf(enum_operand.rsplit(".", 1)[0]))
         n = int(value)
         return members[n] if n < len(members) else None
     return None
@@ -269,8 +226,8 @@ def _judge(
         if w is None:
             # The builder leaves the source (`task_type`) to whoever serves the model.
             return (None if a.members else a.true_at_default), "", True
-        if _is_enum_ref(w.value):
-            member = _leaf(w.value)
+        if ops.is_enum_ref(w.value):
+            member = ops.leaf(w.value)
             return member in a.members, f"{a.source} {member}", True
         return None, msg("reach.note.from", name=a.source, value=w.value), True
     w = _last_write(writes, a.field)
@@ -291,10 +248,10 @@ def _judge(
 
 def _satisfies(index: RepoIndex, a: AtomReach, value: str) -> bool | None:
     """Does writing `value` to the atom's field make the atom what the guard needs (None: unknown)?"""
-    split = _split(a.atom)
+    split = ops.split(a.atom)
     member = _member(index, split[2], value) if split is not None else None
     if split is not None and member is not None:
-        return _holds(split[1], split[3], member) == a.want
+        return ops.holds(split[1], split[3], member) == a.want
     if value in ("True", "False"):
         return (value == "True") == a.want
     return None
@@ -302,9 +259,9 @@ def _satisfies(index: RepoIndex, a: AtomReach, value: str) -> bool | None:
 
 def _shown(index: RepoIndex, a: AtomReach, value: str) -> str:
     """`RopeStyle.Base` as written, an integer with the member it stands for: `1 (Base)`."""
-    split = _split(a.atom)
+    split = ops.split(a.atom)
     member = _member(index, split[2], value) if split is not None else None
-    return f"{value} ({member})" if member is not None and not _is_enum_ref(value) else value
+    return f"{value} ({member})" if member is not None and not ops.is_enum_ref(value) else value
 
 
 def _models(index: RepoIndex, atoms: list[AtomReach]) -> list[ModelReach]:
@@ -353,8 +310,8 @@ def _clause(a: AtomReach) -> Message | str:
     if a.population:
         return a.population_msg or a.population
     name = a.display or a.field
-    value = f" `{_leaf(a.default_value)}`" if a.default_value else ""
-    split = _split(a.atom)
+    value = f" `{ops.leaf(a.default_value)}`" if a.default_value else ""
+    split = ops.split(a.atom)
     if a.default and a.true_at_default:
         if split is not None and (split[1] == "==") == a.want:
             return msg("reach.left-default-or", name=name, value=value, member=split[3])
@@ -436,30 +393,3 @@ def _describe(guard: Pred, index: RepoIndex) -> Reach | None:
         text,
         population,
     )
-
-
-_OPERATOR = re.compile(r"\s*(?:==|!=|<=|>=|<|>)\s*")
-_PATH = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
-
-
-def _operand_fields(text: str) -> set[str]:
-    return {
-        _leaf(op)
-        for op in _OPERATOR.split(text.strip())
-        if _PATH.match(op) and not _is_enum_ref(op) and op not in ("True", "False", "None")
-    }
-
-
-def guard_fields(guard: Pred | None, index: RepoIndex) -> set[str]:
-    """Fields a guard tests (last components): its operands and, for an atom derived from other
-    fields (`use_kvcache = task_type == TaskType.LANGUAGE_MODEL`), those fields too."""
-    out: set[str] = set()
-    if guard is None:
-        return out
-    for atom in guard.atoms():
-        out |= _operand_fields(atom.text)
-        if not _CMP.match(atom.text):
-            derived = _derivation_of(index, _leaf(atom.text))
-            if derived is not None:
-                out |= _operand_fields(derived.value)
-    return out
