@@ -69,6 +69,10 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 _ARITHMETIC = re.compile(r"(?<=[\w)\]])(?://|\*\*|\*|/|%|\+|-|<<|>>)(?=[\w(.])")
 _STRINGS = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
 _NESTED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}|<[\w.,*&: ]*>")
+_CALLEE = re.compile(r"([A-Za-z_][\w.]*)\(")
+_PARSERS = frozenset(
+    {"bool", "int", "float", "str", "str_to_bool", "strtobool", "to_bool", "literal_eval", "loads"}
+)
 _PATHS = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _SUBSCRIPT = re.compile(r"\[([^\[\]]*)\]")
 _CONFIG_WORD = re.compile(
@@ -144,14 +148,25 @@ def _is_switch(a: Assignment, env_lines: set[tuple[str | None, int]]) -> bool:
     or arithmetic (`reserve_(config.params->ratio_ * free_blocks / 100)`), whatever class holds it.
     A copy (`x_ = cfg.x`) and an object built from them (`Embedding(cfg.x)`) are not."""
     start, end = _lines(a)
-    lines = set(range(start, end + 1)) | ({a.guard_line} if a.guard_line is not None else set())
     if a.kind is AssignKind.KEYWORD:
         return False
-    if any((a.function, n) in env_lines for n in lines):
-        return True
+    if a.guard_line is not None and (a.function, a.guard_line) in env_lines:
+        return True  # the environment picks the branch
+    if any((a.function, n) in env_lines for n in range(start, end + 1)) and not _builds_object(a.value):
+        return True  # the environment gives the value (not an object sized by it, `torch.empty(envs.X)`)
     if not a.boolean and not _arithmetic(a.value):
         return False
     return any(any(_configish(p) for p in path.split(".")[:-1]) for path in _PATHS.findall(a.value))
+
+
+def _builds_object(value: str) -> bool:
+    """`value` is a call that builds or fetches something (`torch.empty(n)`, `Engine(x)`), not one that
+    parses a text (`int(...)`, `str_to_bool(...)`) or reads the environment (`os.environ.get(...)`)."""
+    m = _CALLEE.match(value)
+    if m is None:
+        return False
+    last = m.group(1).rsplit(".", 1)[-1]
+    return last not in _PARSERS and "env" not in last.lower() and last != "get"
 
 
 def _arithmetic(value: str) -> bool:

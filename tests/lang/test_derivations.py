@@ -265,6 +265,20 @@ def test_an_env_switch_of_any_class_is_a_derivation() -> None:
     assert [(r[0], r[1]) for r in _rows(_derive("pkg/cache.py", base, head))] == [(3, "reuse_cache_")]
 
 
+def test_an_object_sized_by_the_environment_is_not_a_switch() -> None:
+    base = """
+    class MLACommonImpl:
+        def __init__(self):
+            self._workspace_buffer = torch.empty(128 * 1024 * 1024, dtype=torch.uint8)
+    """
+    head = """
+    class MLACommonImpl:
+        def __init__(self):
+            self._workspace_buffer = torch.empty(envs.VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE, dtype=torch.uint8)
+    """
+    assert _derive("pkg/mla.py", base, head) == []
+
+
 def test_a_field_and_a_local_of_the_same_name_are_told_apart() -> None:
     base = """
     class ModelParams:
