@@ -158,6 +158,15 @@ def _title(c: DefaultChange) -> Message:
     return msg("default-changed.title", name=c.name, old=old, new=new)
 
 
+def _use(c: DefaultChange, ctx: CheckContext) -> str:
+    """The statement of a replaced constant's use: one constant replaced at two reads is two findings."""
+    if c.kind is not DefaultKind.CONSTANT:
+        return ""
+    f = ctx.change.file(c.path)
+    lines = f.head_text.split("\n") if f is not None and f.head_text else []
+    return lines[c.line - 1].strip() if 0 < c.line <= len(lines) else str(c.line)
+
+
 def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Finding:
     evidence: list[Message] = [
         msg("default-changed.was", old=clip(_shown(c.old, c.path), 80), place=place(c.base_path, c.base_line))
@@ -188,7 +197,7 @@ def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Findin
         severity=Severity.P1 if word else severity,
         path=c.path,
         line=c.line,
-        anchor=f"{c.kind.value}|{c.name}|{c.new}",
+        anchor=f"{c.kind.value}|{c.name}|{c.new}|{_use(c, ctx)}",
         title=_title(c),
         evidence=tuple(evidence[:MAX_EVIDENCE]),
         suggestion=msg("default-changed.suggestion", old=clip(c.old, _VALUE)),
