@@ -64,6 +64,7 @@ class DefaultChange:
     old_effective: str = ""  # INITIALISER: the values with the read fields' defaults substituted
     new_effective: str = ""
     condition: str = ""  # AUTO: the condition it is picked under, as written
+    silent: str = ""  # why `default-changed` does not report it ("" when it does); other rules may
 
 
 _DEPLOYMENT_CLASS = re.compile(r"(?:Config|Configs|Args|Arguments|Settings|Options)$")
@@ -163,11 +164,18 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
             (old, bline), (new, hline) = before[key], after[key]
             if same_literal(old, new) or (bline not in s.removed and hline not in s.added):
                 continue
+            # Changes `default-changed` does not report (other rules, such as derivation-drift, still see them):
+            # a field made "unset" (derived elsewhere, or deprecated), another class's default that is not
+            # known, the same value under another name.
+            resolved_old, resolved_new = _resolve(old, bases, index), _resolve(new, heads, index)
+            was, now = resolved_old or old, resolved_new or new
+            silent = ""
             if new == "None":
-                continue  # now "unset": the effective default is derived elsewhere (or the field is deprecated)
-            was, now = _resolve(old, bases, index), _resolve(new, heads, index)
-            if was is None or now is None or same_literal(was, now):
-                continue  # another class's default that is unknown, or the same value under another name
+                silent = "unset"
+            elif resolved_old is None or resolved_new is None:
+                silent = "unknown reference"
+            elif same_literal(was, now):
+                silent = "same value"
             owner, field = key
             sentinel = "None" in (was, now)
             if (sentinel or not (_scalar(was) and _scalar(now))) and not _config_owner(owner, s, index):
@@ -176,7 +184,7 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                 continue
             out.append(
                 DefaultChange(DefaultKind.FIELD, f"{owner}.{field}", field, owner, old, new, s.path, hline,
-                              s.old_path, bline)
+                              s.old_path, bline, silent=silent)
             )  # fmt: skip
     return out
 

@@ -208,4 +208,5 @@ def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Findin
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     for c in changed_defaults(changed, ctx.index):
-        yield _finding(c, ctx, changed)
+        if not c.silent:
+            yield _finding(c, ctx, changed)
