@@ -181,15 +181,15 @@ class Verdict:
     coverage: float
 
 
-def parse_stage(change: ChangeSet) -> Parsed:
+def parse_stage(change: ChangeSet, exclude: Sequence[str] = ()) -> Parsed:
     notes: list[Note] = []
     head_facts = _parse_side(change, True, notes)
     base_facts = _parse_side(change, False, [])
-    derivations = changed_derivations(change, base_facts, head_facts)
+    derivations = changed_derivations(change, base_facts, head_facts, exclude)
     return Parsed(head_facts, base_facts, derivations, added_predicates(change, head_facts), tuple(notes))
 
 
-def index_stage(change: ChangeSet, parsed: Parsed) -> Indexed:
+def index_stage(change: ChangeSet, parsed: Parsed, exclude: Sequence[str] = ()) -> Indexed:
     # The base-vs-head rules also ask about environment variables, changed defaults and removed writes.
     history = history_names(change, parsed.base_facts, parsed.head_facts)
     names = interesting_names(parsed.derivations, parsed.predicates, functions=False) | history.index
@@ -201,8 +201,9 @@ def index_stage(change: ChangeSet, parsed: Parsed) -> Indexed:
             index.add(facts)
         note = Note.of(SkipReason.UNAVAILABLE, msg("note.no-tree"))
         return Indexed(index, [], None, (note,))
-    index = build_index(tree, names, parsed.head_facts, test_names)
-    test_files = [p for p in tree.paths() if is_test_path(p)]
+    index = build_index(tree, names, parsed.head_facts, test_names, exclude=exclude)
+    # Vendored trees and `[review] exclude` globs hold no tests of this project either.
+    test_files = [p for p in tree.paths() if is_test_path(p) and not index.is_excluded(p)]
     # What the derived flags gate, followed into the functions it calls (those files parsed in full).
     fields = {d.head.field for d in parsed.derivations}
     calls = follow_calls(tree, index, fields) if parsed.derivations else None
@@ -328,10 +329,10 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
     clock = _Clock(timings)
     notes: list[Note] = [*settings.notes, *change.notes]
 
-    parsed = parse_stage(change)
+    parsed = parse_stage(change, settings.exclude)
     notes.extend(parsed.notes)
     clock.lap("parse")
-    indexed = index_stage(change, parsed)
+    indexed = index_stage(change, parsed, settings.exclude)
     notes.extend(indexed.notes)
     clock.lap("index")
 
