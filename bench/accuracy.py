@@ -911,6 +911,8 @@ def rule_rows(report: Report) -> list[list[str]]:
     return rows
 
 
+CALIBRATION_CAVEAT = "Read these as calibration figures: the rules were tuned on these same commits (their false positives became `ok:` fixtures), so they measure what the rules hold on code they have seen. New labelled commits, scored before any rule changes for them, are the honest test; add them to the corpus before tuning."
+
 RULE_HEADER = ["rule", "findings", "TP", "FP", "dup", "allowed", "precision", "matched", "recall", "note"]
 
 
@@ -1053,6 +1055,8 @@ def format_markdown(report: Report, runs: Sequence[CaseRun], meta: dict[str, str
         "are false positives. Precision = TP / (TP + FP); recall = matched / expected labels. "
         f"Probation: precision under {PROBATION_PRECISION} with at least {PROBATION_MIN_FINDINGS} "
         "scored findings.",
+        "",
+        CALIBRATION_CAVEAT,
         "",
         "## Per rule",
         "",
