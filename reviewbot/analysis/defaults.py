@@ -9,6 +9,8 @@ Compared per changed file, before and after (`analysis.sides`):
 - environment defaults (`analysis.envs.default_changes`): `os.environ.get("X", "0") == "1"` with `"1"`;
 - option defaults (`lang.clauses.OptionDefault`): `add_argument("--x", default=...)` and the parameter
   defaults of config builders and config constructors;
+- the defaults code picks rather than declares (`analysis.picked_defaults`): the value a derivation now
+  chooses for a field nobody set, a module constant replaced by an environment read with another default;
 - a constructor's initialiser that takes its value from another config field with another default
   (`reserve_(cfg.reserve_blocks_)` -> `reserve_(cfg.reserve_ratio_ * free / 100)`; the read fields'
   defaults are looked up in the changed files and the index).
@@ -22,49 +24,18 @@ opt-in that keeps the old behaviour) or keeps reading the old value under a depr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from enum import Enum
 
-from reviewbot.analysis.derive import derivation_writes
-from reviewbot.analysis.envparse import Outcome, Result, evaluate, same_literal, value_of_default
-from reviewbot.analysis.envs import EnvDefaultChange, default_changes, unset_value
+from reviewbot.analysis.default_records import DefaultChange, DefaultKind
+from reviewbot.analysis.envparse import same_literal
+from reviewbot.analysis.envs import default_changes
+from reviewbot.analysis.picked_defaults import auto_changes, constant_to_env
 from reviewbot.analysis.sides import Side
-from reviewbot.lang.clauses import ClauseKind, OptionDefault, OptionKind
-from reviewbot.lang.facts import Assignment, EnvRead, FileFacts
+from reviewbot.lang.clauses import OptionDefault, OptionKind
+from reviewbot.lang.facts import Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex
-from reviewbot.lang.owners import is_config_name, is_constant_value, is_init_function
-from reviewbot.lang.predicate import And, Atom, Not, Or, Pred
+from reviewbot.lang.owners import is_config_name, is_init_function
 
 __all__ = ["DefaultKind", "DefaultChange", "changed_defaults", "consumer_words", "reaches_numerics"]
-
-
-class DefaultKind(str, Enum):
-    FIELD = "field"
-    ENV = "env"
-    OPTION = "option"
-    PARAMETER = "parameter"
-    INITIALISER = "initialiser"
-    AUTO = "auto"  # the value a derivation picks for a field nobody set
-    CONSTANT = "constant"  # a module constant replaced by an environment read with another default
-
-
-@dataclass(frozen=True)
-class DefaultChange:
-    kind: DefaultKind
-    name: str  # `Owner.field`, the variable, the option or `function(param)`
-    field: str  # the bare field / variable / option / parameter name
-    owner: str  # the owner type ("" for env and options)
-    old: str  # as written (canonical)
-    new: str
-    path: str  # head path and line of the new default
-    line: int
-    base_path: str
-    base_line: int
-    env: EnvDefaultChange | None = None
-    old_effective: str = ""  # INITIALISER: the values with the read fields' defaults substituted
-    new_effective: str = ""
-    condition: str = ""  # AUTO: the condition it is picked under, as written
-    silent: str = ""  # why `default-changed` does not report it ("" when it does); other rules may
 
 
 _DEPLOYMENT_CLASS = re.compile(r"(?:Config|Configs|Args|Arguments|Settings|Options)$")
@@ -298,167 +269,14 @@ def _initialiser(a: Assignment) -> bool:
     return a.guard is None and is_init_function(a.function) and a.lang.value == "cpp"
 
 
-def _unset_test(atom: str, negated: bool, field: str, defaults: list[str]) -> bool:
-    """`x is None`, `None == x`, `not x`, `x == "auto"`, `x == 0` where 0 is its default: a test that the
-    field was left at its default."""
-    t, f = atom.replace(" ", ""), re.escape(field)
-    if negated:
-        return re.fullmatch(rf"(?:\w+\.)*{f}", t) is not None
-    m = re.fullmatch(rf"(?:(?P<lhs>[^=<>!]+)==)?(?:\w+\.)*{f}(?:==(?P<rhs>.+)|(?P<none>isNone))?", t)
-    if m is None or t == field or t.endswith("." + field):
-        return False
-    if m.group("none"):
-        return True
-    value = m.group("lhs") or m.group("rhs") or ""
-    return value in ("None", '"auto"', "'auto'", '""', "''") or any(same_literal(value, d) for d in defaults)
-
-
-def _literals(pred: Pred, negated: bool = False) -> list[tuple[str, bool]]:
-    """The atoms of a predicate with their polarity (`not x` -> (`x`, True))."""
-    if isinstance(pred, Atom):
-        return [(pred.text, negated)]
-    if isinstance(pred, Not):
-        return _literals(pred.arg, not negated)
-    if isinstance(pred, And | Or):
-        return [lit for arg in pred.args for lit in _literals(arg, negated)]
-    return []
-
-
-def _base_defaults(field: str, sides: list[Side], index: RepoIndex) -> list[str] | None:
-    """The field's defaults at base (None: the field did not exist, nothing to flip): the changed files'
-    base declarations, else the head index's declarations in files the change did not touch."""
-    changed = {s.path for s in sides} | {s.old_path for s in sides}
-    found = [
-        d.value for s in sides if s.base_facts is not None for d in s.base_facts.defaults if d.field == field
-    ] + [
-        d.default or "None" for s in sides if s.base_facts is not None for d in s.base_facts.fields if d.field == field
-    ]  # fmt: skip
-    found += [d.value for d in index.defaults(field) if d.path not in changed]
-    return sorted(set(found)) if found else None
-
-
-def _auto_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
-    """A constant a derivation now picks for a field nobody set (`if self.x is None: ... elif cond:
-    self.x = "new"`, `if not self.flag and arch in (...): self.flag = True`, `if (x == 0) x = 128;`):
-    the field's effective default for every deployment that meets the condition."""
-    out: list[DefaultChange] = []
-    for s in sides:
-        if s.head_facts is None or s.base_facts is None:
-            continue
-        before = {
-            (a.function, a.field, a.value, a.guard.key if a.guard else "") for a in s.base_facts.assignments
-        }
-        derived = {(d.via_line or d.line, d.field) for d, _ in derivation_writes(s.head_facts)}
-        for a in s.head_facts.assignments:
-            if a.line not in s.added or a.guard is None or not a.checks_target_first:
-                continue
-            if (a.line, a.field) not in derived or not is_constant_value(a.value):
-                continue
-            defaults = _base_defaults(a.field, sides, index)
-            if defaults is None:
-                continue  # a brand-new field: nothing to flip
-            tests = [(t, neg) for t, neg in _literals(a.guard) if re.search(rf"\b{re.escape(a.field)}\b", t)]
-            if not tests or not all(_unset_test(t, neg, a.field, defaults) for t, neg in tests):
-                continue
-            if (a.function, a.field, a.value, a.guard.key) in before:
-                continue
-            out.append(
-                DefaultChange(DefaultKind.AUTO, f"{_owner_name(a)}.{a.field}", a.field, _owner_name(a),
-                              defaults[0], a.value, s.path, a.line, s.old_path, a.line, condition=a.guard_text)
-            )  # fmt: skip
-    return out
-
-
-def _owner_name(a: Assignment) -> str:
-    parts = (a.function or "").replace("::", ".").split(".")
-    return a.owner.rsplit(".", 1)[-1] if a.owner else (parts[-2] if len(parts) >= 2 else "")
-
-
-_CONSTANT_NAME = re.compile(r"^([A-Z][A-Z0-9_]*)=(.+)$")
-
-
-def _module_constants(s: Side) -> dict[str, str]:
-    """Module-level constants the change removed (`FLASHINFER_WORKSPACE_SIZE = 256 * 1024 * 1024`)."""
-    out: dict[str, str] = {}
-    for c in s.base.clauses if s.base is not None else ():
-        m = _CONSTANT_NAME.match(c.text)
-        if c.function or c.kind is not ClauseKind.ASSIGN or c.line not in s.removed or m is None:
-            continue
-        if value_of_default(m.group(2)).outcome is Outcome.VALUE:
-            out[m.group(1)] = m.group(2)
-    return out
-
-
-def _unset(e: EnvRead, index: RepoIndex) -> Result:
-    """What a read gives when the variable is unset; a read without a default of its own (`envs.X`)
-    takes the default of the variable's defining read (`int(os.getenv("X", "394"))` in `envs.py`)."""
-    if e.default is not None:
-        return unset_value(e)
-    defining = {(r.default, r.parse) for r in index.env_reads(e.name) if r.default is not None}
-    if len(defining) != 1:
-        return Result(Outcome.UNKNOWN)
-    default, parse = next(iter(defining))
-    base = value_of_default(default)
-    return evaluate(parse, base.value) if parse and base.outcome is Outcome.VALUE else base
-
-
-def _constant_to_env(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
-    """`SIZE = 256 MiB` removed and its use replaced by `envs.SIZE_ENV` whose default is 394 MiB: every
-    deployment that never sets the variable gets another value than the constant it had."""
-    out: list[DefaultChange] = []
-    for s in sides:
-        constants = _module_constants(s)
-        if not constants or s.head_facts is None:
-            continue
-        for e in sorted(s.head_facts.env_reads, key=lambda e: (e.line, e.name)):
-            if e.line not in s.added:
-                continue
-            hunk = next(
-                (h for h in s.hunks if h.target_start <= e.line < h.target_start + h.target_length), None
-            )
-            if hunk is None:
-                continue
-            # The removed use the read replaced: a removed line (not a definition) that reads a constant,
-            # nearest to the read's place in the hunk.
-            at = e.line - hunk.target_start
-            uses = sorted(
-                (abs((n - hunk.source_start) - at), n, name)
-                for n, t in hunk.removed
-                if not _CONSTANT_NAME.match("".join(t.split()))
-                for name in constants
-                if re.search(rf"(?<![\w.]){name}(?!\w)", t)
-            )
-            if not uses:
-                continue
-            names = [uses[0][2]]
-            old, new = value_of_default(constants[names[0]]), _unset(e, index)
-            if old.outcome is not Outcome.VALUE or new.outcome is not Outcome.VALUE:
-                continue
-            if str(old.value) == str(new.value):
-                continue  # the same value, now configurable
-            out.append(
-                DefaultChange(DefaultKind.CONSTANT, e.name, e.name, "", f"{names[0]} = {constants[names[0]]}",
-                              str(new.value), s.path, e.line, s.old_path, _line_of(s, names[0]),
-                              old_effective=str(old.value), new_effective=str(new.value))
-            )  # fmt: skip
-    return out
-
-
-def _line_of(s: Side, name: str) -> int:
-    for c in s.base.clauses if s.base is not None else ():
-        if not c.function and c.text.startswith(name + "="):
-            return c.line
-    return 0
-
-
 def changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     """Every default the change flips, one per name, by path and line."""
     found = _field_changes(sides, index)
     fields = {c.field for c in found}
     found += _option_changes(sides, fields)
     found += _initialiser_changes(sides, index)
-    found += _auto_changes(sides, index)
-    found += _constant_to_env(sides, index)
+    found += auto_changes(sides, index)
+    found += constant_to_env(sides, index)
     for e in default_changes(sides):
         found.append(
             DefaultChange(DefaultKind.ENV, e.name, e.name, "", e.base.default or "", e.head.default or "",
