@@ -55,20 +55,9 @@ _TEXT = 80
 
 
 def _title(c: ConstantGuard) -> Message:
-    if c.kind is ConstantKind.ENV_OBJECT:
-        return msg(
-            "always-true-guard.title.env-object",
-            read=clip(c.read, _TEXT),
-            value=c.value,
-            name=c.name,
-        )
-    if c.kind is ConstantKind.ENV_CONSTANT:
-        return msg(
-            "always-true-guard.title.env-constant",
-            read=clip(c.read, _TEXT),
-            value=c.value,
-            name=c.name,
-        )
+    if c.kind in (ConstantKind.ENV_OBJECT, ConstantKind.ENV_CONSTANT):
+        key = "env-object" if c.kind is ConstantKind.ENV_OBJECT else "env-constant"
+        return msg(f"always-true-guard.title.{key}", read=clip(c.read, _TEXT), value=c.value, name=c.name)
     if c.kind is ConstantKind.ENV_STRING:
         return msg("always-true-guard.title.env-string", name=c.name)
     if c.kind is ConstantKind.DIVISION:
