@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
@@ -190,10 +190,22 @@ def _verdict(ctx: CheckContext, d: ChangedDerivation) -> list[str] | None:
     return ex.killed_by(d.head.path, d.head.line)
 
 
-def run(ctx: CheckContext) -> Iterable[Finding]:
+@dataclass(frozen=True)
+class _Untested:
+    """One function's branches that no test pins, and what was searched to say so."""
+
+    function: str
+    branches: list[ChangedDerivation]  # in guard/line order; the first is the finding's anchor
+    survived: bool  # the verdict came from executed tests (a surviving mutant)
+    names: list[str]  # what the changed tests were searched for
+    own: list[str]  # the fields and (distinctive) function name
+    tests: list[ChangedTest]
+
+
+def _untested(ctx: CheckContext) -> Iterator[_Untested]:
+    """The decision of this rule, apart from how its findings read (untested-branch asks it too)."""
     if not ctx.derivations:
         return
-    python_tests = any(p.endswith(".py") for p in ctx.test_files)
     defined = _definitions(ctx)
     tests = changed_tests(ctx)
     # One finding per function: its new and changed branches are one request for a focused test.
@@ -226,9 +238,26 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             survivors + open_,
             key=lambda g: (g.head.guard_line or g.head.via_line or g.head.line, g.head.line),
         )
-        if not untested:
-            continue
-        survived = bool(survivors)
+        if untested:
+            yield _Untested(fn, untested, bool(survivors), names, own, tests)
+
+
+def untested_writes(ctx: CheckContext) -> set[str]:
+    """`path:line` of every write this rule reports as untested."""
+    return {f"{d.head.path}:{d.head.line}" for u in _untested(ctx) for d in u.branches}
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    python_tests = any(p.endswith(".py") for p in ctx.test_files)
+    for u in _untested(ctx):
+        survived, untested, names, own, tests, fn = (
+            u.survived,
+            u.branches,
+            u.names,
+            u.own,
+            u.tests,
+            u.function,
+        )
         d = untested[0]
         a = d.head
         evidence: list[Message | str] = []

@@ -50,8 +50,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     ex = ctx.execution
     if ex is None or not ex.ran or ex.head is None:
         return []
-    # missing-tests reports one finding per branch: `assignments` lists every write of it.
-    untested = {w for f in missing_tests.run(ctx) for w in dict(f.extra).get("assignments", "").split(", ")}
+    untested = missing_tests.untested_writes(ctx)
     judged = [
         r
         for r in ex.mutants
