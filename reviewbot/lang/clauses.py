@@ -12,23 +12,40 @@ parameter defaults (`def build(use_x: bool = False)`, `void f(bool use_x = false
 
 Texts are in the canonical spelling of `common.canonical_expr`, so both revisions of a file compare
 equal when only whitespace, `self.`/`this->` or `::`/`.` spelling differ.
+
+The records (`Clause`, `Guard`, `OptionDefault`, ...) are defined in `lang.clause_records` and re-exported
+here, where their callers import them; the option defaults are read by `lang.option_defaults`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-from dataclasses import dataclass
-from enum import Enum
 from functools import lru_cache
 
 import tree_sitter_cpp
 import tree_sitter_python
 from tree_sitter import Node
 
+from reviewbot.lang.clause_records import (
+    Clause,
+    ClauseKind,
+    Clauses,
+    Guard,
+    OptionDefault,
+    OptionKind,
+    atoms,
+    written_atoms,
+)
 from reviewbot.lang.common import canonical_expr
 from reviewbot.lang.env import env_sources, env_write
 from reviewbot.lang.facts import Lang, lang_for_path
+from reviewbot.lang.option_defaults import (
+    add_argument_default,
+    add_declared_defaults,
+    add_parameter_defaults,
+    calls_in,
+)
 from reviewbot.lang.treesitter import LazyParser, first_line, last_line, named, text
 
 __all__ = [
@@ -47,111 +64,6 @@ _PY = LazyParser(tree_sitter_python.language)
 _CPP = LazyParser(tree_sitter_cpp.language)
 _MAX_DEPTH = 200  # nesting followed at most this deep (generated code); deeper statements are left out
 _CHECK_MACRO = re.compile(r"(?:\w+_)?(?:CHECK|ASSERT|REQUIRE)(?:_\w+)?|assert|static_assert|TORCH_CHECK\w*")
-
-
-class ClauseKind(str, Enum):
-    ASSIGN = "assign"  # `x = v`, `x += v`, `T x = v;`
-    ENV_WRITE = "env-write"  # `os.environ["X"] = v`, `setenv("X", v, 1)`: see `Clause.env_name`
-    CALL = "call"  # a call for its effect
-    RAISE = "raise"  # `raise ...`, `throw ...;`
-    RETURN = "return"  # `return ...`, `continue`, `break`
-    CHECK = "check"  # `assert cond`, `assert(cond)`, `FT_CHECK(cond)`, `TORCH_CHECK(cond, ...)`
-    OTHER = "other"
-
-    @property
-    def validates(self) -> bool:
-        """A statement that rejects a configuration: a raise, a throw, an assertion or a check macro."""
-        return self in (ClauseKind.RAISE, ClauseKind.CHECK)
-
-
-@dataclass(frozen=True)
-class Guard:
-    """One condition a statement runs under; `negated` for the else side of it."""
-
-    text: str  # canonical condition, without the outer parentheses
-    negated: bool
-    line: int
-    written: str = ""  # as written (one line, outer parentheses dropped), for messages
-
-    @property
-    def shown(self) -> str:
-        body = self.written or self.text
-        return f"not ({body})" if self.negated else body
-
-    @property
-    def spelled(self) -> str:
-        return f"not ({self.text})" if self.negated else self.text
-
-
-@dataclass(frozen=True)
-class Clause:
-    kind: ClauseKind
-    text: str  # canonical statement text
-    line: int
-    end_line: int
-    guards: tuple[Guard, ...] = ()  # outermost first
-    function: str = ""  # `Class.method` / `Class::method`; "" at module or namespace level
-    env_name: str = ""  # ENV_WRITE: the variable written
-    env_sources: tuple[str, ...] = ()  # environment variables the statement reads (`os.environ.get("OLD")`)
-
-    @property
-    def guard_atoms(self) -> frozenset[str]:
-        return frozenset(a for g in self.guards for a in atoms(g))
-
-
-class OptionKind(str, Enum):
-    ARGUMENT = "argument"  # `parser.add_argument("--x", default=...)`
-    PARAMETER = "parameter"  # a function parameter's default
-
-
-@dataclass(frozen=True)
-class OptionDefault:
-    kind: OptionKind
-    name: str  # the option's destination (`--max-len` -> `max_len`) or the parameter's name
-    default: str  # canonical
-    function: str  # `Class.method` / `Class::method` (the enclosing one for an argument)
-    line: int
-
-
-@dataclass(frozen=True)
-class Clauses:
-    path: str
-    lang: Lang
-    clauses: tuple[Clause, ...] = ()
-    options: tuple[OptionDefault, ...] = ()
-
-
-_TOP_AND = re.compile(r"\s*(?<![\w.])and(?![\w])\s*|\s*&&\s*")
-
-
-def _conjuncts(t: str) -> list[str]:
-    depth, start, out = 0, 0, []
-    for m in _TOP_AND.finditer(t):
-        depth = sum(1 if c in "([{" else -1 if c in ")]}" else 0 for c in t[: m.start()])
-        if depth == 0:
-            out.append(t[start : m.start()])
-            start = m.end()
-    out.append(t[start:])
-    return [a.strip() for a in out if a.strip()]
-
-
-def atoms(guard: Guard) -> tuple[str, ...]:
-    """The conjuncts a guard requires: `a and b` -> (`a`, `b`); a negated guard stays whole."""
-    if guard.negated:
-        return (guard.spelled,)
-    return tuple(canonical_expr(a) for a in _conjuncts(guard.text))
-
-
-def written_atoms(guard: Guard) -> dict[str, str]:
-    """Each conjunct of `atoms(guard)` as written (`!use_kvcache` for `!use_kvcache`); the canonical
-    text when the written one does not split the same way."""
-    if guard.negated or not guard.written:
-        return {a: guard.shown for a in atoms(guard)}
-    raw = _conjuncts(guard.written)
-    canonical = atoms(guard)
-    if len(raw) != len(canonical):
-        return {a: a for a in canonical}
-    return dict(zip(canonical, raw, strict=True))
 
 
 @lru_cache(maxsize=128)
@@ -205,7 +117,9 @@ class _Walker:
         elif t in ("class_definition", "class_specifier", "struct_specifier"):
             self._class(node, scope, depth)
         elif t == "field_declaration":
-            self._cpp_declaration(node, scope)  # a member: its default is a fact; a method: its defaults
+            add_declared_defaults(
+                self.options, node, scope
+            )  # a member: its default is a fact; a method: its defaults
         elif t in _BODIES:
             self.block(node, guards, scope, depth)
         elif t == "case_statement":
@@ -221,7 +135,9 @@ class _Walker:
                     self.statement(child, guards, scope, depth + 1)
         elif t in _STATEMENT_TYPES:
             if t == "declaration" and not scope:
-                self._cpp_declaration(node, scope)  # a prototype at namespace scope: its defaults
+                add_declared_defaults(
+                    self.options, node, scope
+                )  # a prototype at namespace scope: its defaults
             else:
                 self._simple(node, guards, scope)
 
@@ -234,7 +150,9 @@ class _Walker:
         cls = f"{scope}{self._sep}{inner}" if scope and inner else inner or scope
         for child in named(body):
             if child.type in ("declaration", "field_declaration") and self.lang is Lang.CPP:
-                self._cpp_declaration(child, cls)  # a method or constructor declared with default arguments
+                add_declared_defaults(
+                    self.options, child, cls
+                )  # a method or constructor declared with default arguments
             else:
                 self.statement(child, (), cls, depth + 1)
 
@@ -280,7 +198,7 @@ class _Walker:
                 self.statement(inner, guards, scope, depth)
             return
         name = self._function_name(node, scope)
-        self._parameters(node, name)
+        add_parameter_defaults(self.options, node, name, self.lang)
         body = node.child_by_field_name("body")
         if body is not None:
             self.block(body, (), name, depth)
@@ -307,8 +225,8 @@ class _Walker:
         kind = self._kind(node)
         self.out.append(self._clause(node, kind, guards, scope))
         if self.lang is Lang.PYTHON:
-            for call in _calls(node):
-                self._argument(call, scope)
+            for call in calls_in(node):
+                add_argument_default(self.options, call, scope)
 
     def _kind(self, node: Node) -> ClauseKind:
         t = node.type
@@ -351,108 +269,12 @@ class _Walker:
             env_sources=env_sources(written[1] if written else body),
         )
 
-    # --- option defaults --------------------------------------------------------------------------
-
-    def _argument(self, call: Node, scope: str) -> None:
-        """`parser.add_argument("--max-len", type=int, default=8)`: the option `max_len` defaults to 8."""
-        fn = call.child_by_field_name("function")
-        if fn is None or not text(fn).endswith("add_argument"):
-            return
-        args = named(call.child_by_field_name("arguments"))
-        flags = [a for a in args if a.type == "string"]
-        keywords = {
-            text(k): v
-            for a in args
-            if a.type == "keyword_argument"
-            and (k := a.child_by_field_name("name")) is not None
-            and (v := a.child_by_field_name("value")) is not None
-        }
-        default = keywords.get("default")
-        if default is None:
-            return
-        dest = keywords.get("dest")
-        names = [text(f).strip("\"'") for f in flags]
-        name = (
-            text(dest).strip("\"'")
-            if dest is not None
-            else next(
-                (n.lstrip("-") for n in names if n.startswith("--")), names[0].lstrip("-") if names else ""
-            )
-        )
-        if name:
-            self.options.append(
-                OptionDefault(
-                    OptionKind.ARGUMENT,
-                    name.replace("-", "_"),
-                    canonical_expr(text(default)),
-                    scope,
-                    first_line(call),
-                )
-            )
-
-    def _parameters(self, node: Node, function: str) -> None:
-        if self.lang is Lang.PYTHON:
-            params = node.child_by_field_name("parameters")
-            for p in named(params):
-                if p.type in ("default_parameter", "typed_default_parameter"):
-                    self._parameter(p.child_by_field_name("name"), p.child_by_field_name("value"), function)
-            return
-        decl = node.child_by_field_name("declarator")
-        while decl is not None and decl.type != "function_declarator":
-            decl = decl.child_by_field_name("declarator")
-        self._cpp_parameters(decl, function)
-
-    def _cpp_parameters(self, decl: Node | None, function: str) -> None:
-        params = decl.child_by_field_name("parameters") if decl is not None else None
-        for p in named(params):
-            if p.type == "optional_parameter_declaration":
-                self._parameter(
-                    p.child_by_field_name("declarator"), p.child_by_field_name("default_value"), function
-                )
-
-    def _parameter(self, name: Node | None, value: Node | None, function: str) -> None:
-        if name is None or value is None:
-            return
-        short = re.sub(r"[^\w]", "", text(name))
-        if short:
-            self.options.append(
-                OptionDefault(
-                    OptionKind.PARAMETER, short, canonical_expr(text(value)), function, first_line(name)
-                )
-            )
-
-    def _cpp_declaration(self, node: Node, scope: str) -> None:
-        """A method declared with default arguments in a class body: `void f(bool x = false);`."""
-        decl = node.child_by_field_name("declarator")
-        while decl is not None and decl.type not in ("function_declarator",):
-            decl = decl.child_by_field_name("declarator") if decl.type != "init_declarator" else None
-        if decl is None:
-            return
-        inner = decl.child_by_field_name("declarator")
-        short = text(inner) if inner is not None else "?"
-        name = f"{scope}::{short}" if scope and "::" not in short else short
-        self._cpp_parameters(decl, name)
-
 
 def _guard(cond: Node | None, at: Node) -> Guard:
     if cond is None:
         return Guard("", False, first_line(at))
     raw = _unparen(" ".join(text(cond).split()))
     return Guard(canonical_expr(raw), False, first_line(at), raw)
-
-
-def _calls(node: Node) -> list[Node]:
-    """Call nodes inside one statement (not inside nested functions), in source order."""
-    out: list[Node] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type in ("lambda", "function_definition"):
-            continue
-        if n.type == "call":
-            out.append(n)
-        stack.extend(reversed(n.named_children))
-    return out
 
 
 # Children of a transparent statement that are walked (not its loop variables, conditions, handlers' types).
