@@ -6,6 +6,9 @@
     python3 bench/bench_review.py --large --dense    # only the large change, dense mode
     python3 bench/bench_review.py --large --both     # the large change in both modes
     python3 bench/bench_review.py --large --files 5000 --changed 500 --lines 17
+    python3 bench/bench_review.py --vs-semgrep       # reviewbot against semgrep on the bundled example
+    python3 bench/bench_review.py --vs-semgrep --repo PATH --base REV --head REV [--runs 5]
+                                                     # ... on a real checkout: see bench/bench_vs_semgrep.py
 
 Targets (docs, not assertions): the example under 1 s as a whole process; the large change (about
 10,000 changed lines over 500 files in a 5,000-file repository) under 20 s wall and 1 GB peak RSS.
@@ -50,6 +53,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench_vs_semgrep import add_arguments as add_vs_semgrep_arguments  # noqa: E402
+from bench_vs_semgrep import run as run_vs_semgrep  # noqa: E402
+from bench_vs_semgrep import tree_rss_kb  # noqa: E402
 
 from reviewbot.example import build_example  # noqa: E402
 from tests.gitrepo import Repo  # noqa: E402
@@ -292,22 +299,6 @@ def generate_large(
 # --- measuring -----------------------------------------------------------------------------------
 
 
-def _tree_rss_kb(pid: int) -> int:
-    """Sum of VmRSS over `pid` and its descendants (Linux /proc)."""
-    total, stack = 0, [pid]
-    while stack:
-        p = stack.pop()
-        try:
-            with open(f"/proc/{p}/status") as fh:
-                total += next((int(line.split()[1]) for line in fh if line.startswith("VmRSS:")), 0)
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as fh:
-                    stack.extend(int(c) for c in fh.read().split())
-        except (OSError, ValueError):
-            continue
-    return total
-
-
 def run_review(path: Path, base: str, head: str, label: str) -> dict:
     cmd = [sys.executable, "-m", "reviewbot.cli", "run", "--path", str(path), "--base", base]
     cmd += ["--head", head, "--format", "json", "--no-tests"]
@@ -326,7 +317,7 @@ def run_review(path: Path, base: str, head: str, label: str) -> dict:
 
     def sample() -> None:
         while not done.wait(0.02):
-            peak_tree[0] = max(peak_tree[0], _tree_rss_kb(proc.pid))
+            peak_tree[0] = max(peak_tree[0], tree_rss_kb(proc.pid))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -364,7 +355,17 @@ def main() -> int:
     parser.add_argument(
         "--lines", type=int, default=17, help="changed lines per file (about 20 with the branch)"
     )
+    parser.add_argument(
+        "--vs-semgrep",
+        action="store_true",
+        help="reviewbot against semgrep, alternately (bench_vs_semgrep.py)",
+    )
+    add_vs_semgrep_arguments(parser.add_argument_group("--vs-semgrep options"))
     args = parser.parse_args()
+    if args.vs_semgrep:
+        return run_vs_semgrep(args)
+    if args.repo or args.base or args.head:
+        parser.error("--repo, --base and --head go with --vs-semgrep")
     everything = not (args.example or args.large or args.dense or args.both)
     modes = ["realistic", "dense"] if args.both else ["dense"] if args.dense else ["realistic"]
     with tempfile.TemporaryDirectory(prefix="reviewbot-bench-") as tmp:
