@@ -8,7 +8,7 @@ both languages (guards, branch lines, comments, log detection, one level of alia
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -16,10 +16,8 @@ from tree_sitter import Node
 
 from reviewbot.lang.common import (
     bare_names,
-    callee_parts,
     canonical_expr,
     comment_above,
-    is_log_callee,
     last_component,
     mentions_field,
 )
@@ -32,7 +30,6 @@ from reviewbot.lang.facts import (
     FieldDefault,
     FileFacts,
     Function,
-    GatedStmt,
     Lang,
     Owner,
     OwnerVia,
@@ -40,26 +37,12 @@ from reviewbot.lang.facts import (
 )
 from reviewbot.lang.predicate import Atom, Pred, conj, negate
 from reviewbot.lang.reads import Cond, ReadLog
+from reviewbot.lang.walk_gated import Branch, GatedScan
 from reviewbot.lang.walk_owners import NO_RECV, OwnerEmitters, Recv, short_class
 
-__all__ = ["Branch", "Cond", "Ctx", "Recv", "Walker", "MAX_GATED", "NO_RECV", "short_class"]
+__all__ = ["Cond", "Ctx", "Recv", "Walker", "NO_RECV", "short_class"]
 
 _BOOLS = frozenset({"True", "False"})
-MAX_GATED = 40  # statements kept per gated branch; enough to see what a flag controls
-
-
-@dataclass
-class Branch:
-    """The innermost if / elif / else block around a statement."""
-
-    text: str  # the condition as written
-    line: int  # line of the `if` / `elif` (or of the `if` for an `else`)
-    start: int
-    end: int
-    comment: str
-    comment_line: int | None
-    block: Node | None
-    logs: bool | None = None  # filled on first use
 
 
 @dataclass(frozen=True)
@@ -79,9 +62,9 @@ class Ctx:
 
 
 @dataclass
-class Walker(OwnerEmitters):
+class Walker(GatedScan, OwnerEmitters):
     """Collects the facts of one file; subclasses walk the tree and call the emitters (the owner
-    model's in `OwnerEmitters`)."""
+    model's in `OwnerEmitters`; what a branch controls is scanned by `GatedScan`)."""
 
     assignment_types: ClassVar[frozenset[str]] = frozenset()  # node types whose `left` is a write target
     path: str
@@ -161,77 +144,6 @@ class Walker(OwnerEmitters):
     def branch(self, cond: Node, line: int, block: Node | None, start: int, end: int) -> Branch:
         text, cline = self.comment(line)
         return Branch(" ".join(self.txt(cond).split()), line, start, end, text, cline, block)
-
-    # --- statements a branch controls ------------------------------------------------------------
-
-    def gated(self, nodes: list[Node]) -> tuple[GatedStmt, ...]:
-        """The statements under `nodes` in source order (a nested if/loop gives its header, then its
-        body), at most MAX_GATED."""
-        out: list[GatedStmt] = []
-        stack = list(reversed(nodes))
-        while stack and len(out) < MAX_GATED:
-            node = stack.pop()
-            if node.type == "comment":
-                continue
-            parts = self.split_statement(node)
-            if parts is None:
-                out.append(self.gated_stmt(node))
-                continue
-            header, inner = parts
-            if header is not None:
-                out.append(self.gated_stmt(header))
-            stack.extend(reversed(inner))
-        return tuple(out)
-
-    def gated_stmt(self, node: Node) -> GatedStmt:
-        """One statement (or header expression): its first line, the calls it makes, the fields it reads."""
-        calls, fields = self.names(node)
-        line = self.line(node)
-        return GatedStmt(line, self.source_line(line), calls, fields)
-
-    def _calls_and_attrs(self, node: Node) -> Iterator[tuple[str, Node]]:
-        """('call', callee) and ('attr', node) for every call and every member access that is read
-        (not a callee, not the target of an assignment) under node."""
-        skip: set[int] = set()
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            call = self.call_parts(n)
-            if call is not None:
-                skip.add(call[0].id)
-                yield "call", call[0]
-            elif n.id not in skip and self.attr_parts(n) is not None:
-                yield "attr", n
-            elif n.type in self.assignment_types:
-                target = n.child_by_field_name("left")
-                if target is not None:
-                    skip.add(target.id)
-            stack.extend(reversed(n.named_children))  # source order
-
-    def names(self, node: Node) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(callee name components, attribute names read) under node, each in source order, unique."""
-        calls: dict[str, None] = {}
-        fields: dict[str, None] = {}
-        for kind, n in self._calls_and_attrs(node):
-            if kind == "call":
-                calls.update(dict.fromkeys(callee_parts(self.txt(n))))
-            else:
-                parts = self.attr_parts(n)
-                if parts is not None:
-                    fields[parts[1]] = None
-        return tuple(calls), tuple(fields)
-
-    def block_logs(self, b: Branch) -> bool:
-        """The branch's block logs (computed once per branch)."""
-        if b.logs is None:
-            b.logs = b.block is not None and (
-                any(
-                    kind == "call" and is_log_callee(self.txt(n))
-                    for kind, n in self._calls_and_attrs(b.block)
-                )
-                or self.extra_log(self.txt(b.block))
-            )
-        return b.logs
 
     # --- emitters --------------------------------------------------------------------------------
 
