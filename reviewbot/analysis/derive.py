@@ -21,18 +21,30 @@ fields, the environment, constants), or a write of a local that flows into such 
 
 A derivation changed when any line of its statement (a multi-line statement counts as a whole), of its
 guarding condition, or of the block between the condition and the statement was added or edited.
+
+Which writes of locals reach a field write, and the values they give it, are followed in
+`analysis.local_flows`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from reviewbot.analysis.local_flows import (
+    DERIVATION_KINDS,
+    DerivationWrite,
+    flow_names,
+    follow_local,
+    guard_key,
+    inline,
+    is_param,
+    locals_by_function,
+)
 from reviewbot.lang.facts import AssignKind, Assignment, DeclOrigin, FileFacts, OwnerVia, PredicateUse
 from reviewbot.lang.index import DEFAULT_EXCLUDES, is_excluded, is_test_path
 from reviewbot.lang.owners import PICKLING, is_config_name, is_constant_value, is_init_function
-from reviewbot.lang.predicate import Pred, conj
 from reviewbot.model.change import ChangeSet
 
 __all__ = [
@@ -59,12 +71,8 @@ def assignment_anchor(a: Assignment) -> str:
     return f"{a.function or ''}|{guard}|{a.target}={a.value}"
 
 
-_DERIVATION_KINDS = (AssignKind.PLAIN, AssignKind.TERNARY, AssignKind.AUGMENTED)
 # A config's constructor keyword (`ModelConfig(use_x=flag)`, `replace(cfg, use_x=flag)`) sets the field too.
-_FIELD_KINDS = (*_DERIVATION_KINDS, AssignKind.KEYWORD)
-_INLINE_MAX = 80  # longest local value inlined into a derivation's value
-_MAX_FLOW = 3  # locals followed back from a field write: `a = ...; b = a + 1; self.f = b`
-_WORD = re.compile(r"[A-Za-z_]\w*")
+_FIELD_KINDS = (*DERIVATION_KINDS, AssignKind.KEYWORD)
 # A binary arithmetic operator (`a*b/100`, `x+1`, `n//tp`), not a unary minus (`-1`).
 _ARITHMETIC = re.compile(r"(?<=[\w)\]])(?://|\*\*|\*|/|%|\+|-|<<|>>)(?=[\w(.])")
 _STRINGS = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
@@ -74,18 +82,9 @@ _PARSERS = frozenset(
     {"bool", "int", "float", "str", "str_to_bool", "strtobool", "to_bool", "literal_eval", "loads"}
 )
 _PATHS = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_SUBSCRIPT = re.compile(r"\[([^\[\]]*)\]")
 _CONFIG_WORD = re.compile(
     r"(?i)conf|cfg|(?:^|_)(?:params?|parameters|args|arguments|settings|options|opts)$|^(?:params|args)_"
 )
-
-
-@dataclass(frozen=True)
-class _Write:
-    """A derivation candidate and the statements whose lines make it change."""
-
-    head: Assignment
-    parts: tuple[Assignment, ...]
 
 
 def _lines(a: Assignment) -> tuple[int, int]:
@@ -105,10 +104,6 @@ def _touched(a: Assignment, added: set[int]) -> bool:
         return True
     # A changed enclosing condition further out: any added line between the branch start and the write.
     return a.branch_start is not None and any(a.branch_start <= n <= a.line for n in added)
-
-
-def _guard_key(a: Assignment) -> str:
-    return a.guard.key if a.guard is not None else ""
 
 
 def _function_short(function: str | None) -> str:
@@ -202,116 +197,6 @@ def _is_declaration(a: Assignment, copies_param: bool) -> bool:
     return is_init_function(a.function) and is_constant_value(a.value)
 
 
-def _locals_by_function(facts: FileFacts) -> dict[tuple[str | None, str], list[Assignment]]:
-    out: dict[tuple[str | None, str], list[Assignment]] = {}
-    for a in facts.assignments:
-        if "." not in a.target and a.owner_via is OwnerVia.NONE and a.kind in _DERIVATION_KINDS:
-            out.setdefault((a.function, a.target), []).append(a)
-    return out
-
-
-def _reaching(writes: list[Assignment], use: Assignment) -> list[Assignment]:
-    """Writes of a local that can reach `use` (same function, earlier lines): those after the last
-    write that runs whenever `use` runs (no guard, or the same guard)."""
-    before = sorted((w for w in writes if w.line < use.line), key=lambda w: (w.line, w.value))
-    start = 0
-    for i, w in enumerate(before):
-        if w.guard is None or _guard_key(w) == _guard_key(use):
-            start = i
-    return before[start:]
-
-
-def _substitute(expr: str, name: str, value: str, ambiguous: bool) -> str:
-    """`expr` with the local `name` replaced by its `value`; kept as is when the canonical text cannot
-    tell the local from a field of the same name (`inter_size + self.inter_size`)."""
-    if expr == name:
-        return value
-    if ambiguous:
-        return expr
-    return re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", f"({value})", expr)
-
-
-def _members_named(a: Assignment, name: str) -> bool:
-    """The value of `a` also reads a member called `name` (`self.name`, `this->name`, `x.name`)."""
-    return len(re.findall(rf"(?<![\w.]){re.escape(name)}(?!\w)", a.value)) > a.names.count(name)
-
-
-def _flows(
-    head: Assignment, local: str, locals_: dict[tuple[str | None, str], list[Assignment]]
-) -> tuple[list[_Write], list[Assignment]]:
-    """`head` (a field write) reads `local`: one derivation per write of the local that reaches it
-    (followed back through unguarded locals, `b = a + 1`, up to _MAX_FLOW steps); an unguarded write of
-    a local that is only one operand of `head`'s value (`align = tp * 64; self.f = x + pad(align)`)
-    is not a derivation of its own but part of `head`'s statement (second list)."""
-    out: list[_Write] = []
-    operands: list[Assignment] = []
-    frontier: list[tuple[Assignment, str, str, Pred | None, tuple[Assignment, ...], int]] = [
-        (head, local, head.value, head.guard, (head,), 0)
-    ]
-    while frontier:
-        use, name, expr, guard, parts, depth = frontier.pop()
-        for w in _reaching(locals_.get((use.function, name), []), use):
-            if expr != name and w.guard is None and w.kind is AssignKind.PLAIN:
-                operands.append(w)
-                continue
-            value = _substitute(expr, name, w.value, _members_named(use, name))
-            nested = [n for n in _flow_names(w, locals_) if n != name]
-            if nested and w.guard is None and depth + 1 < _MAX_FLOW:
-                frontier.extend((w, n, value, guard, (*parts, w), depth + 1) for n in reversed(nested))
-                continue
-            flow = replace(
-                w,
-                target=head.target,
-                field=head.field,
-                value=value,
-                guard=conj(w.guard, guard),
-                receiver=head.receiver,
-                owner=head.owner,
-                owner_via=head.owner_via,
-                via=name,
-                via_line=head.line,
-            )
-            out.append(_Write(flow, (*parts, w)))
-    return out, operands
-
-
-def _inline(a: Assignment, operands: list[Assignment]) -> Assignment:
-    """`a` with each local operand written once before it replaced by that value (`fuse && x` with
-    `fuse = c.qk_norm` -> `(c.qk_norm)&&x`), so the derivation reads on its own; long values stay named."""
-    value = a.value
-    by_name: dict[str, list[Assignment]] = {}
-    for w in operands:
-        by_name.setdefault(w.target, []).append(w)
-    for name in sorted(by_name):
-        writes = by_name[name]
-        if len(writes) == 1 and len(writes[0].value) <= _INLINE_MAX:
-            value = _substitute(value, name, writes[0].value, _members_named(a, name))
-    return a if value == a.value else replace(a, value=value)
-
-
-def _flow_names(a: Assignment, locals_: dict[tuple[str | None, str], list[Assignment]]) -> list[str]:
-    """Locals whose value flows into `a`: read as written (`x`, not `self.x`), not an index (`w[i]`),
-    not a loop counter (`i++`, `i += 1`)."""
-    indices = {n for inner in _SUBSCRIPT.findall(a.value) for n in _WORD.findall(inner)}
-    out = []
-    for n in sorted(set(a.names) - indices):
-        writes = locals_.get((a.function, n))
-        if writes and not any(w.kind is AssignKind.AUGMENTED for w in writes):
-            out.append(n)
-    return out
-
-
-def _is_param(
-    value: str, function: str | None, locals_: dict[tuple[str | None, str], list[Assignment]]
-) -> bool:
-    """A bare name (`x`, `_x`; not a constant, `True`, `kMax`) that no statement of the function assigns: a
-    parameter (or a global)."""
-    if _WORD.fullmatch(value) is None or value in ("True", "False", "None") or (function, value) in locals_:
-        return False
-    head = value.lstrip("_")[:1]
-    return head.islower() and not (value.startswith("k") and value[1:2].isupper())
-
-
 def derivation_writes(facts: FileFacts) -> list[tuple[Assignment, tuple[Assignment, ...]]]:
     """The derivations of one file: (derivation, the statements whose lines belong to it).
 
@@ -323,9 +208,9 @@ def derivation_writes(facts: FileFacts) -> list[tuple[Assignment, tuple[Assignme
     defaults = {
         (d.owner, d.field) for d in facts.fields if d.origin is DeclOrigin.BODY and d.default is not None
     }
-    locals_ = _locals_by_function(facts)
+    locals_ = locals_by_function(facts)
     env_lines = {(e.function, e.line) for e in facts.env_reads}
-    out: list[_Write] = []
+    out: list[DerivationWrite] = []
     for a in facts.assignments:
         if a.kind not in _FIELD_KINDS or _function_short(a.function) in PICKLING or _script(a):
             continue
@@ -333,24 +218,24 @@ def derivation_writes(facts: FileFacts) -> list[tuple[Assignment, tuple[Assignme
             _is_member_write(a) and _is_switch(a, env_lines)
         ):
             continue
-        flows: list[_Write] = []
+        flows: list[DerivationWrite] = []
         operands: list[Assignment] = []
-        for name in _flow_names(a, locals_):
-            found, parts = _flows(a, name, locals_)
+        for name in flow_names(a, locals_):
+            found, parts = follow_local(a, name, locals_)
             flows.extend(found)
             operands.extend(parts)
         out.extend(flows)
         if flows and not operands:
             continue  # `self.f = x`: the writes of `x` are the derivations
-        if not flows and not operands and _is_declaration(a, _is_param(a.value, a.function, locals_)):
+        if not flows and not operands and _is_declaration(a, is_param(a.value, a.function, locals_)):
             continue
-        out.append(_Write(_inline(a, operands), (a, *operands)))
-    out.sort(key=lambda w: (w.head.line, w.head.target, w.head.value, _guard_key(w.head)))
+        out.append(DerivationWrite(inline(a, operands), (a, *operands)))
+    out.sort(key=lambda w: (w.head.line, w.head.target, w.head.value, guard_key(w.head)))
     return [(w.head, w.parts) for w in out]
 
 
 def _same(a: Assignment, b: Assignment) -> bool:
-    return _guard_key(a) == _guard_key(b) and a.value == b.value
+    return guard_key(a) == guard_key(b) and a.value == b.value
 
 
 def changed_derivations(
@@ -378,14 +263,14 @@ def changed_derivations(
         for a, parts in derivation_writes(facts):
             if not any(_touched(p, added) for p in parts):
                 continue
-            key = (a.line, a.target, a.value, _guard_key(a))
+            key = (a.line, a.target, a.value, guard_key(a))
             if key in seen:
                 continue
             seen.add(key)
             before = tuple(b for b in base_writes if b.target == a.target and b.function == a.function)
             if any(_same(b, a) for b in before):
                 continue  # moved or reformatted, not changed
-            new_branch = not any(_guard_key(b) == _guard_key(a) for b in before)
+            new_branch = not any(guard_key(b) == guard_key(a) for b in before)
             out.append(ChangedDerivation(head=a, base=before, new_branch=new_branch))
     return out
 
