@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.truthtable import Outcome, truth_table
+from reviewbot.analysis.truthtable import truth_table, written
 from reviewbot.lang.facts import AssignKind, Assignment
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import Pred
@@ -37,6 +37,6 @@ def forced_neutral(d: ChangedDerivation, index: RepoIndex, writes: list[Assignme
     first = writes[0]
     reference = replace(first, guard=guard, value=neutral, kind=AssignKind.PLAIN, line=d.head.line)
     table = truth_table([ChangedDerivation(head=first, base=(reference,), new_branch=False)], writes, index)
-    shown = Outcome("const", neutral).show(first.lang)
-    under_guard = [row for row in table["rows"] if row["base"] == shown]
-    return bool(under_guard) and not any(row["changed"] for row in under_guard)
+    forced = written(neutral)  # the reference's outcome where the guard holds
+    under_guard = [row for row in table.rows if row.base == forced]
+    return bool(under_guard) and not any(row.changed for row in under_guard)

@@ -1,10 +1,10 @@
-"""Truth tables of changed derivations (pure: facts in, dicts out).
+"""Truth tables of changed derivations (pure: facts in, model.truthtable records out).
 
 For each changed target (grouped by target, file and function) the guards of every write of the target
 at base and head give the atoms; the atoms give input variables (one per enum-compared operand, one per
 boolean atom, plus the target's incoming value when an outcome can keep it). Every assignment of the
 variables is a row; the row's base and head outcome come from replaying the function's writes of the
-target in source order.
+target in source order. The records are values: report.truth_tables spells them out.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, replace
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, Lang
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import And, Atom, Not, Or, Pred
+from reviewbot.model.truthtable import OTHER, Outcome, Row, TruthTable, Value, Variable, VariableKind
 
 __all__ = [
     "MAX_ROWS",
@@ -27,10 +27,10 @@ __all__ = [
     "Outcome",
     "build_truth_tables",
     "truth_table",
+    "written",
 ]
 
 MAX_ROWS = 2**10
-OTHER = "<other>"
 # Beyond MAX_ROWS only changed rows are kept; this bounds the rows we even look at to find them.
 _MAX_SCAN = 2**16
 
@@ -39,47 +39,8 @@ _ENUM_CONST = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Z]\w*)\.([A-Za-z_]\w*)$")
 _CONST = re.compile(r"^(True|False|None|-?\d+(\.\d*)?[fFuUlL]*|\"[^\"]*\"|'[^']*')$")
 _PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 _BOOLS = {"True": True, "False": False}
-
-Value = Any  # bool for boolean variables, member name (or OTHER) for enum variables
-
-
-@dataclass
-class Variable:
-    """One input column of a table."""
-
-    name: str  # operand, atom text or incoming-value expression
-    kind: str  # "enum" | "bool"
-    values: list[Value] = field(default_factory=list)
-    enum: str | None = None
-    is_input: bool = False  # the target's incoming value
-    default: Value | None = None
-    default_from: str = ""  # `path:line`, "enum first member" or "bool default"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "values": list(self.values),
-            "enum": self.enum,
-            "input": self.is_input,
-            "default": self.default,
-            "default_from": self.default_from,
-        }
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What the target holds at the end of the function for one row."""
-
-    kind: str  # "input" (keeps its incoming value) | "const" | "expr"
-    text: str  # the value expression (canonical); for "input" the incoming-value expression
-
-    def show(self, lang: Lang) -> str:
-        if self.kind == "input":
-            return "keeps input"
-        if lang is Lang.CPP and self.text in _BOOLS:
-            return self.text.lower()
-        return self.text
+# One row's column values (None: a column fixed at a default it does not have, in a truncated table).
+_Inputs = dict[str, Value | None]
 
 
 def _comparison(atom: Atom) -> tuple[str, str, str] | None:
@@ -112,7 +73,7 @@ class _Vars:
         # atom text -> (variable name, how to evaluate)
         self.meaning: dict[str, tuple[str, str, Value]] = {}
 
-    def _var(self, name: str, kind: str, enum: str | None = None) -> Variable:
+    def _var(self, name: str, kind: VariableKind, enum: str | None = None) -> Variable:
         v = self.vars.get(name)
         if v is None:
             v = self.vars[name] = Variable(name=name, kind=kind, enum=enum)
@@ -135,14 +96,14 @@ class _Vars:
                 operand, enum, member = side
                 v = self._var(operand, "enum", enum)
                 if member not in v.values:
-                    v.values.append(member)
+                    self.vars[operand] = replace(v, values=(*v.values, member))
                 self.meaning[atom.text] = (operand, op, member)
                 return
         name = atom.text
         self._var(name, "bool")
         self.meaning[atom.text] = (name, "is", True)
 
-    def eval(self, p: Pred | None, row: dict[str, Value]) -> bool:
+    def eval(self, p: Pred | None, row: _Inputs) -> bool:
         if p is None:
             return True
         if isinstance(p, Atom):
@@ -162,6 +123,11 @@ class _Vars:
 
 def _is_const(value: str) -> bool:
     return bool(_CONST.match(value) or _ENUM_CONST.match(value))
+
+
+def written(value: str) -> Outcome:
+    """The outcome of a plain write of `value`: a constant or an expression."""
+    return Outcome("const" if _is_const(value) else "expr", value)
 
 
 def _ordered(assigns: Iterable[Assignment]) -> list[Assignment]:
@@ -184,12 +150,12 @@ def _revision(assigns: list[Assignment], target: str) -> _Revision:
     """Split off a leading unconditional copy: it defines the incoming value rather than an outcome."""
     if assigns and assigns[0].guard is None and assigns[0].kind is not AssignKind.AUGMENTED:
         first = assigns[0]
-        kind = "const" if _is_const(first.value) else "input"
-        return _Revision(tuple(assigns[1:]), Outcome(kind, first.value))
+        start = Outcome("const" if _is_const(first.value) else "input", first.value)
+        return _Revision(tuple(assigns[1:]), start)
     return _Revision(tuple(assigns), Outcome("input", target))
 
 
-def _replay(rev: _Revision, vs: _Vars, row: dict[str, Value]) -> Outcome:
+def _replay(rev: _Revision, vs: _Vars, row: _Inputs) -> Outcome:
     out = rev.start
     for a in rev.writes:
         if not vs.eval(a.guard, row):
@@ -198,11 +164,11 @@ def _replay(rev: _Revision, vs: _Vars, row: dict[str, Value]) -> Outcome:
             prior = "input" if out.kind == "input" else out.text
             out = Outcome("expr", f"{prior} {a.text}".strip())
         else:
-            out = Outcome("const" if _is_const(a.value) else "expr", a.value)
+            out = written(a.value)
     return out
 
 
-def _resolve(o: Outcome, input_var: str | None, vs: _Vars, row: dict[str, Value]) -> Value:
+def _resolve(o: Outcome, input_var: str | None, vs: _Vars, row: _Inputs) -> object:
     """The comparable value of an outcome: row values for the incoming value and for boolean atoms."""
     if o.kind == "input":
         if o.text == input_var or (input_var is not None and o.text in vs.input_names):
@@ -220,7 +186,8 @@ def _field_of(expr: str) -> str | None:
     return expr.rsplit(".", 1)[-1] if _PATH.match(expr) else None
 
 
-def _set_default(v: Variable, index: RepoIndex, lang: Lang) -> None:
+def _with_default(v: Variable, index: RepoIndex, lang: Lang) -> Variable:
+    """`v` with its default: the field's declared default, else the enum's first member or False."""
     field_name = _field_of(v.name)
     found = index.defaults(field_name) if field_name else []
     found = sorted(found, key=lambda d: (d.lang is not lang, d.path, d.line))
@@ -228,35 +195,38 @@ def _set_default(v: Variable, index: RepoIndex, lang: Lang) -> None:
         for d in found:
             m = _ENUM_CONST.match(d.value)
             if m and (v.enum is None or m.group(1) == v.enum):
-                v.default = m.group(2) if m.group(2) in v.values else OTHER
-                v.default_from = f"{d.path}:{d.line}"
-                return
+                default = m.group(2) if m.group(2) in v.values else OTHER
+                return replace(v, default=default, default_from=f"{d.path}:{d.line}")
         members = index.enum_members(v.enum or "")
         if members:
-            v.default = members[0] if members[0] in v.values else OTHER
-            v.default_from = f"enum first member ({v.enum}.{members[0]})"
-        return
+            default = members[0] if members[0] in v.values else OTHER
+            return replace(v, default=default, default_from=f"enum first member ({v.enum}.{members[0]})")
+        return v
     for d in found:
         if d.value in _BOOLS:
-            v.default = _BOOLS[d.value]
-            v.default_from = f"{d.path}:{d.line}"
-            return
-    v.default = False
-    v.default_from = "bool default"
+            return replace(v, default=_BOOLS[d.value], default_from=f"{d.path}:{d.line}")
+    return replace(v, default=False, default_from="bool default")
 
 
-def _finish_domain(v: Variable, index: RepoIndex) -> None:
+def _with_domain(v: Variable, index: RepoIndex) -> Variable:
+    """`v` with every value it can take: both booleans, or the enum's members in declaration order
+    (members the index does not know after them) plus OTHER when some member is left out."""
     if v.kind == "bool":
-        v.values = [True, False]
-        return
-    members = index.enum_members(v.enum or "")
+        return replace(v, values=(True, False))
+    values: list[Value] = list(v.values)
+    members: tuple[Value, ...] = index.enum_members(v.enum or "")
     if members:
-        v.values = [m for m in members if m in v.values] + [m for m in v.values if m not in members]
-    if not members or len(set(members) - set(v.values)) > 0:
-        v.values.append(OTHER)
+        values = [m for m in members if m in values] + [m for m in values if m not in members]
+    if not members or len(set(members) - set(values)) > 0:
+        values.append(OTHER)
+    return replace(v, values=tuple(values))
 
 
-def _rows(variables: list[Variable], fixed: dict[str, Value]) -> Iterator[dict[str, Value]]:
+def _finished(v: Variable, index: RepoIndex, lang: Lang) -> Variable:
+    return _with_default(_with_domain(v, index), index, lang)
+
+
+def _rows(variables: list[Variable], fixed: _Inputs) -> Iterator[_Inputs]:
     free = [v for v in variables if v.name not in fixed]
     for combo in itertools.product(*(v.values for v in free)):
         row = dict(fixed)
@@ -269,7 +239,7 @@ def truth_table(
     head_assignments: list[Assignment],
     index: RepoIndex,
     max_rows: int = MAX_ROWS,
-) -> dict[str, Any]:
+) -> TruthTable:
     """The truth table of one target in one function; `derivations` all share target, path and function."""
     first = min((d.head for d in derivations), key=lambda a: a.line)
     target, lang = first.target, first.lang
@@ -288,12 +258,9 @@ def truth_table(
         if name in input_names and input_name is not None:
             vs.vars.pop(name, None)
             vs.meaning[text] = (input_name, how, want)
-    variables = list(vs.vars.values())
-    for v in variables:
-        _finish_domain(v, index)
-        _set_default(v, index, lang)
+    variables = [_finished(v, index, lang) for v in vs.vars.values()]
 
-    def outcomes(row: dict[str, Value]) -> tuple[Outcome, Outcome]:
+    def outcomes(row: _Inputs) -> tuple[Outcome, Outcome]:
         return _replay(base, vs, row), _replay(head, vs, row)
 
     guard_reads_input = any(name == input_name for name, _, _ in vs.meaning.values())
@@ -307,17 +274,13 @@ def truth_table(
             for o in outcomes(row)
         )
     )
-    if keeps and input_name is not None:
-        iv = Variable(name=input_name, kind="bool" if bool_target else "symbolic", is_input=True)
-        if iv.kind == "bool":
-            _finish_domain(iv, index)
-            _set_default(iv, index, lang)
-            variables.append(iv)
+    if keeps and input_name is not None and bool_target:
+        variables.append(_finished(Variable(name=input_name, kind="bool", is_input=True), index, lang))
 
     total = 1
     for v in variables:
         total *= len(v.values)
-    fixed: dict[str, Value] = {}
+    fixed: _Inputs = {}
     note = ""
     truncated = total > max_rows
     if truncated:
@@ -340,7 +303,7 @@ def truth_table(
 
     default_row = {v.name: v.default for v in variables}
     has_default = all(v.default is not None for v in variables)
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     for scanned, row in enumerate(_rows(variables, fixed)):
         if scanned >= _MAX_SCAN:
             note += f" Stopped after {_MAX_SCAN} rows."
@@ -349,29 +312,21 @@ def truth_table(
         changed = _resolve(b, input_name, vs, row) != _resolve(h, input_name, vs, row)
         if truncated and not changed:
             continue
-        rows.append(
-            {
-                "inputs": dict(row),
-                "base": b.show(lang),
-                "head": h.show(lang),
-                "changed": changed,
-                "default": has_default and row == default_row,
-            }
-        )
-    return {
-        "target": target,
-        "function": first.function,
-        "path": first.path,
-        "line": first.guard_line or first.line,
-        "atoms": sorted(vs.meaning),
-        "inputs": [v.to_json() for v in variables],
-        "input": input_name if keeps else None,
-        "rows": rows,
-        "row_count": total,
-        "changed_rows": sum(1 for r in rows if r["changed"]),
-        "truncated": truncated,
-        "note": note.strip(),
-    }
+        rows.append(Row(dict(row), b, h, changed, has_default and row == default_row))
+    return TruthTable(
+        target=target,
+        function=first.function,
+        path=first.path,
+        line=first.guard_line or first.line,
+        lang=lang,
+        atoms=tuple(sorted(vs.meaning)),
+        variables=tuple(variables),
+        input=input_name if keeps else None,
+        rows=tuple(rows),
+        row_count=total,
+        truncated=truncated,
+        note=note.strip(),
+    )
 
 
 def build_truth_tables(
@@ -379,7 +334,7 @@ def build_truth_tables(
     head_facts: dict[str, FileFacts],
     index: RepoIndex,
     max_rows: int = MAX_ROWS,
-) -> list[dict[str, Any]]:
+) -> list[TruthTable]:
     """One table per (target, path, function) among the changed derivations, in file/line order."""
     groups: dict[tuple[str, str, str], list[ChangedDerivation]] = {}
     for d in derivations:
@@ -393,4 +348,4 @@ def build_truth_tables(
             if a.target == target and (a.function or "") == function
         ]
         tables.append(truth_table(group, same, index, max_rows))
-    return sorted(tables, key=lambda t: (t["path"], t["line"], t["target"]))
+    return sorted(tables, key=lambda t: (t.path, t.line, t.target))

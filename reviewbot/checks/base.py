@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.lang.calls import CallGraph
@@ -13,6 +13,7 @@ from reviewbot.lang.index import RepoIndex, TestRef
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.tests import ExecutionResults
+from reviewbot.model.truthtable import TruthTable
 
 __all__ = ["Check", "CheckContext"]
 
@@ -29,7 +30,7 @@ class CheckContext:
     # Set by the test stage before the rules run: the head run, each mutant's verdict, the new tests.
     # None: the test stage was not part of this round.
     execution: ExecutionResults | None = None
-    truth_tables: list[dict[str, Any]] = field(default_factory=list)
+    truth_tables: list[TruthTable] = field(default_factory=list)
     # Full facts and call sites of the files behind the read sites of the derived fields, for following
     # gated code into the functions it calls (reviewbot.lang.follow). None: not built this round.
     calls: CallGraph | None = None

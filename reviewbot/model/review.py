@@ -9,6 +9,7 @@ from typing import Any
 from reviewbot.model.change import Note
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message
+from reviewbot.model.truthtable import TruthTable
 
 __all__ = ["Status", "ChecklistItemResult", "ChecklistResult", "RoundInfo", "Review"]
 
@@ -73,7 +74,7 @@ class Review:
     strengths: list[Message | str]  # catalogue messages (plain text from older stored rounds)
     notes: list[Note]
     kpi: dict[str, Any]
-    truth_tables: list[dict[str, Any]] = field(default_factory=list)
+    truth_tables: list[TruthTable] = field(default_factory=list)
     tests: dict[str, Any] | None = None  # executed tests and mutants (truthtable stage), None = not run
     round: RoundInfo = field(default_factory=RoundInfo)
     reach: list[dict[str, Any]] = field(default_factory=list)  # how far each changed rule reaches

@@ -12,15 +12,15 @@ marker is never dropped, and one line under the title says what was left out.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from markupsafe import Markup
 
 from reviewbot.model.finding import Finding
 from reviewbot.model.messages import texts_of
 from reviewbot.model.review import Review
+from reviewbot.model.truthtable import TruthTable
 from reviewbot.report import sanitize
 from reviewbot.report.fit import Extra, Measure, Slot, Step, fit, joined, total_size
 from reviewbot.report.templating import Chrome, chrome, macros, tidy
@@ -62,19 +62,15 @@ def _ordered(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def _attach_tables(
-    findings: Sequence[Finding], tables: Iterable[Any]
-) -> tuple[dict[int, list[Any]], list[Any]]:
+    findings: Sequence[Finding], tables: Iterable[TruthTable]
+) -> tuple[dict[int, list[TruthTable]], list[TruthTable]]:
     """Each truth table goes in the details of the first finding on its derivation (same path, within
     three lines of its guard); the others are shown on their own."""
-    attached: dict[int, list[Any]] = {}
-    loose: list[Any] = []
+    attached: dict[int, list[TruthTable]] = {}
+    loose: list[TruthTable] = []
     for table in tables:
         at = next(
-            (
-                i
-                for i, f in enumerate(findings)
-                if f.path == _get(table, "path") and abs(f.line - int(_get(table, "line") or 0)) <= 3
-            ),
+            (i for i, f in enumerate(findings) if f.path == table.path and abs(f.line - table.line) <= 3),
             None,
         )
         if at is None:
@@ -84,12 +80,8 @@ def _attach_tables(
     return attached, loose
 
 
-def _get(obj: Any, name: str) -> Any:
-    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
-
-
 def _finding_variants(
-    f: Finding, t: Chrome, number: int | None, tables: Sequence[Any], place: bool
+    f: Finding, t: Chrome, number: int | None, tables: Sequence[TruthTable], place: bool
 ) -> tuple[str, ...]:
     """(full, body, title, gone) texts of one finding."""
     m = macros("finding.md.j2")

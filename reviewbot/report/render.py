@@ -8,6 +8,7 @@ from reviewbot import __version__
 from reviewbot.model.review import Review
 from reviewbot.report.comment import BUDGET, GITHUB_LIMIT, render_finding, render_markdown
 from reviewbot.report.templating import LANGS
+from reviewbot.report.truth_tables import table_json
 
 __all__ = [
     "render_markdown",
@@ -51,7 +52,7 @@ def render_json(review: Review) -> dict[str, Any]:
         },
         "strengths": [str(s) for s in review.strengths],
         "notes": [{"reason": n.reason.value, "message": n.message, "path": n.path} for n in review.notes],
-        "truth_tables": review.truth_tables,
+        "truth_tables": [table_json(t) for t in review.truth_tables],
         "tests": review.tests,
         "reach": review.reach,
         "history": review.round.history,

@@ -4,7 +4,7 @@ Every `{{ expression }}` in templates/ goes through `sanitize.inline` (markdown 
 spans re-fenced) unless a filter or reviewbot's own chrome marked it safe (Markup): a template cannot
 forget to sanitise PR-controlled text. Filters: `inline(limit)` (rule texts, cut to `limit` characters),
 `plain` (names with no markdown of their own), `code` (a whole code span), `fence(lang)` (a whole fenced
-block), `cell` (a table cell).
+block), `cell` (a table cell), `outcome(lang)` (a truth-table outcome's cell text, report.truth_tables).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from markupsafe import Markup
 
 from reviewbot import DATA_DIR
 from reviewbot.report import sanitize
+from reviewbot.report.truth_tables import shown
 
 __all__ = ["Chrome", "LANGS", "TEMPLATES", "chrome", "macros", "tidy"]
 
@@ -84,6 +85,7 @@ def _env() -> jinja2.Environment:
     env.filters["code"] = _safe(sanitize.code_span)
     env.filters["fence"] = _safe(sanitize.fence_block)
     env.filters["cell"] = _cell
+    env.filters["outcome"] = shown
     return env
 
 

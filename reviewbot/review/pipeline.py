@@ -32,6 +32,7 @@ from reviewbot.model.finding import Finding
 from reviewbot.model.messages import msg
 from reviewbot.model.review import ChecklistResult, Review, Status
 from reviewbot.model.tests import ExecutionResults
+from reviewbot.model.truthtable import TruthTable
 from reviewbot.review.checklist import (
     Checklist,
     evaluate,
@@ -75,7 +76,7 @@ class ReviewSettings:
     now: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc))
     # Hooks for later stages, kept as callables so the core never imports them.
     execute: Callable[[ChangeSet, list[ChangedDerivation]], Execution | None] | None = None
-    truth_tables: Callable[[CheckContext], list[dict[str, Any]]] | None = None
+    truth_tables: Callable[[CheckContext], list[TruthTable]] | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)  # stages run before the core (change, fetch)
     extra_checks: Sequence[Any] = ()
     exclude: tuple[str, ...] = ()  # `[review] exclude` of .reviewbot.toml: globs of paths never searched
@@ -137,7 +138,7 @@ def _reach_of(derivations: list[ChangedDerivation], index: Any) -> list[dict[str
     return out
 
 
-def tables_for_context(ctx: CheckContext) -> list[dict[str, Any]]:
+def tables_for_context(ctx: CheckContext) -> list[TruthTable]:
     """The `ReviewSettings.truth_tables` hook: tables of the round's changed derivations."""
     return build_truth_tables(ctx.derivations, ctx.head_facts, ctx.index)
 

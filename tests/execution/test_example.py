@@ -95,12 +95,12 @@ def test_round2_truth_table_test_kills_the_mutant_and_smoke_test_is_flagged(
 
 def test_seed_truth_table_changes_exactly_in_the_embedding_row(round1: tuple[Review, Execution]) -> None:
     review, _ = round1
-    (table,) = [t for t in review.truth_tables if t["target"] == "config.need_rope_kv_cache"]
-    assert (table["path"], table["line"], table["truncated"]) == (CC, 20, False)
-    assert [r["inputs"] for r in table["rows"] if r["changed"]] == [{STYLE: "No", KV: False, INPUT: True}]
-    (default,) = [r for r in table["rows"] if r["default"]]
-    assert default["inputs"] == {STYLE: "No", KV: True, INPUT: True} and not default["changed"]
-    assert len(table["rows"]) == 8
+    (table,) = [t for t in review.truth_tables if t.target == "config.need_rope_kv_cache"]
+    assert (table.path, table.line, table.truncated) == (CC, 20, False)
+    assert [r.inputs for r in table.rows if r.changed] == [{STYLE: "No", KV: False, INPUT: True}]
+    (default,) = [r for r in table.rows if r.default]
+    assert default.inputs == {STYLE: "No", KV: True, INPUT: True} and not default.changed
+    assert len(table.rows) == 8
 
 
 def test_tests_not_run_for_an_untrusted_author_are_said_so(example: ExampleRepo, tmp_path: Path) -> None:

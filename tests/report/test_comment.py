@@ -11,34 +11,29 @@ from reviewbot.example import ExampleRepo, build_example
 from reviewbot.model.change import Note, SkipReason
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.review import ChecklistItemResult, ChecklistResult, Review, RoundInfo, Status
+from reviewbot.model.truthtable import Outcome, Row, TruthTable, Variable
 from reviewbot.report.comment import BUDGET, CAPS, GITHUB_LIMIT, render_finding, render_markdown
 from reviewbot.report.marker import MARKER_LIMIT, MarkedFinding, State, decode_state, encode_state
 from reviewbot.runner import run_local_round
 
 SKETCH = "import pytest\n\n\ndef test_pins_the_row():\n    assert derive(False) is False\n"
-TABLE = {
-    "target": "config.flag",
-    "path": "src/config.cc",
-    "line": 10,
-    "truncated": False,
-    "inputs": [{"name": "use_cache"}],
-    "rows": [
-        {
-            "inputs": {"use_cache": True},
-            "base": "keeps input",
-            "head": "keeps input",
-            "changed": False,
-            "default": True,
-        },
-        {
-            "inputs": {"use_cache": False},
-            "base": "keeps input",
-            "head": "false",
-            "changed": True,
-            "default": False,
-        },
-    ],
-}
+KEEPS, FALSE = Outcome("input", "config.flag"), Outcome("const", "False")
+TABLE = TruthTable(
+    target="config.flag",
+    function="Config::derive",
+    path="src/config.cc",
+    line=10,
+    lang="cpp",
+    atoms=("use_cache",),
+    variables=(Variable("use_cache", "bool", (True, False), default=True),),
+    input=None,
+    rows=(
+        Row({"use_cache": True}, KEEPS, KEEPS, changed=False, default=True),
+        Row({"use_cache": False}, KEEPS, FALSE, changed=True, default=False),
+    ),
+    row_count=2,
+    truncated=False,
+)
 
 
 def _finding(i: int, severity: Severity = Severity.P2, **kw: object) -> Finding:
@@ -102,6 +97,7 @@ def test_the_truth_table_folds_into_the_finding_on_its_derivation() -> None:
     finding = _sections(markdown)["Blocking Issues"]
     details = finding.split("<details>", 1)[1]
     assert "| `use_cache` | base | head | |" in details and "**changed**" in details
+    assert "| False | keeps input | false | **changed** |" in details  # C++ spells its booleans
     assert "Truth tables" not in markdown  # not repeated on its own
 
 
