@@ -100,7 +100,7 @@ def _file(f: ChangedFile) -> list[StaleComment]:
         if h.whitespace_only:
             continue
         # Every word the hunk's added code uses, case-folded (`split_k_limit` -> `SPLIT_K_LIMIT` is a rename).
-        hunk_words = {w.lower() for _, t in h.added for w in _IDENT.findall(_code(t, lang))}
+        hunk_words = {_bare(w) for _, t in h.added for w in _IDENT.findall(_code(t, lang))}
         removed = [(n, _code(t, lang)) for n, t in h.removed if _comment(t, lang) is None and t.strip()]
         if not removed:
             continue
@@ -127,12 +127,12 @@ def _file(f: ChangedFile) -> list[StaleComment]:
             after = head[run[-1][0] : run[-1][0] + _AFTER]
             now = " ".join([*code_added, *(_code(t, lang) for t in after if _comment(t, lang) is None)])
             before = " ".join(c for _, c in same)
-            still = {w.lower() for w in _IDENT.findall(now)} | hunk_words
-            gone = {w for w in _code_words(before) if w.lower() not in still}
+            still = {_bare(w) for w in _IDENT.findall(now)} | hunk_words
+            gone = {w for w in _code_words(before) if _bare(w) not in still}
             gone_numbers = _numbers(before) - _numbers(now)
             new_numbers = sorted(_numbers(now) - _numbers(before))
             for cline, body in sorted(block):
-                words = set(_IDENT.findall(body))
+                words = {w for w in _IDENT.findall(body) if _named_as_code(w, body)}
                 for w in sorted(gone & words):
                     out.append(StaleComment(f.path, run[0][0], cline, body, w, "", _was(same, w), False))
                 numbers = set(_NUMBER.findall(body))
@@ -144,6 +144,24 @@ def _file(f: ChangedFile) -> list[StaleComment]:
                             )
                         )
     return out
+
+
+def _bare(word: str) -> str:
+    """A word case-folded without a getter's prefix: `self._get_max_model_len(...)` still reads what
+    the comment calls `max_model_len` (a rewrite into a getter keeps the comment true)."""
+    return re.sub(r"^_*(?:get_)?", "", word.lower())
+
+
+def _named_as_code(word: str, comment: str) -> bool:
+    """The comment names `word` as code, not as prose: an identifier shape (snake_case, camelCase,
+    CamelCase), an abbreviation with no vowel (`gcd`, `lcm`), or a call or quote in the comment
+    (`merge()`, `sample`). "Forward and sample the next tokens" names no function, though the old
+    code called `batch.sample(...)`."""
+    if "_" in word.strip("_") or re.search(r"[a-z][A-Z]|^[A-Z][a-z]+[A-Z]", word):
+        return True
+    if not re.search(r"[aeiouy]", word, re.IGNORECASE):
+        return True
+    return re.search(rf"(?:`{re.escape(word)}\b|(?<!\w){re.escape(word)}\s*\()", comment) is not None
 
 
 def _looks_like_code(comment: str) -> bool:

@@ -7,7 +7,10 @@ gcd` above a formula that no longer calls `gcd`), or states a number that was th
 longer in the code (`# default 8 blocks` above `reserve = 8` -> `reserve = 16`).
 
 Not flagged: a comment the change also edited; a comment that also names the new word or number; a
-word still used by the statement or the lines right after it; plain English words; 0 and 1.
+word still used by the statement or the lines right after it, also through a getter (`max_model_len`
+-> `_get_max_model_len(...)`); a plain word the comment uses as prose ("Forward and sample the next
+tokens" above a rewrite of `batch.sample(...)`: only identifier shapes, vowel-less abbreviations such
+as `gcd`, or a word written as a call or in backticks count); 0 and 1.
 
 ## Why is this bad?
 The next reader trusts the comment: a reviewer checks the code against a rule it no longer follows,
