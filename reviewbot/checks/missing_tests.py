@@ -9,6 +9,9 @@ branch's mutant. So, for every derivation the change adds or alters:
 - otherwise, the branch is untested when no test file **changed by this change** mentions the derived
   field, its function (when its name is distinctive) or the guard's inputs — in its added lines or in
   the test functions that hold them. Older tests that mention them do not count.
+Not flagged: a write with nothing to tell apart (an unguarded literal, `model_config.async_mode =
+True`; a plain copy; a construction or allocation), and a write moved verbatim from another function
+or changed file (`self.x = int(os.environ.get("X", 3))` from `Scheduler` into `Strategy`).
 The suggestion lists the rows a focused test must pin and a ready-to-paste parametrised test sketch,
 valid code in the test language.
 
@@ -45,6 +48,7 @@ from reviewbot.checks.util import (
     assignment_anchor,
     clip,
     is_builder,
+    moved_from_elsewhere,
     moved_unchanged,
     short_function,
     statement,
@@ -170,8 +174,9 @@ def has_rows(d: ChangedDerivation) -> bool:
     """Does the derivation have truth-table rows a test could pin? A branch does, and so does a value
     computed from the environment, a condition or a formula in shared config code. A plain copy
     (`params.tp_size = init.tp_size_`) and a construction (`ParallelConfig(...)`) are wiring, a tensor
-    allocation (`torch.empty(...)`) is no config at all, and an unconditional value in a model's own config
-    builder (`config.eos_token_id = 2` in `_create_config`) is that model's data."""
+    allocation (`torch.empty(...)`) is no config at all, an unconditional value in a model's own config
+    builder (`config.eos_token_id = 2` in `_create_config`) is that model's data, and an unconditional
+    literal anywhere (`model_config.async_mode = True`) has one row only."""
     a = d.head
     if _CONSTRUCTION.match(a.value) or _ALLOCATION.match(a.value):
         return False  # a config object built from its parts (whichever branch builds it); a buffer
@@ -179,7 +184,9 @@ def has_rows(d: ChangedDerivation) -> bool:
         return True
     if is_builder(a.function):
         return False  # a model's own data
-    return not (_COPY.match(a.value) and constant(a.value) is None)
+    if constant(a.value) is not None:
+        return False  # one row, a literal (`model_config.async_mode = True`): nothing to tell apart
+    return not _COPY.match(a.value)
 
 
 def _verdict(ctx: CheckContext, d: ChangedDerivation) -> list[str] | None:
@@ -213,7 +220,11 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
     for d in ctx.derivations:
         old = ctx.change.file(d.head.path)
         base = ctx.base_facts.get((old.old_path or old.path) if old is not None else d.head.path)
-        if has_rows(d) and not moved_unchanged(d.head, base, old):
+        if (
+            has_rows(d)
+            and not moved_unchanged(d.head, base, old)
+            and not moved_from_elsewhere(d.head, ctx.base_facts, ctx.head_facts)
+        ):
             functions.setdefault((d.head.path, d.head.function or ""), []).append(d)
     for key in sorted(functions):
         group = sorted(

@@ -288,6 +288,32 @@ def moved_unchanged(a: Assignment, base: FileFacts | None, changed: ChangedFile 
     )
 
 
+def _write_key(a: Assignment) -> tuple[str, str, str]:
+    # `self.generate_reserve_blocks` and `self._generate_reserve_blocks` name the same setting.
+    guard = loose_key(a.guard) if a.guard is not None else ""
+    return a.field.strip("_"), guard, _without_receivers(a.value)
+
+
+def moved_from_elsewhere(
+    a: Assignment, base_facts: dict[str, FileFacts], head_facts: dict[str, FileFacts]
+) -> bool:
+    """The write moved here from another changed file or function with its guard and value
+    (`Scheduler.__init__`'s `self.x = int(os.environ.get("X", 3))` now in `Strategy.__init__`): a
+    base file of the change made the same write, and that file's head no longer makes it there. A
+    verbatim move is a refactor, not new behaviour to pin."""
+    key = _write_key(a)
+    for path, base in base_facts.items():
+        for b in base.assignments:
+            if (b.function == a.function and path == a.path) or _write_key(b) != key:
+                continue
+            head = head_facts.get(path)
+            if head is None or not any(
+                h.function == b.function and _write_key(h) == key for h in head.assignments
+            ):
+                return True
+    return False
+
+
 def field_owner(a: Assignment, index: RepoIndex) -> str:
     """The one owner a write lands in ("" when unknown or ambiguous)."""
     owners, _ = owners_of(a, index)
