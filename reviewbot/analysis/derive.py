@@ -29,6 +29,7 @@ Which writes of locals reach a field write, and the values they give it, are fol
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -197,17 +198,32 @@ def _is_declaration(a: Assignment, copies_param: bool) -> bool:
     return is_init_function(a.function) and is_constant_value(a.value)
 
 
+_SCALAR = re.compile(
+    r"^(?:True|False|true|false|-?[\d.]+(?:e-?\d+)?[fFuUlL]*|\"[^\"]*\"|'[^']*'|[A-Z]\w*(?:(?:\.|::)\w+)+)$"
+)
+
+
+def _settings_defaults(facts: FileFacts) -> set[tuple[str, str]]:
+    """Fields declared with a default in the class body (C++ member initialisers, Python class-level
+    attributes) of a class that holds settings: written in a method, they are that class's settings
+    even when its name is neutral. A class holds settings when most of its defaults are scalars
+    (`bool`, numbers, strings, enum members); a dataclass of per-batch state (`input_ids: List[int] =
+    None`, `seq_lens: torch.Tensor = None`, sglang's `ScheduleBatch`) does not."""
+    body = [d for d in facts.fields if d.origin is DeclOrigin.BODY and d.default is not None]
+    scalar: Counter[str] = Counter()
+    other: Counter[str] = Counter()
+    for d in body:
+        (scalar if _SCALAR.match(d.default or "") else other)[d.owner] += 1
+    return {(d.owner, d.field) for d in body if scalar[d.owner] > other[d.owner]}
+
+
 def derivation_writes(facts: FileFacts) -> list[tuple[Assignment, tuple[Assignment, ...]]]:
     """The derivations of one file: (derivation, the statements whose lines belong to it).
 
     Field writes stand for themselves; a field write whose value reads locals of its function becomes
     one derivation per write of those locals that reaches it (see `ChangedDerivation`)."""
     config = _config_classes(facts)
-    # Fields declared with a default in the class body (C++ member initialisers, Python class-level
-    # attributes): written in a method, they are that class's settings even when its name is neutral.
-    defaults = {
-        (d.owner, d.field) for d in facts.fields if d.origin is DeclOrigin.BODY and d.default is not None
-    }
+    defaults = _settings_defaults(facts)
     locals_ = locals_by_function(facts)
     env_lines = {(e.function, e.line) for e in facts.env_reads}
     out: list[DerivationWrite] = []
