@@ -140,6 +140,35 @@ class GitTree:
         blob = self._entries().get(path)
         return None if blob is None else blob.size
 
+    def grep(self, words: Iterable[str], pathspecs: Iterable[str] = ()) -> set[str] | None:
+        """Paths of the commit's files that contain one of `words` as a whole word (`git grep -w -F`),
+        limited by git `pathspecs`; None when git cannot answer (then read everything).
+
+        One `git grep` over the commit's objects costs a fraction of reading every file into Python
+        (rtp-llm, 4,100 source files: about 0.3 s against 6 s), and most files mention none of the
+        names a change involves. Objects the repository lacks are skipped by git with a message on
+        stderr (they are not in `paths()` either)."""
+        patterns = sorted({w for w in words if w})
+        if not patterns:
+            return set()
+        check_repo_dir(self.repo)
+        args = ["grep", "-l", "-z", "-w", "-F", "-I", "--no-color", "--full-name"]
+        for w in patterns:
+            args += ["-e", w]
+        args += [self.sha, "--", *pathspecs]
+        try:
+            proc = subprocess.run(git_argv(self.repo, args), capture_output=True, env=git_env(), check=False)
+        except OSError as exc:
+            raise not_installed(exc) from exc
+        if proc.returncode not in (0, 1):  # 1: nothing matched
+            return None
+        prefix = self.sha.encode("ascii") + b":"
+        return {
+            decode_path(raw[len(prefix) :] if raw.startswith(prefix) else raw)
+            for raw in proc.stdout.split(b"\0")
+            if raw
+        }
+
     def read(self, path: str) -> str | None:
         """The decoded text, or None for binary, non-UTF-8, too large or missing files."""
         return self.read_many([path])[path]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from reviewbot.lang.facts import FileFacts, lang_for_path
+from reviewbot.lang.facts import CPP_SUFFIXES, FileFacts, lang_for_path
 from reviewbot.lang.index import DEFAULT_EXCLUDES, RepoIndex, TestRef, is_excluded, is_test_path
 from reviewbot.lang.parse import parse_many
 from reviewbot.model.change import RepoTree
@@ -122,6 +122,36 @@ def _test_refs(path: str, text: str, names: NameSet) -> list[TestRef]:
     return refs
 
 
+# What `git grep` searches: source files and the test-only kinds, never the vendored trees (the git
+# spelling of DEFAULT_EXCLUDES; `[review] exclude` globs are applied afterwards, in Python).
+_GREP_PATHSPECS = (
+    *(f":(glob,icase)**/*{suffix}" for suffix in (".py", ".pyi", *CPP_SUFFIXES)),
+    *(f":(glob,icase)**/*{suffix}" for suffix in _TEST_ONLY_SUFFIXES),
+    *(
+        f":(exclude,glob){top}{tree}/**"
+        for tree in ("3rdparty", "third_party", "vendor", "external")
+        for top in ("", "**/")
+    ),
+)
+
+
+def _grep_word(name: str) -> str:
+    """The word `git grep -w` looks for: a name's longest word part (`ModelConfig::x` -> `ModelConfig`,
+    `operator==` -> `operator`). Every text that mentions the name holds that part as a whole word."""
+    return max(_WORD.findall(name), key=len, default="")
+
+
+def _prefilter(tree: RepoTree, names: Iterable[str]) -> set[str] | None:
+    """The files that can mention one of `names`, from one `git grep` when the tree can run one;
+    None (read every candidate) otherwise."""
+    grep = getattr(tree, "grep", None)
+    if not callable(grep):
+        return None
+    words = {_grep_word(n) for n in names} - {""}
+    found: set[str] | None = grep(words, _GREP_PATHSPECS)
+    return found
+
+
 def build_index(
     tree: RepoTree,
     names: set[str],
@@ -150,12 +180,17 @@ def build_index(
     index.reused_files = len(changed)
     wanted = NameSet(names)
     in_tests = wanted if test_names is None else NameSet(test_names)
+    hits = _prefilter(tree, (*wanted.names, *in_tests.names))
     paths = [
         p
         for p in tree.paths()
-        if _candidate(p) and (p not in changed or is_test_path(p)) and not is_excluded(p, globs)
+        if _candidate(p)
+        and (hits is None or p in hits)
+        and (p not in changed or is_test_path(p))
+        and not is_excluded(p, globs)
     ]
     jobs: list[tuple[str, str, Callable[[str], bool] | None]] = []
+    focus_keys: list[str | None] = []
     for path, text in _read(tree, paths):
         if text is None:
             continue
@@ -174,7 +209,8 @@ def build_index(
             # Only functions that mention a name (or read an alias of one) are walked: see
             # Walker.walk_body. The names this file mentions are the only ones its bodies can.
             jobs.append((path, text, NameSet(hits).mentions))
-    for facts in parse_many(jobs, workers):
+            focus_keys.append("words:" + "\n".join(sorted(hits)))
+    for facts in parse_many(jobs, workers, focus_keys):
         if facts is not None:
             index.parsed_files += 1
             index.add(facts)

@@ -39,14 +39,14 @@ class Lang(str, Enum):
     PYTHON = "python"
 
 
-_CPP_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".inl")
+CPP_SUFFIXES = (".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".inl")
 
 
 def lang_for_path(path: str) -> Lang | None:
     lower = path.lower()
     if lower.endswith((".py", ".pyi")):
         return Lang.PYTHON
-    if lower.endswith(_CPP_SUFFIXES):
+    if lower.endswith(CPP_SUFFIXES):
         return Lang.CPP
     return None
 

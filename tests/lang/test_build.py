@@ -33,8 +33,9 @@ def test_only_files_mentioning_a_name_are_parsed(tmp_path: Path) -> None:
     with GitTree(repo.path, sha) as tree:
         index = build_index(tree, {"need_cache"})
     assert sorted(index.files) == ["pkg/impl.py", "src/derive.cc", "tests/test_derive.py"]
-    # C++/Python sources plus test-only files under test paths; README and the binary are not read.
-    assert index.scanned_files == 7 and index.parsed_files == 3 and index.test_files == 3
+    # One `git grep` picks the C++/Python sources and test-only files under test paths that mention a
+    # name: 4 of the 7 candidates are read (README and the binary never are).
+    assert index.scanned_files == 4 and index.parsed_files == 3 and index.test_files == 2
     assert [w.path for w in index.writers("need_cache")] == ["src/derive.cc"]
     assert [(r.path, r.in_condition) for r in index.reads("need_cache")] == [
         ("pkg/impl.py", True),
@@ -71,7 +72,7 @@ def test_no_names_parse_nothing(tmp_path: Path) -> None:
     repo, sha = _tree(tmp_path)
     with GitTree(repo.path, sha) as tree:
         index = build_index(tree, set())
-    assert index.files == {} and index.parsed_files == 0 and index.scanned_files == 7
+    assert index.files == {} and index.parsed_files == 0 and index.scanned_files == 0
 
 
 def test_names_pattern_is_word_bounded() -> None:
@@ -116,3 +117,16 @@ def test_unchanged_files_walk_only_functions_in_focus_and_alias_readers(tmp_path
     assert index.writers("mode") == []  # `unrelated` is outside the focus
     full = parse_file("pkg/impl.py", IMPL)
     assert full is not None and [w.target for w in full.assignments if w.field == "mode"] == ["cfg.mode"]
+
+
+def test_the_grep_prefilter_changes_what_is_read_not_what_is_found(tmp_path: Path) -> None:
+    repo, sha = _tree(tmp_path)
+    names = {"need_cache", "Mode.Fast", "operator=="}
+    with GitTree(repo.path, sha) as tree:
+        assert tree.grep(["need_cache"], ["*.py"]) == {"pkg/impl.py", "tests/test_derive.py"}
+        grepped = build_index(tree, names)
+    read_all = build_index(DirTree(repo.path), names)  # no `grep`: every candidate is read
+    assert grepped.scanned_files < read_all.scanned_files
+    assert sorted(grepped.files) == sorted(read_all.files)
+    assert grepped.files == read_all.files
+    assert grepped.tests_mentioning(sorted(names)) == read_all.tests_mentioning(sorted(names))
