@@ -119,7 +119,8 @@ class Settings(BaseSettings):
     queue_url: str | None = None  # None: a SQLite file in state_dir
     queue_name: str = "reviewbot"
     db_url: str | None = None  # None: a SQLite file in state_dir (`database_url`)
-    cache_dir: Path = Field(default_factory=default_cache_dir)  # cached clones
+    cache_dir: Path = Field(default_factory=default_cache_dir)  # cached clones, the facts cache
+    facts_cache_mb: int = Field(default=256, ge=0)  # bound of the parsed-facts cache; 0: no cache
     state_dir: Path = Field(default_factory=default_state_dir)  # rounds store, queue
     review_drafts: bool = False
     post: bool = True  # False: rounds are computed and stored but nothing is published

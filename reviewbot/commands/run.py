@@ -13,6 +13,7 @@ from reviewbot.config import load_repo_config
 from reviewbot.errors import UsageError
 from reviewbot.execution.execute import ExecSettings, executor
 from reviewbot.execution.sandbox import hide_from_sandbox
+from reviewbot.lang.cache import FactsCache, open_cache
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.review import Review, Status
 from reviewbot.report.render import LANGS, render_json, render_markdown, render_sarif
@@ -42,13 +43,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help="rounds database URL (default: db_url of the settings, else SQLite)")
     parser.add_argument("--post", action="store_true", help="publish to GitHub (default: dry run)")
     parser.add_argument("--api-url", help="GitHub API URL (GitHub Enterprise Server)")
-    parser.add_argument("--cache-dir", help="where cached clones live")
+    parser.add_argument("--cache-dir", help="where cached clones and parsed facts live")
+    parser.add_argument(
+        "--no-cache", action="store_true", help="parse every file afresh (no facts cache read or written)"
+    )
     parser.add_argument(
         "--config", help="settings file, YAML or .toml (default: $REVIEWBOT_CONFIG); the environment wins"
     )
 
 
-def settings_for(change: ChangeSet, args: argparse.Namespace, repo: Path) -> ReviewSettings:
+def settings_for(
+    change: ChangeSet, args: argparse.Namespace, repo: Path, facts_cache: FactsCache | None = None
+) -> ReviewSettings:
     """Review settings from the base revision's `.reviewbot.toml` (parsed once, here; a bad one is
     a UsageError, exit 2) plus the command line."""
     cfg = load_repo_config(change.base_tree, rules=KNOWN_RULES, checklists=bundled_names())
@@ -62,6 +68,7 @@ def settings_for(change: ChangeSet, args: argparse.Namespace, repo: Path) -> Rev
         disabled_rules=cfg.disabled,
         exclude=cfg.exclude,
         execute=executor(repo, exec_settings),
+        facts_cache=facts_cache,
     )
 
 
@@ -70,6 +77,8 @@ def review_local(args: argparse.Namespace, settings: Settings | None = None) -> 
     repo = Path(args.path or ".").resolve()
     settings = settings if settings is not None else load_settings(getattr(args, "config", None))
     store = Store.open(args.db or settings.database_url) if args.pr is not None else None
+    cache_dir = Path(args.cache_dir).expanduser() if getattr(args, "cache_dir", None) else settings.cache_dir
+    facts = None if getattr(args, "no_cache", False) else open_cache(cache_dir, settings.facts_cache_mb)
     try:
         return run_local_round(
             repo,
@@ -77,7 +86,7 @@ def review_local(args: argparse.Namespace, settings: Settings | None = None) -> 
             args.head,
             args.pr,
             store,
-            lambda change: settings_for(change, args, repo),
+            lambda change: settings_for(change, args, repo, facts),
             args.lang,
             repository=args.repo,
         )

@@ -41,6 +41,7 @@ class GitHubSettings:
     db_url: str | None = None  # rounds store; None: the store's default (SQLite in the state dir)
     record_rounds: bool = True  # record published rounds in the store
     cache_dir: Path | None = None  # cached clones; None: the settings' cache directory
+    facts_cache_mb: int = 256  # the parsed-facts cache in the cache directory; 0: none
     lang: str = "en"
     use_git: bool = True  # False: review from the API's patches only
     run_tests: bool = True  # run the repository's tests (only for trusted authors, see below)
@@ -124,6 +125,7 @@ class GitHubSettings:
             "bot_login": settings.bot_login,
             "db_url": settings.database_url,
             "cache_dir": settings.cache_dir,
+            "facts_cache_mb": settings.facts_cache_mb,
             "review_drafts": settings.review_drafts,
             "seconds_between_requests": settings.request_interval,
             "seconds_between_writes": settings.write_interval,

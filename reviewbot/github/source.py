@@ -20,6 +20,7 @@ from reviewbot.github.api import PullRequestInfo, RestApi
 from reviewbot.github.fallback import change_from_api
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.workspace import GitWorkspace
+from reviewbot.lang.cache import open_cache
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.review.checklist import bundled_names
 from reviewbot.review.pipeline import ReviewSettings
@@ -93,6 +94,7 @@ def review_settings(settings: GitHubSettings, code: Code, pr: PullRequestInfo) -
         exclude=cfg.exclude,
         notes=notes,
         timings_ms={"fetch": round(code.fetch_ms, 1)} if code.fetch_ms else {},
+        facts_cache=open_cache(settings.cache_root, settings.facts_cache_mb),
     )
     if settings.now is not None:
         out = replace(out, now=settings.now)

@@ -88,7 +88,7 @@ def scan_readers(tree: RepoTree, index: RepoIndex, graph: CallGraph, names: Iter
             if any(n in line and patterns[n].search(line) for n in names)
         }
         if path not in graph.files:
-            facts = parse_file(path, text, focus)
+            facts = parse_file(path, text, focus, focus_key="substrings:" + "\n".join(sorted(parsed)))
             if facts is not None:
                 graph.readers[path] = facts
 

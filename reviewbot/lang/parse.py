@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from reviewbot.lang.cache import active, facts_key
 from reviewbot.lang.facts import FileFacts, Lang, lang_for_path
 
 __all__ = ["parse_file", "parse_many", "parse_workers", "MIN_PARALLEL"]
@@ -27,12 +28,31 @@ _WORKERS_ENV = "REVIEWBOT_PARSE_WORKERS"  # 0 or 1: parse in-process (profiling,
 _PRELOAD = ["reviewbot.lang.build", "reviewbot.lang.cpp", "reviewbot.lang.python"]
 
 
-def parse_file(path: str, text: str, focus: Focus | None = None) -> FileFacts | None:
+def parse_file(
+    path: str, text: str, focus: Focus | None = None, *, focus_key: str | None = None
+) -> FileFacts | None:
     """Facts of one source file, or None when the path is not C++ or Python.
 
     `focus` limits the walk to function bodies whose text it accepts (plus those reading an alias
     of a focused field); the repository index uses it for files the change did not touch.
+
+    With a facts cache in use (`cache.use`), a full parse, or a focused one whose `focus_key` names
+    what the focus accepts, is looked up first and stored after (see `lang/cache.py`).
     """
+    store = active()
+    if store is None or (focus is not None and focus_key is None):
+        return _parse(path, text, focus)
+    key = facts_key(path, text, focus_key)
+    found = store.get(key)
+    if found is not None:
+        return found
+    facts = _parse(path, text, focus)
+    if facts is not None:
+        store.put(key, facts)
+    return facts
+
+
+def _parse(path: str, text: str, focus: Focus | None = None) -> FileFacts | None:
     lang = lang_for_path(path)
     if lang is Lang.CPP:
         from reviewbot.lang import cpp
@@ -72,7 +92,7 @@ def _context() -> BaseContext:
 
 
 def _parse_chunk(jobs: Sequence[tuple[str, str, Focus | None]]) -> list[FileFacts | None]:
-    return [parse_file(*job) for job in jobs]
+    return [_parse(*job) for job in jobs]
 
 
 def _parse_pooled(jobs: Sequence[tuple[str, str, Focus | None]], n: int) -> list[FileFacts | None]:
@@ -101,14 +121,42 @@ def _parse_pooled(jobs: Sequence[tuple[str, str, Focus | None]], n: int) -> list
 
 
 def parse_many(
-    jobs: Sequence[tuple[str, str, Focus | None]], workers: int | None = None
+    jobs: Sequence[tuple[str, str, Focus | None]],
+    workers: int | None = None,
+    focus_keys: Sequence[str | None] | None = None,
 ) -> list[FileFacts | None]:
     """`parse_file` of each (path, text, focus), in order; with `parse_workers` processes when many.
 
     A `focus` should pickle (a module-level function or a bound method of a picklable object). When
     the pool cannot run (no processes allowed, a focus that does not pickle, a main module that
-    starts a review on import), the files are parsed in this process instead.
+    starts a review on import), the files are parsed in this process instead. With a facts cache
+    in use and `focus_keys` given (one per job, see `parse_file`), cached facts are taken first and
+    only the rest is parsed (and then stored).
     """
+    store = active()
+    if store is None or focus_keys is None:
+        return _parse_all(jobs, workers)
+    keys = [
+        facts_key(path, text, fk) if focus is None or fk is not None else None
+        for (path, text, focus), fk in zip(jobs, focus_keys, strict=True)
+    ]
+    found = store.get_many(k for k in keys if k is not None)
+    todo = [i for i, k in enumerate(keys) if k is None or k not in found]
+    parsed = _parse_all([jobs[i] for i in todo], workers)
+    out: list[FileFacts | None] = [found.get(k) if k is not None else None for k in keys]
+    fresh: list[tuple[str, FileFacts]] = []
+    for i, facts in zip(todo, parsed, strict=True):
+        out[i] = facts
+        key = keys[i]
+        if key is not None and facts is not None:
+            fresh.append((key, facts))
+    store.put_many(fresh)
+    return out
+
+
+def _parse_all(
+    jobs: Sequence[tuple[str, str, Focus | None]], workers: int | None = None
+) -> list[FileFacts | None]:
     n = parse_workers(len(jobs), workers)
     if n > 1:
         try:

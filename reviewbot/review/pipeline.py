@@ -21,6 +21,7 @@ from reviewbot.analysis.truthtable import build_truth_tables
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
 from reviewbot.lang.build import build_index
+from reviewbot.lang.cache import FactsCache, use
 from reviewbot.lang.calls import CallGraph
 from reviewbot.lang.env import doc_mentions
 from reviewbot.lang.facts import FileFacts, PredicateUse, lang_for_path
@@ -81,6 +82,7 @@ class ReviewSettings:
     extra_checks: Sequence[Any] = ()
     exclude: tuple[str, ...] = ()  # `[review] exclude` of .reviewbot.toml: globs of paths never searched
     notes: tuple[Note, ...] = ()  # said by the stages before the core (e.g. a bad .reviewbot.toml)
+    facts_cache: FactsCache | None = None  # parsed facts kept between rounds (lang/cache.py)
 
 
 def _parse_side(change: ChangeSet, head: bool, notes: list[Note]) -> dict[str, FileFacts]:
@@ -324,8 +326,21 @@ class _Clock:
 
 
 def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> Review:
-    """The stages in order: parse, index, analyse, execute, check, checklist, verdict, KPI."""
+    """The stages in order: parse, index, analyse, execute, check, checklist, verdict, KPI.
+
+    With `settings.facts_cache`, every parse of the round looks there first (same results either
+    way: the cache is keyed by path, text, focus and analyser version)."""
     settings = settings or ReviewSettings()
+    store = settings.facts_cache
+    hits, misses = (store.hits, store.misses) if store is not None else (0, 0)
+    with use(store):
+        review = _review_change(change, settings)
+    if store is not None:
+        review.kpi["facts_cache"] = {"hits": store.hits - hits, "misses": store.misses - misses}
+    return review
+
+
+def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
     timings: dict[str, float] = dict(settings.timings_ms)
     clock = _Clock(timings)
     notes: list[Note] = [*settings.notes, *change.notes]
