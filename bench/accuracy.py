@@ -738,7 +738,10 @@ class Runner:
 
     def _review(self, case: Case, gitdir: Path, base: str) -> CaseRun:
         with tempfile.TemporaryDirectory(prefix="reviewbot-accuracy-") as tmp:
-            env = self.reviewbot.environ(REVIEWBOT_STATE_DIR=str(Path(tmp) / "state"))
+            # Cold reviews: a fresh facts cache per case (the wall times compare with earlier runs).
+            env = self.reviewbot.environ(
+                REVIEWBOT_STATE_DIR=str(Path(tmp) / "state"), REVIEWBOT_CACHE_DIR=str(Path(tmp) / "cache")
+            )
             argv = [
                 *self.reviewbot.command,
                 "run",
