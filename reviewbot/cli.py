@@ -1,7 +1,8 @@
 """Command line: parse arguments and dispatch; errors become exit codes in one place.
 
 Exit codes: 0 report produced; 1 blocking findings with --fail-on-blocking; 2 usage or environment
-error; 3 reviewbot error; 130 interrupted.
+error; 3 reviewbot error; 130 interrupted (SIGINT), 143 terminated (SIGTERM). Either signal kills
+every running test sandbox first (`reviewbot.execution.reaper`): they run in their own session.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 
 from reviewbot import __version__
 from reviewbot.errors import ReviewbotError
+from reviewbot.execution.reaper import killed_on_signals
 
 __all__ = ["main"]
 
@@ -29,7 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _parser(only: str | None) -> tuple[argparse.ArgumentParser, dict[str, object]]:
-    """The argument parser; when `only` names a command, only that command's module is imported."""
+    """The argument parser; only the module of the command `only` names is imported (none for
+    `reviewbot --help`, which lists the commands: the web stack and the store load in seconds)."""
     parser = argparse.ArgumentParser(
         prog="reviewbot", description="Deterministic review of config-derivation code."
     )
@@ -39,7 +42,7 @@ def _parser(only: str | None) -> tuple[argparse.ArgumentParser, dict[str, object
     modules: dict[str, object] = {}
     for name, (module_name, help_text) in COMMANDS.items():
         command = sub.add_parser(name, help=help_text, description=help_text)
-        if only is not None and name != only:
+        if name != only:
             continue
         module = importlib.import_module(module_name)
         modules[name] = module
@@ -69,13 +72,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return int(modules[args.command].main(args))  # type: ignore[attr-defined]
+        with killed_on_signals():
+            return int(modules[args.command].main(args))  # type: ignore[attr-defined]
     except ReviewbotError as exc:
         print(f"reviewbot: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("reviewbot: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        code = int(getattr(exc, "exit_code", 130))
+        print("reviewbot: interrupted" if code == 130 else "reviewbot: terminated", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":
