@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+import keyword
 import re
 from collections.abc import Sequence
 
@@ -12,17 +14,53 @@ from reviewbot.lang.facts import PredicateUse
 __all__ = ["interesting_names"]
 
 _PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_STRING = re.compile(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'")
 _NOISE_WORDS = {"True", "False", "None", "self", "this", "config", "cfg", "not", "and", "or"}
+# Words of the languages themselves (`any(x for x in xs)`, `isinstance(c, T)`, `static_cast`): every
+# file has them, so searching for them parses the whole repository and finds nothing about the change.
+_LANGUAGE_WORDS = (
+    frozenset(keyword.kwlist)
+    | frozenset(dir(builtins))
+    | {
+        "auto",
+        "bool",
+        "const",
+        "constexpr",
+        "static_cast",
+        "dynamic_cast",
+        "reinterpret_cast",
+        "nullptr",
+        "sizeof",
+        "std",
+        "int",
+        "float",
+        "double",
+        "size_t",
+        "int64_t",
+        "int32_t",
+        "uint32_t",
+        "true",
+        "false",
+    }
+)
 
 
 def _operand_names(text: str) -> list[str]:
-    """Identifiers of a guard atom; of an enum constant (`RopeStyle.No`) only the enum: its members
-    (`No`, `Off`, `LANGUAGE_MODEL`) are common words, and the enum's definition names the enum."""
+    """Identifiers of a guard atom, outside its string literals. Of an enum constant (`RopeStyle.No`)
+    only the enum: its members (`No`, `Off`, `LANGUAGE_MODEL`) are common words, and the enum's
+    definition names the enum. Of an attribute path on a variable (`node.swa_tombstone`,
+    `server_args.enable_x`) the attributes only: the variable's name (`node`, `metadata`) is a local
+    word of every other file, and the fields are what other code writes and reads."""
     out: list[str] = []
-    for path in _PATH.findall(text):
+    for path in _PATH.findall(_STRING.sub('""', text)):
         parts = path.split(".")
-        out.extend(parts[:1] if len(parts) > 1 and parts[0][:1].isupper() else parts)
-    return out
+        if len(parts) == 1:
+            out.extend(parts)
+        elif parts[0][:1].isupper():
+            out.append(parts[0])
+        else:
+            out.extend(parts[1:])
+    return [n for n in out if n not in _LANGUAGE_WORDS]
 
 
 def interesting_names(
