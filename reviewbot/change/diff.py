@@ -18,13 +18,13 @@ from reviewbot.change.git import (
     SYMLINK_MODE,
     DiffEntry,
     GitTree,
-    decode_text,
+    decode_bytes,
     diff_patch_chunks,
     diff_raw,
     merge_base,
     resolve,
 )
-from reviewbot.change.notes import human_size, skip_note, unparsable_note
+from reviewbot.change.notes import human_size, replaced_note, skip_note, unparsable_note
 from reviewbot.change.patch import ParsedSection, parse_patch, parse_section
 from reviewbot.errors import UsageError
 from reviewbot.model.change import ChangedFile, ChangeSet, FileStatus, Note, SkipReason
@@ -155,9 +155,10 @@ def _file(entry: DiffEntry, section: ParsedSection | None) -> tuple[ChangedFile,
     elif (section.path, section.old_path, section.status) != (entry.path, old_path, status):
         error = "git's diff and its list of changed files disagree about this file"
         skipped = (SkipReason.UNPARSABLE_DIFF, unparsable_note(entry.path, error))
-    elif section.binary or section.non_utf8:
-        reason = SkipReason.BINARY if section.binary else SkipReason.NON_UTF8
-        skipped = (reason, skip_note(entry.path, reason))
+    elif section.binary:
+        skipped = (SkipReason.BINARY, skip_note(entry.path, SkipReason.BINARY))
+    # A section with bytes that are not UTF-8 (section.non_utf8) is kept: its hunks read them as U+FFFD,
+    # and the file's texts decide (`_with_texts`) whether it is mostly undecodable and skipped.
     binary = section is not None and section.binary
     if skipped is not None:
         return ChangedFile(entry.path, old_path, status, (), None, None, binary, skipped[0]), skipped[1]
@@ -168,7 +169,8 @@ def _file(entry: DiffEntry, section: ParsedSection | None) -> tuple[ChangedFile,
 def _with_texts(
     files: list[ChangedFile], notes: dict[str, Note], base: GitTree, head: GitTree
 ) -> list[ChangedFile]:
-    """Fill base_text/head_text in two batches; a side that is not UTF-8 text skips the file."""
+    """Fill base_text/head_text in two batches. A side that is binary or mostly not UTF-8 skips the
+    file; a few undecodable bytes are read as U+FFFD and the file is analysed, with a note."""
     todo = [f for f in files if f.skipped is None]
     base_raw = base.read_bytes_many(f.old_path for f in todo if f.old_path is not None)
     head_raw = head.read_bytes_many(f.path for f in todo if f.status is not FileStatus.DELETED)
@@ -179,6 +181,7 @@ def _with_texts(
             continue
         texts: list[str | None] = []
         reason: SkipReason | None = None
+        replaced = 0
         for raw, present in (
             (base_raw.get(f.old_path or ""), f.old_path is not None),
             (head_raw.get(f.path), f.status is not FileStatus.DELETED),
@@ -186,12 +189,15 @@ def _with_texts(
             if not present:
                 texts.append(None)
                 continue
-            decoded = decode_text(raw) if raw is not None else SkipReason.UNAVAILABLE
+            decoded = decode_bytes(raw) if raw is not None else SkipReason.UNAVAILABLE
             if isinstance(decoded, SkipReason):
                 reason = reason or decoded
                 texts.append(None)
             else:
-                texts.append(decoded)
+                texts.append(decoded.text)
+                replaced = max(replaced, decoded.replaced)
+        if reason is None and replaced:
+            notes[f.path] = replaced_note(f.path, replaced)
         if reason is not None:
             notes[f.path] = skip_note(f.path, reason)
             out.append(

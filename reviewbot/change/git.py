@@ -29,7 +29,9 @@ from reviewbot.change.tree import (
     GITLINK_MODE,
     REGULAR_MODES,
     SYMLINK_MODE,
+    Decoded,
     GitTree,
+    decode_bytes,
     decode_text,
 )
 from reviewbot.errors import EnvironmentProblem, UsageError
@@ -39,10 +41,12 @@ __all__ = [
     "GITLINK_MODE",
     "REGULAR_MODES",
     "SYMLINK_MODE",
+    "Decoded",
     "DiffEntry",
     "GitTree",
     "changed_paths",
     "checkout",
+    "decode_bytes",
     "decode_text",
     "diff_patch_chunks",
     "diff_raw",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from reviewbot.model.change import Note, SkipReason
 from reviewbot.model.messages import Message, msg
 
-__all__ = ["human_size", "skip_note", "unparsable_note"]
+__all__ = ["human_size", "replaced_note", "skip_note", "unparsable_note"]
 
 _WHY = {
     SkipReason.BINARY: msg("note.why.binary"),
@@ -43,3 +43,8 @@ def unparsable_note(path: str | None, error: str) -> Note:
     if path is None:
         return Note.of(SkipReason.UNPARSABLE_DIFF, msg("note.unparsable-diff.part", error=error))
     return Note.of(SkipReason.UNPARSABLE_DIFF, msg("note.unparsable-diff.file", path=path, error=error), path)
+
+
+def replaced_note(path: str, count: int) -> Note:
+    """A file that was analysed although `count` of its bytes were not UTF-8 (read as U+FFFD)."""
+    return Note.of(SkipReason.REPLACED_BYTES, msg("note.replaced-bytes", path=path, count=f"{count:,}"), path)

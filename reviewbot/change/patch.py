@@ -116,6 +116,10 @@ def _strip_eol(value: str) -> str:
     return value[:-1] if value.endswith("\r") else value
 
 
+def _text(value: str) -> str:
+    return _SURROGATE.sub("\ufffd", _strip_eol(value))
+
+
 def _hunks(patched: PatchedFile, headers: list[str]) -> tuple[Hunk, ...]:
     out: list[Hunk] = []
     for i, h in enumerate(patched):
@@ -124,8 +128,10 @@ def _hunks(patched: PatchedFile, headers: list[str]) -> tuple[Hunk, ...]:
             if len(headers) == len(patched)
             else (f"@@ -{h.source_start},{h.source_length} +{h.target_start},{h.target_length} @@")
         )
-        added = tuple((ln.target_line_no or 0, _strip_eol(ln.value)) for ln in h if ln.is_added)
-        removed = tuple((ln.source_line_no or 0, _strip_eol(ln.value)) for ln in h if ln.is_removed)
+        # A byte that is not UTF-8 reads as U+FFFD, as in the file's text (change.tree.decode_bytes).
+        added = tuple((ln.target_line_no or 0, _text(ln.value)) for ln in h if ln.is_added)
+        removed = tuple((ln.source_line_no or 0, _text(ln.value)) for ln in h if ln.is_removed)
+        header = _SURROGATE.sub("\ufffd", header)
         out.append(
             Hunk(h.source_start, h.source_length, h.target_start, h.target_length, header, added, removed)
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 import threading
 import weakref
@@ -16,7 +17,17 @@ from reviewbot.change.gitproc import check_repo_dir, decode_path, git_argv, git_
 from reviewbot.errors import GitError
 from reviewbot.model.change import SkipReason
 
-__all__ = ["BINARY_SNIFF_BYTES", "GITLINK_MODE", "REGULAR_MODES", "SYMLINK_MODE", "GitTree", "decode_text"]
+__all__ = [
+    "BINARY_SNIFF_BYTES",
+    "GITLINK_MODE",
+    "MAX_UNDECODABLE_SHARE",
+    "REGULAR_MODES",
+    "SYMLINK_MODE",
+    "Decoded",
+    "GitTree",
+    "decode_bytes",
+    "decode_text",
+]
 
 # git's own rule for "is this binary" (xdiff's FIRST_FEW_BYTES): a NUL byte in the first 8000
 # bytes. Using the same figure keeps GitTree and `git diff` in agreement about every file.
@@ -27,14 +38,42 @@ SYMLINK_MODE = "120000"
 GITLINK_MODE = "160000"
 
 
-def decode_text(data: bytes) -> str | SkipReason:
-    """The text of a blob, or why it is not analysable text (BINARY or NON_UTF8)."""
+# A file is skipped as not UTF-8 only when more than this share of its bytes cannot be decoded: it is
+# mostly something else (binary without a NUL early on, another encoding throughout). A few stray bytes
+# (a Latin-1 name in a comment, a GBK comment line) are read as U+FFFD and the file is analysed.
+MAX_UNDECODABLE_SHARE = 0.5
+
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # a byte surrogateescape could not decode
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """The text of a blob; `replaced` bytes were not UTF-8 and each reads as U+FFFD."""
+
+    text: str
+    replaced: int = 0
+
+
+def decode_bytes(data: bytes) -> Decoded | SkipReason:
+    """The text of a blob with undecodable bytes replaced (one U+FFFD per byte, the same as a diff
+    of the file shows them), or why it is not analysable text: BINARY (a NUL byte where git looks for
+    one) or NON_UTF8 (more than `MAX_UNDECODABLE_SHARE` of its bytes are not UTF-8)."""
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return SkipReason.BINARY
     try:
-        return data.decode("utf-8")
+        return Decoded(data.decode("utf-8"))
     except UnicodeDecodeError:
+        pass
+    text, replaced = _ESCAPED_BYTE.subn("\ufffd", data.decode("utf-8", "surrogateescape"))
+    if replaced > MAX_UNDECODABLE_SHARE * len(data):
         return SkipReason.NON_UTF8
+    return Decoded(text, replaced)
+
+
+def decode_text(data: bytes) -> str | SkipReason:
+    """The text of a blob (see `decode_bytes`), or why it is not analysable text."""
+    decoded = decode_bytes(data)
+    return decoded if isinstance(decoded, SkipReason) else decoded.text
 
 
 @dataclass(frozen=True)
@@ -170,7 +209,8 @@ class GitTree:
         }
 
     def read(self, path: str) -> str | None:
-        """The decoded text, or None for binary, non-UTF-8, too large or missing files."""
+        """The decoded text (stray non-UTF-8 bytes read as U+FFFD), or None for binary, mostly
+        non-UTF-8, too large or missing files."""
         return self.read_many([path])[path]
 
     def read_many(self, paths: Iterable[str]) -> dict[str, str | None]:

@@ -14,6 +14,7 @@ import base64
 import logging
 
 from reviewbot.change.patch import parse_patch
+from reviewbot.change.tree import decode_text
 from reviewbot.github.api import PullFile, PullRequestInfo, RestApi
 from reviewbot.github.client import ApiError
 from reviewbot.model.change import ChangedFile, ChangeSet, FileStatus, Hunk, Note, SkipReason
@@ -66,10 +67,9 @@ def undo_hunks(head_text: str, hunks: tuple[Hunk, ...]) -> str | None:
 
 
 def _decode(data: bytes) -> str | None:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    """The text, stray non-UTF-8 bytes read as U+FFFD as in a clone; None when binary or mostly not UTF-8."""
+    text = decode_text(data)
+    return None if isinstance(text, SkipReason) else text
 
 
 def _head_text(api: RestApi, pr: PullRequestInfo, path: str) -> tuple[str | None, SkipReason | None]:

@@ -122,9 +122,34 @@ def test_binary_file_is_skipped_with_a_note(repo: Repo, opened: list[ChangeSet])
     assert cs.coverage == 0.5
 
 
-def test_latin1_file_is_skipped_as_not_utf8(repo: Repo, opened: list[ChangeSet]) -> None:
+def test_a_latin1_word_is_read_as_replacement_characters_and_the_file_analysed(
+    repo: Repo, opened: list[ChangeSet]
+) -> None:
     base = repo.commit({"legacy/names.txt": "plain\n"})
     head = repo.commit({"legacy/names.txt": "café crème\n".encode("latin-1")})
+    cs = _load(opened, repo, base, head)
+    [f] = cs.files
+    assert (f.skipped, f.binary, f.base_text, f.head_text) == (
+        None,
+        False,
+        "plain\n",
+        "caf\ufffd cr\ufffdme\n",
+    )
+    # The hunk shows the bytes the way the file's text does: one U+FFFD each, never a lone surrogate.
+    assert f.added_lines == {1: "caf\ufffd cr\ufffdme"} and f.removed_lines == {1: "plain"}
+    assert [(n.reason, n.path, n.message) for n in cs.notes] == [
+        (
+            SkipReason.REPLACED_BYTES,
+            "legacy/names.txt",
+            "legacy/names.txt: 2 byte(s) are not UTF-8 and were read as U+FFFD; analysed as decoded",
+        )
+    ]
+    assert cs.coverage == 1.0
+
+
+def test_a_mostly_undecodable_file_is_skipped_as_not_utf8(repo: Repo, opened: list[ChangeSet]) -> None:
+    base = repo.commit({"legacy/names.txt": "plain\n"})
+    head = repo.commit({"legacy/names.txt": bytes(range(0x80, 0x100)) * 4 + b"\n"})
     cs = _load(opened, repo, base, head)
     [f] = cs.files
     assert (f.skipped, f.binary, f.hunks, f.base_text, f.head_text) == (

@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from reviewbot.change.git import (
+    Decoded,
     GitTree,
     _split_sections,
     changed_paths,
     checkout,
+    decode_bytes,
     decode_text,
     diff_raw,
     is_ancestor,
@@ -124,7 +126,11 @@ def test_diff_raw_statuses_and_unquoted_paths(repo: Repo) -> None:
 
 def test_decode_text() -> None:
     assert decode_text("héllo\n".encode()) == "héllo\n"
-    assert decode_text(b"caf\xe9\n") is SkipReason.NON_UTF8
+    # A stray byte that is not UTF-8 reads as U+FFFD; a file that is mostly undecodable is not text.
+    assert decode_text(b"caf\xe9\n") == "caf\ufffd\n"
+    assert decode_bytes(b"// caf\xe9 cr\xe8me\nint x;\n") == Decoded("// caf\ufffd cr\ufffdme\nint x;\n", 2)
+    assert decode_bytes("héllo".encode()) == Decoded("héllo", 0)
+    assert decode_text(b"\xff\xfe\xfd a") is SkipReason.NON_UTF8
     assert decode_text(b"text\0more") is SkipReason.BINARY
     # git looks at the first 8000 bytes only; so do we, so both agree about every file.
     assert decode_text(b"a" * 8000 + b"\0") == "a" * 8000 + "\0"
@@ -149,7 +155,7 @@ def test_gittree_paths_sizes_and_reads(repo: Repo) -> None:
         assert tree.read("src/a.py") == "print('a')\n"
         assert tree.read("exe.sh") == "#!/bin/sh\n"
         assert tree.read("blob.bin") is None
-        assert tree.read("latin.txt") is None
+        assert tree.read("latin.txt") == "caf\ufffd\n"  # one stray byte: read, as U+FFFD
         assert tree.read("big.txt") is None  # over max_bytes: never read
         assert tree.read("link.py") is None
         assert tree.read("missing.py") is None
