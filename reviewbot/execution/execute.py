@@ -33,6 +33,7 @@ from reviewbot.execution.mutants import Mutant, build_mutants
 from reviewbot.execution.newtests import new_tests
 from reviewbot.execution.runner import run_tests
 from reviewbot.execution.sandbox import ISOLATION, SANDBOXES, Limits, detect_sandbox
+from reviewbot.execution.untrusted import clean_run
 from reviewbot.lang.facts import Assignment
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.messages import Message, msg
@@ -151,15 +152,17 @@ def _mutant_job(
         )
     limit = min(timeout, remaining)
     try:
-        run = run_tests(
-            cfg,
-            pristine,
-            scratch / f"run-{m.id}",
-            label=m.id,
-            sandbox=kind,
-            limits=settings.limits,
-            timeout=limit,
-            mutant=m,
+        run = clean_run(
+            run_tests(
+                cfg,
+                pristine,
+                scratch / f"run-{m.id}",
+                label=m.id,
+                sandbox=kind,
+                limits=settings.limits,
+                timeout=limit,
+                mutant=m,
+            )
         )
     except OSError as exc:
         return MutantResult(m, "not_run", reason=f"could not prepare the run: {exc}")
@@ -320,7 +323,9 @@ def execute(
         return _not_run(str(exc), mutants)
     if cfg is None:
         return _not_run(msg("note.tests-not-run.no-command"), mutants)
-    scratch = Path(tempfile.mkdtemp(prefix="reviewbot-tests-", dir=settings.scratch_dir))
+    # Resolved: JUnit files are read only along a path without symbolic links (junit.open_inside), so
+    # a temp dir reached through a link (/tmp -> /private/tmp) must not count as one.
+    scratch = Path(tempfile.mkdtemp(prefix="reviewbot-tests-", dir=settings.scratch_dir)).resolve()
     try:
         pristine = scratch / "head"
         try:
@@ -332,14 +337,16 @@ def execute(
             return _not_run(_no_sandbox_reason(settings, kind), mutants)
         timeout = min(cfg.timeout, settings.max_timeout_s or cfg.timeout)
         head_limit = min(timeout, max(1.0, deadline - time.monotonic()))
-        head = run_tests(
-            cfg,
-            pristine,
-            scratch / "run-head",
-            label="head",
-            sandbox=kind,
-            limits=settings.limits,
-            timeout=head_limit,
+        head = clean_run(
+            run_tests(
+                cfg,
+                pristine,
+                scratch / "run-head",
+                label="head",
+                sandbox=kind,
+                limits=settings.limits,
+                timeout=head_limit,
+            )
         )
         why = _judgeable(head)
         if why:
