@@ -1,7 +1,8 @@
 """Command line: parse arguments and dispatch; errors become exit codes in one place.
 
 Exit codes: 0 report produced; 1 blocking findings with --fail-on-blocking; 2 usage or environment
-error; 3 reviewbot error; 130 interrupted.
+error; 3 reviewbot error; 130 interrupted (SIGINT), 143 terminated (SIGTERM). Either signal kills
+every running test sandbox first (`reviewbot.execution.reaper`): they run in their own session.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 
 from reviewbot import __version__
 from reviewbot.errors import ReviewbotError
+from reviewbot.execution.reaper import killed_on_signals
 
 __all__ = ["main"]
 
@@ -70,13 +72,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        return int(modules[args.command].main(args))  # type: ignore[attr-defined]
+        with killed_on_signals():
+            return int(modules[args.command].main(args))  # type: ignore[attr-defined]
     except ReviewbotError as exc:
         print(f"reviewbot: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("reviewbot: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        code = int(getattr(exc, "exit_code", 130))
+        print("reviewbot: interrupted" if code == 130 else "reviewbot: terminated", file=sys.stderr)
+        return code
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from reviewbot.execution import reaper
 from reviewbot.execution.config import TestConfig
 from reviewbot.execution.junit import TestCase, parse_junit
 from reviewbot.execution.mutants import Mutant
@@ -43,6 +44,7 @@ def run_tests(
     mutant: Mutant | None = None,
 ) -> TestRun:
     """Run the configured command on a fresh copy of `pristine` (with `mutant` applied) under `run_root`."""
+    reaper.check_open()  # reviewbot is stopping: do not copy a tree for a run that will not start
     run_root.mkdir(parents=True, exist_ok=False)
     workspace = run_root / "ws"
     shutil.copytree(pristine, workspace, symlinks=True)

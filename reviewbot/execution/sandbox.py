@@ -11,11 +11,12 @@ Three paths, best first; `detect_sandbox` picks the first that works on this mac
   namespace, the same paths hidden. /proc and /dev stay as they are.
 - ``subprocess``: nothing is confined but the environment, the limits and the time. The network is NOT
   denied and writes outside the run directory are NOT prevented beyond ordinary file permissions;
-  processes that leave the process group survive the timeout.
+  processes that leave the process group survive the run.
 
 Only ``bwrap`` and ``unshare`` (`CONFINING_SANDBOXES`) may run code of people other than the user: the
 GitHub App allows nothing else. On every path: the environment is scrubbed (`scrub_env`), HOME and TMPDIR point into the run directory,
-rlimits (CPU, address space, file size, processes) are set, and the timeout kills the process group.
+rlimits (CPU, address space, file size, processes) are set, and the end of the run (its exit, its timeout,
+or reviewbot being stopped: `reaper`) kills the process group.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reviewbot.execution import reaper
 from reviewbot.settings import private_paths, sqlite_file
 
 __all__ = [
@@ -76,7 +78,8 @@ ISOLATION: dict[str, dict[str, str]] = {
         "network": "NOT denied (no namespace available)",
         "filesystem": "NOT confined beyond file permissions",
         "environment": "scrubbed",
-        "processes": "process group killed at the timeout; detached processes survive",
+        "processes": "process group killed when the run ends, times out or is interrupted; "
+        "processes that leave the group survive",
     },
 }
 
@@ -102,15 +105,23 @@ _SECRET_NAME = re.compile(
 _URL_WITH_PASSWORD = re.compile(r"://[^/@\s:]+:[^/@\s]+@")
 
 # Applied by a tiny launcher between us and the sandbox: preexec_fn is unsafe with threads, and the
-# mutants run in threads.
+# mutants run in threads. PR_SET_PDEATHSIG (1) with SIGKILL (9): the sandbox dies with the thread that
+# started it, even when reviewbot is killed outright (see `reaper`); the parent may already be gone.
 _LAUNCHER = (
     "import json,os,resource,sys\n"
+    "try:\n"
+    "    import ctypes\n"
+    "    ctypes.CDLL(None).prctl(1,9,0,0,0)\n"
+    "except Exception:\n"
+    "    pass\n"
+    "if os.getppid()!=int(sys.argv[2]):\n"
+    "    os._exit(125)\n"
     "for name,value in json.loads(sys.argv[1]).items():\n"
     "    r=getattr(resource,name)\n"
     "    soft,hard=resource.getrlimit(r)\n"
     "    v=value if hard==resource.RLIM_INFINITY else min(value,hard)\n"
     "    resource.setrlimit(r,(v,v))\n"
-    "os.execvp(sys.argv[2],sys.argv[2:])\n"
+    "os.execvp(sys.argv[3],sys.argv[3:])\n"
 )
 
 
@@ -302,9 +313,10 @@ def run_sandboxed(
     if sandbox == "unshare":
         child_env["REVIEWBOT_WORKDIR"] = str(workdir)  # read and unset by the prelude
     argv = sandbox_argv(sandbox, command, root, workdir)
-    launcher = [sys.executable, "-I", "-c", _LAUNCHER, json.dumps(limits.rlimits()), *argv]
+    launcher = [sys.executable, "-I", "-c", _LAUNCHER, json.dumps(limits.rlimits()), str(os.getpid()), *argv]
     log = root / f"output-{time.monotonic_ns()}.log"
     started = time.monotonic()
+    reaper.check_open()  # reviewbot is stopping: start nothing
     with log.open("wb") as out:
         proc = subprocess.Popen(
             launcher,
@@ -315,14 +327,19 @@ def run_sandboxed(
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, so the timeout can kill all of it
         )
+        reaper.register(proc.pid)
         timed_out = False
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            with contextlib.suppress(ProcessLookupError):
+        finally:
+            # Whatever ended the wait (the command, the timeout, an interrupt or another exception),
+            # nothing of the run outlives it: not the command, not what it left in the background.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+            reaper.unregister(proc.pid)
     seconds = time.monotonic() - started
     notes = []
     failures = root / ".sandbox-mount-failures"
