@@ -50,6 +50,7 @@ from reviewbot.checks.util import (
     is_builder,
     moved_from_elsewhere,
     moved_unchanged,
+    moved_writes,
     short_function,
     statement,
 )
@@ -217,14 +218,11 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
     tests = changed_tests(ctx)
     # One finding per function: its new and changed branches are one request for a focused test.
     functions: dict[tuple[str, str], list[ChangedDerivation]] = {}
+    moved = moved_writes(ctx.base_facts, ctx.head_facts)
     for d in ctx.derivations:
         old = ctx.change.file(d.head.path)
         base = ctx.base_facts.get((old.old_path or old.path) if old is not None else d.head.path)
-        if (
-            has_rows(d)
-            and not moved_unchanged(d.head, base, old)
-            and not moved_from_elsewhere(d.head, ctx.base_facts, ctx.head_facts)
-        ):
+        if has_rows(d) and not moved_unchanged(d.head, base, old) and not moved_from_elsewhere(d.head, moved):
             functions.setdefault((d.head.path, d.head.function or ""), []).append(d)
     for key in sorted(functions):
         group = sorted(
