@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -32,6 +33,7 @@ from reviewbot.model.review import Review
 from reviewbot.report.marker import State, encode_state
 from reviewbot.report.render import render_json, render_markdown
 from reviewbot.review.pipeline import ReviewSettings, review_change
+from reviewbot.review.progress import terminal_progress
 from reviewbot.review.rounds import Delta, PreviousRound, apply_round
 from reviewbot.store.store import RoundRecord, Store
 
@@ -191,7 +193,12 @@ def run_local_round(
         change_ms = (time.perf_counter() - clock) * 1000
         chosen = _settings_for(settings, change)
         # Strengths and checklist labels are written by the core: in the report's language.
-        chosen = replace(chosen, lang=lang, timings_ms={**chosen.timings_ms, "change": change_ms})
+        chosen = replace(
+            chosen,
+            lang=lang,
+            timings_ms={**chosen.timings_ms, "change": change_ms},
+            progress=chosen.progress or terminal_progress(sys.stderr),
+        )
         review = review_change(change, chosen)
 
         clock = time.perf_counter()

@@ -7,7 +7,6 @@ The same function serves the CLI, the rounds runner and the GitHub App worker.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -41,6 +40,7 @@ from reviewbot.review.checklist import (
     parse_checklist,
     with_checklist_refs,
 )
+from reviewbot.review.progress import Progress, StageClock
 from reviewbot.review.strengths import strengths
 
 __all__ = [
@@ -83,6 +83,7 @@ class ReviewSettings:
     exclude: tuple[str, ...] = ()  # `[review] exclude` of .reviewbot.toml: globs of paths never searched
     notes: tuple[Note, ...] = ()  # said by the stages before the core (e.g. a bad .reviewbot.toml)
     facts_cache: FactsCache | None = None  # parsed facts kept between rounds (lang/cache.py)
+    progress: Progress | None = None  # stage progress (review/progress.py: a terminal's stderr)
 
 
 def _parse_side(change: ChangeSet, head: bool, notes: list[Note]) -> dict[str, FileFacts]:
@@ -312,19 +313,6 @@ def kpi_stage(
     }
 
 
-class _Clock:
-    """Stage timings in milliseconds, for the KPI block."""
-
-    def __init__(self, timings: dict[str, float]) -> None:
-        self.timings = timings
-        self._start = time.perf_counter()
-
-    def lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.timings[stage] = self.timings.get(stage, 0.0) + (now - self._start) * 1000
-        self._start = now
-
-
 def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> Review:
     """The stages in order: parse, index, analyse, execute, check, checklist, verdict, KPI.
 
@@ -342,15 +330,18 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
 
 def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
     timings: dict[str, float] = dict(settings.timings_ms)
-    clock = _Clock(timings)
+    clock = StageClock(timings, settings.progress)
     notes: list[Note] = [*settings.notes, *change.notes]
 
     parsed = parse_stage(change, settings.exclude)
     notes.extend(parsed.notes)
-    clock.lap("parse")
+    clock.lap("parse", "index", f"{len(change.files)} changed files parsed")
     indexed = index_stage(change, parsed, settings.exclude)
     notes.extend(indexed.notes)
-    clock.lap("index")
+    index = indexed.index
+    testing = settings.execute is not None and bool(parsed.derivations)
+    read = f"{index.scanned_files} files read, {index.parsed_files} parsed"
+    clock.lap("index", "tests" if testing else "checks", read)
 
     ctx = CheckContext(
         change=change,
@@ -369,7 +360,7 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
         if execution is not None:
             ctx.execution = execution.results()
             notes.extend(execution.notes)
-        clock.lap("tests")
+        clock.lap("tests", "checks", read)
     ctx.truth_tables = (settings.truth_tables or tables_for_context)(ctx)
 
     checked = check_stage(ctx, settings)
@@ -377,6 +368,7 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
     ran_tests = ctx.execution is not None and ctx.execution.ran
     checklist, findings = checklist_stage(checked.findings, settings, ran_tests)
     clock.lap("checks")
+    clock.done()
     verdict = verdict_stage(change, checked, notes)
     kpi = kpi_stage(change, parsed, indexed, checked, verdict)
     if execution is not None:
