@@ -174,6 +174,35 @@ def _inline_body(f: Finding, lang: str) -> str:
     return f"{body}\n\n<!-- reviewbot:finding {f.fingerprint} -->"
 
 
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+def _closers(cut: str) -> str:
+    """What closes the code fence and the `<details>` a cut leaves open, so the note after it and
+    the state marker are neither code nor folded away. reviewbot's own `<details>` lines are the only
+    ones that count: PR text in a report is escaped, and inside a fence nothing counts."""
+    fence = ""
+    details = 0
+    for line in cut.splitlines():
+        m = _FENCE.match(line)
+        if fence:
+            if (
+                m
+                and m.group(1)[0] == fence[0]
+                and len(m.group(1)) >= len(fence)
+                and not line[m.end() :].strip()
+            ):
+                fence = ""
+            continue
+        if m:
+            fence = m.group(1)
+        elif line.startswith("<details>"):
+            details += 1
+        elif line.startswith("</details>") and details:
+            details -= 1
+    return (f"{fence}\n" if fence else "") + "</details>\n" * details
+
+
 def fit_body(body: str, limit: int, note: str) -> tuple[str, bool]:
     """`body` cut to `limit` characters with `note` where text was left out; the state marker is kept."""
     if len(body) <= limit:
@@ -185,8 +214,7 @@ def fit_body(body: str, limit: int, note: str) -> tuple[str, bool]:
         marker, room = "", limit - len(note.format(n=len(body))) - 16  # a huge state must not eat the report
     cut = report[:room]
     cut = cut[: cut.rfind("\n") + 1] if "\n" in cut else cut
-    if sum(1 for line in cut.splitlines() if line.startswith("```")) % 2:
-        cut += "```\n"  # do not leave a code fence open
+    cut += _closers(cut)
     left_out = len(report) - len(cut)
     text = f"{cut.rstrip()}\n\n{note.format(n=left_out)}\n"
     if marker:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from reviewbot.github.api import IssueComment, RestApi, ReviewInfo
 from reviewbot.github.client import ApiError
 from reviewbot.github.plan import PublicationPlan, review_marker
+from reviewbot.report import sanitize
 from reviewbot.report.marker import decode_state
 
 __all__ = ["Published", "publish", "publish_into", "find_bot_comment", "find_bot_review"]
@@ -93,7 +94,7 @@ def _review(api: RestApi, plan: PublicationPlan, bot_login: str, done: Published
             raise
         # GitHub placed the diff differently than we did; the findings are in the summary anyway.
         payload = {**plan.review.payload(), "comments": []}
-        places = "\n".join(f"- `{c.path}:{c.line}`" for c in plan.review.comments)
+        places = "\n".join(f"- {sanitize.code_span(f'{c.path}:{c.line}')}" for c in plan.review.comments)
         payload["body"] = f"{plan.review.body}\n\nGitHub refused the inline placement of:\n{places}"
         done.review = api.create_review(plan.repo, plan.pr, payload, reconcile=already_there)
         done.notes.append(f"inline comments refused by GitHub ({exc}); posted a review without them")

@@ -9,6 +9,7 @@ code and paths are arguments, so they stay as they are in every language.
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ __all__ = [
     "placeholders",
     "texts_of",
     "CATALOGUE_PATH",
+    "code_span",
 ]
 
 LANGS = ("en", "zh")
@@ -88,6 +90,33 @@ def _arg(value: object, lang: str) -> str:
     return str(value)
 
 
+# A code span of a catalogue text: `{name}`, `{name}={sample}`, `if envs.{name}.get():`.
+_TEMPLATE_SPAN = re.compile(r"`([^`\n]*\{[^`\n]*)`")
+_BACKTICKS = re.compile(r"`+")
+
+
+def code_span(value: str) -> str:
+    """`value` as one CommonMark code span: fenced by a backtick run longer than any inside it, and
+    padded when it starts or ends with a backtick, so a name with backticks reads back exactly."""
+    run = "`" * (max((len(m) for m in _BACKTICKS.findall(value)), default=0) + 1)
+    if value[:1] == "`" or value[-1:] == "`" or (value[:1] == value[-1:] == " " and value.strip()):
+        value = f" {value} "
+    return f"{run}{value}{run}"
+
+
+def _fill(template: str, args: Mapping[str, str]) -> str:
+    """`template` with `args`; each code span of the template is fenced for what was put in it (an
+    identifier, a path or a code line from a pull request may hold backticks of its own)."""
+    out: list[str] = []
+    at = 0
+    for m in _TEMPLATE_SPAN.finditer(template):
+        out.append(template[at : m.start()].format(**args))
+        out.append(code_span(m.group(1).format(**args)))
+        at = m.end()
+    out.append(template[at:].format(**args))
+    return "".join(out)
+
+
 def render(message: Message, lang: str = "en") -> str:
     """The message's text in `lang` (English when the language lacks the key; the key itself when the
     catalogue lacks it altogether, so a missing text shows up in tests, never as a crash)."""
@@ -95,7 +124,7 @@ def render(message: Message, lang: str = "en") -> str:
     template = texts.get(message.key) or catalogue("en").get(message.key)
     if template is None:
         return message.key
-    return template.format(**{k: _arg(v, lang) for k, v in message.args})
+    return _fill(template, {k: _arg(v, lang) for k, v in message.args})
 
 
 def placeholders(template: str) -> set[str]:

@@ -15,10 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reviewbot.model.untrusted import escape_controls
+
 __all__ = [
     "text",
     "code",
     "code_span",
+    "one_line",
     "fence",
     "fence_block",
     "cell",
@@ -73,18 +76,25 @@ def text(value: object) -> str:
     return _GH_REF.sub(lambda m: m.group(1) + "-" + ZWJ, s)
 
 
+def one_line(value: object) -> str:
+    """`value` on one line: newlines and other control or direction characters shown as escapes
+    (`\\n`, `\\x1b`, `\\u202e`), so a name holding one cannot start a new list item or hide text."""
+    return escape_controls(str(value))
+
+
 def code(value: object) -> str:
     """Text shown inside a single-backtick code span written by the caller (prefer `code_span`)."""
-    return text(value).replace("`", "\u02cb").replace("\n", " ")
+    return text(one_line(value)).replace("`", "\u02cb")
 
 
 def code_span(value: object) -> str:
     """`value` as a whole code span: fenced by a backtick run longer than any inside it, on one line."""
-    s = text(" ".join(str(value).splitlines()))
+    s = text(one_line(value))
     run = "`" * (max((len(m) for m in _BACKTICKS.findall(s)), default=0) + 1)
     # CommonMark strips one space on each side when both are there: pad so content that starts or
     # ends with a backtick (or a space) survives exactly.
-    if s[:1] in ("`", " ") or s[-1:] in ("`", " "):
+    # Content of spaces only is never stripped, so it stays as it is.
+    if s[:1] == "`" or s[-1:] == "`" or (s[:1] == s[-1:] == " " and s.strip()):
         s = f" {s} "
     return f"{run}{s}{run}"
 
@@ -101,7 +111,7 @@ def fence_block(value: object, lang: object = "") -> str:
     Mentions stay as they are (a fenced block never pings, and `@pytest.mark` must stay pasteable);
     comment markers are broken so nothing inside can open or close a hidden block.
     """
-    body = _comment_markers(str(value)).rstrip("\n")
+    body = _comment_markers(escape_controls(str(value), keep="\n\t")).rstrip("\n")
     run = "`" * max(3, max((len(m) for m in _BACKTICKS.findall(body)), default=0) + 1)
     info = _FENCE_LANG.sub("", str(lang))
     return f"{run}{info}\n{body}\n{run}"
@@ -117,8 +127,9 @@ class Segment:
 
 def segments(value: object) -> list[Segment]:
     """`value` split the way CommonMark reads code spans: a backtick run opens a span that the next
-    run of the same length closes; a run without its match is literal text. Newlines become spaces."""
-    s = " ".join(str(value).splitlines())
+    run of the same length closes; a run without its match is literal text. Newlines and other
+    control characters show as escapes (`one_line`)."""
+    s = one_line(value)
     out: list[Segment] = []
     plain_start = 0
     pos = 0
@@ -194,7 +205,7 @@ def inline(value: object, limit: int | None = None) -> str:
 
 def plain(value: object) -> str:
     """Text with no markdown of its own (labels, names): every special character escaped."""
-    return _escape(" ".join(str(value).splitlines()))
+    return _escape(one_line(value))
 
 
 def cell(value: object) -> str:

@@ -27,7 +27,7 @@ def test_code_span_and_fence_and_cell() -> None:
     assert "`" not in sanitize.code("a `b` c")
     fenced = sanitize.fence("line\n```\nescaped")
     assert "\n```" not in fenced
-    assert sanitize.cell("a|b\nc") == "a\\|b c"
+    assert sanitize.cell("a|b\nc") == "a\\|b\\\\nc"  # the newline shows as a visible `\n`
 
 
 @pytest.mark.parametrize("content", ["a", "a`b", "a ``` b", "`starts", "ends`", " padded ", "x = `y`;"])
