@@ -24,7 +24,7 @@ from reviewbot.change.git import (
     merge_base,
     resolve,
 )
-from reviewbot.change.notes import human_size, replaced_note, skip_note, unparsable_note
+from reviewbot.change.notes import human_size, missing_note, replaced_note, skip_note, unparsable_note
 from reviewbot.change.patch import ParsedSection, parse_patch, parse_section
 from reviewbot.errors import UsageError
 from reviewbot.model.change import ChangedFile, ChangeSet, FileStatus, Note, SkipReason
@@ -86,6 +86,11 @@ def _pre_skip(entry: DiffEntry, base: GitTree, head: GitTree, limit: int) -> Not
     special = _special(entry)
     if special is not None:
         return skip_note(entry.path, SkipReason.UNAVAILABLE, detail=special)
+    if (entry.old_path is not None and base.lacks(entry.old_path)) or (
+        entry.status != "D" and head.lacks(entry.path)
+    ):
+        # Not in the repository (and not fetched): `git diff` would fail on it, so it is left out.
+        return skip_note(entry.path, SkipReason.UNAVAILABLE, detail=msg("note.why.missing-object"))
     size = 0
     if entry.old_path is not None:
         size = base.size(entry.old_path) or 0
@@ -230,6 +235,10 @@ def load_change(repo: Path, base: str, head: str, limits: Limits = DEFAULT_LIMIT
     head_tree = GitTree(repo, head_sha, limits.max_file_bytes)
     base_tree = GitTree(repo, mb, limits.max_file_bytes)
     try:
+        # A partial clone fetches what the diff needs, in one request per side; nothing else.
+        capped = entries[: limits.max_files]
+        base_tree.fetch(e.old_path for e in capped if e.old_path is not None)
+        head_tree.fetch(e.path for e in capped if e.status != "D")
         files, notes, truncated, patch_bytes = _build(
             repo, mb, head_sha, entries, limits, base_tree, head_tree
         )
@@ -291,6 +300,10 @@ def _build(
     files = _with_texts(files, notes_by_path, base, head_tree)
     notes = [notes_by_path[f.path] for f in files if f.path in notes_by_path]
     notes += [unparsable_note(None, error) for error in stream.unattributed]
+    touched = {p for e in entries for p in (e.old_path, e.path) if p is not None}
+    absent = [p for p in dict.fromkeys([*head_tree.missing(), *base.missing()]) if p not in touched]
+    if absent:
+        notes.append(missing_note(absent))
     if cut is not None:
         left = len(entries) - cut.index
         notes.append(

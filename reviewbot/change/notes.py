@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from reviewbot.model.change import Note, SkipReason
-from reviewbot.model.messages import Message, msg
+from collections.abc import Sequence
 
-__all__ = ["human_size", "replaced_note", "skip_note", "unparsable_note"]
+from reviewbot.model.change import Note, SkipReason
+from reviewbot.model.messages import Message, listing, msg
+
+__all__ = ["human_size", "missing_note", "replaced_note", "skip_note", "unparsable_note"]
 
 _WHY = {
     SkipReason.BINARY: msg("note.why.binary"),
@@ -48,3 +50,11 @@ def unparsable_note(path: str | None, error: str) -> Note:
 def replaced_note(path: str, count: int) -> Note:
     """A file that was analysed although `count` of its bytes were not UTF-8 (read as U+FFFD)."""
     return Note.of(SkipReason.REPLACED_BYTES, msg("note.replaced-bytes", path=path, count=f"{count:,}"), path)
+
+
+def missing_note(paths: Sequence[str]) -> Note:
+    """Unchanged files whose contents the repository does not hold (a partial clone, a mirror without
+    some large objects): the review went on without them. No path: the note is not about a changed
+    file, so it lowers neither coverage nor the status."""
+    shown = listing(list(paths), 10)
+    return Note.of(SkipReason.UNAVAILABLE, msg("note.missing-objects", count=len(paths), paths=shown))

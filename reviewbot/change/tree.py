@@ -7,7 +7,7 @@ import re
 import subprocess
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -96,6 +96,20 @@ def _shutdown(proc: subprocess.Popen[bytes]) -> None:
         proc.stdout.close()
 
 
+def _records(out: bytes, *, sized: bool) -> Iterator[tuple[str, str, str, str]]:
+    """(path, mode, sha, size or "") of the regular files in `git ls-tree -r -z [-l]` output.
+
+    Symlinks and submodules are not source files: their "content" is a target path or a commit id."""
+    for record in out.split(b"\0"):
+        if not record:
+            continue
+        meta, _, raw_path = record.partition(b"\t")
+        fields = meta.decode("ascii").split()
+        mode, kind, sha = fields[:3]
+        if kind == "blob" and mode in REGULAR_MODES:
+            yield decode_path(raw_path), mode, sha, fields[3] if sized else ""
+
+
 class GitTree:
     """Read access to one commit's files (the RepoTree protocol), without a checkout.
 
@@ -111,7 +125,9 @@ class GitTree:
         self.sha = sha
         self.max_bytes = max_bytes
         self._blobs: dict[str, _Blob] | None = None
-        self._missing: list[str] = []
+        self._missing: dict[str, _Blob] = {}  # files whose objects the repository lacks (size unknown: -1)
+        self._remote: str | None = None
+        self._remote_known = False
         self._proc: subprocess.Popen[bytes] | None = None
         self._finalizer: weakref.finalize[[subprocess.Popen[bytes]], GitTree] | None = None
         self._lock = threading.RLock()  # one conversation with cat-file at a time
@@ -140,31 +156,106 @@ class GitTree:
 
     def _entries(self) -> dict[str, _Blob]:
         if self._blobs is None:
-            out = run_git(self.repo, ["ls-tree", "-r", "-z", "-l", "--full-tree", self.sha]).stdout
-            blobs: dict[str, _Blob] = {}
-            for record in out.split(b"\0"):
-                if not record:
-                    continue
-                meta, _, raw_path = record.partition(b"\t")
-                mode, kind, sha, size = meta.decode("ascii").split()
-                # Symlinks and submodules are not source files: their "content" is a target
-                # path or a commit id.
-                if kind == "blob" and mode in REGULAR_MODES:
-                    if not size.isdigit():
-                        # "BAD": the object is not in the repository (a partial clone or a mirror that
-                        # leaves large files out). One unreadable file must not sink the review: it is
-                        # left out of the tree and named by `missing()`, so the caller can note it when
-                        # the analysis needed it.
-                        self._missing.append(decode_path(raw_path))
-                        continue
-                    blobs[decode_path(raw_path)] = _Blob(mode, sha, int(size))
-            self._blobs = blobs
+            self._missing = {}
+            self._blobs = self._list_sized() if self._promisor() is None else self._list_without_fetching()
         return self._blobs
+
+    def _promisor(self) -> str | None:
+        """The promisor remote when the repository is a partial clone: git fetches a missing object
+        from it the moment anything asks for its size or content, one request per object."""
+        if not self._remote_known:
+            pattern = r"^(remote\..*\.promisor|extensions\.partialclone)$"
+            out = run_git(self.repo, ["config", "--get-regexp", pattern], ok_codes=(0, 1)).stdout
+            for line in out.decode("utf-8", "replace").splitlines():
+                key, _, value = line.partition(" ")
+                if key.lower() == "extensions.partialclone" and value:
+                    self._remote = value
+                    break
+                if key.endswith(".promisor") and value.lower() in ("true", "yes", "on", "1"):
+                    self._remote = key[len("remote.") : -len(".promisor")]
+            self._remote_known = True
+        return self._remote
+
+    def _list_sized(self) -> dict[str, _Blob]:
+        """One `git ls-tree -l` (no promisor remote, so a missing object is reported, never fetched)."""
+        out = run_git(self.repo, ["ls-tree", "-r", "-z", "-l", "--full-tree", self.sha]).stdout
+        blobs: dict[str, _Blob] = {}
+        for path, mode, sha, size in _records(out, sized=True):
+            if not size.isdigit():
+                # "BAD": the object is not in the repository (a mirror that leaves large files out, a
+                # damaged clone). One unreadable file must not sink the review: it is left out of the
+                # tree and named by `missing()`, so the caller can say so.
+                self._missing[path] = _Blob(mode, sha, -1)
+                continue
+            blobs[path] = _Blob(mode, sha, int(size))
+        return blobs
+
+    def _list_without_fetching(self) -> dict[str, _Blob]:
+        """A partial clone: `ls-tree -l` would fetch every missing blob, one request each, only to learn
+        its size. The tree's objects are listed instead (trees only), the missing ones found with
+        `rev-list --missing=print` (which never fetches), and only present blobs are sized."""
+        out = run_git(self.repo, ["ls-tree", "-r", "-z", "--full-tree", self.sha]).stdout
+        listed = list(_records(out, sized=False))
+        walk = ["rev-list", "--objects", "--no-object-names", "--missing=print", "--no-walk", self.sha]
+        absent = {
+            line[1:].decode("ascii")
+            for line in run_git(self.repo, walk).stdout.splitlines()
+            if line.startswith(b"?")
+        }
+        present = sorted({sha for _, _, sha, _ in listed} - absent)
+        sizes: dict[str, int] = {}
+        if present:
+            # Every object asked for is present; protocol.allow=never keeps a surprise from fetching.
+            check = ["-c", "protocol.allow=never", "cat-file", "--batch-check=%(objectname) %(objectsize)"]
+            answer = run_git(self.repo, check, stdin="".join(f"{sha}\n" for sha in present).encode("ascii"))
+            for line in answer.stdout.decode("ascii", "replace").splitlines():
+                sha, _, size = line.partition(" ")
+                if size.isdigit():
+                    sizes[sha] = int(size)
+        blobs: dict[str, _Blob] = {}
+        for path, mode, sha, _ in listed:
+            if sha in sizes:
+                blobs[path] = _Blob(mode, sha, sizes[sha])
+            else:
+                self._missing[path] = _Blob(mode, sha, -1)
+        return blobs
 
     def missing(self) -> list[str]:
         """Files of the commit whose objects the repository does not hold, in git's order."""
         self._entries()
         return list(self._missing)
+
+    def lacks(self, path: str) -> bool:
+        """True when the commit has `path` but the repository does not hold its content."""
+        self._entries()
+        return path in self._missing
+
+    def fetch(self, paths: Iterable[str], timeout: float = 300.0) -> list[str]:
+        """Ask a partial clone's promisor remote, in one request, for the missing objects of `paths`
+        (the files the analysis needs, never the whole tree); returns those still missing. Without a
+        promisor remote nothing can be fetched: the missing ones are returned as they are."""
+        self._entries()
+        wanted = [p for p in dict.fromkeys(paths) if p in self._missing]
+        remote = self._promisor()
+        if not wanted or remote is None:
+            return wanted
+        shas = sorted({self._missing[p].sha for p in wanted})
+        args = [
+            "-c",
+            "fetch.negotiationAlgorithm=noop",
+            "fetch",
+            remote,
+            "--no-tags",
+            "--no-write-fetch-head",
+        ]
+        args += ["--recurse-submodules=no", "--filter=blob:none", "--stdin"]
+        stdin = "".join(f"{sha}\n" for sha in shas).encode("ascii")
+        with contextlib.suppress(GitError):  # offline, or the remote lacks them too: they stay missing
+            run_git(self.repo, args, stdin=stdin, ok_codes=None, timeout=timeout)
+        with self._lock:
+            self._blobs = None  # list again: what arrived now has a size
+        self._entries()
+        return [p for p in wanted if p in self._missing]
 
     def paths(self) -> list[str]:
         """Every regular file of the commit, in git's order (symlinks and submodules left out)."""
@@ -190,6 +281,8 @@ class GitTree:
         patterns = sorted({w for w in words if w})
         if not patterns:
             return set()
+        if self._promisor() is not None and self.missing():
+            return None  # git grep would first fetch every missing blob of the commit, in one batch
         check_repo_dir(self.repo)
         args = ["grep", "-l", "-z", "-w", "-F", "-I", "--no-color", "--full-name"]
         for w in patterns:
