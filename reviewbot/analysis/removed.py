@@ -16,212 +16,31 @@ Three shapes, each in a function the change touches and that still exists in the
 
 Constructors' constant declarations (`self.x = False` in `__init__`) are defaults, judged by
 `default-changed`, not derivations.
+
+The first shape is found in `analysis.dropped_guards`; the records are in `analysis.removal_records`
+(re-exported here) and the questions both ask of a statement in `analysis.removal_terms`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from enum import Enum
 
 from reviewbot.analysis.derive import derivation_writes
+from reviewbot.analysis.dropped_guards import dropped_conditions, dropped_guards, flag_of
+from reviewbot.analysis.removal_records import Removal, RemovalKind
+from reviewbot.analysis.removal_terms import about_config, mentioned_names, touches, words
 from reviewbot.analysis.sides import Side
-from reviewbot.lang.clauses import Clause, ClauseKind, written_atoms
+from reviewbot.lang.clauses import Clause, ClauseKind
 from reviewbot.lang.env import env_sources
 from reviewbot.lang.facts import Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex, is_test_path
-from reviewbot.lang.owners import is_config_name, is_constant_value, is_init_function
+from reviewbot.lang.owners import is_constant_value, is_init_function
 
 __all__ = ["RemovalKind", "Removal", "removals", "removal_names", "subclasses"]
 
-
-class RemovalKind(str, Enum):
-    GUARD = "guard"  # the statement stays, a condition around it went
-    VALIDATION = "validation"
-    DERIVATION = "derivation"
-
-
-@dataclass(frozen=True)
-class Removal:
-    kind: RemovalKind
-    path: str  # head path; `line` is where the head statement is (GUARD) or where the removed lines were
-    line: int
-    base_path: str
-    base_lines: tuple[int, int]  # first and last removed line of what went (base numbering)
-    function: str
-    text: str  # the statement (canonical)
-    lost: tuple[str, ...]  # the conditions that no longer hold it (GUARD), or that held what went
-    target: str = ""  # DERIVATION: the field or environment variable written
-    shown: tuple[str, ...] = ()  # GUARD: the conditions that lost an atom, as written
-    names: tuple[str, ...] = ()  # identifiers a test of this would mention (field, variable, function)
-
-
-_PATH = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?![\w'\"(])")
 _UNIMPLEMENTED = re.compile(
     r"(?i)NotImplemented|UNIMPLEMENTED|not implemented|not yet implemented|^assert\s*\(?\s*(?:False|0)\s*\)?$"
 )
-_KEYWORD_ARG = re.compile(r"(?<=[(,])\s*[A-Za-z_]\w*=(?!=)")
-_TRIVIAL = re.compile(r"^(?:pass|return|break|continue|return None|return True|return False|\.\.\.)$")
-_WORD = re.compile(r"[A-Za-z_]\w*")
-_NOISE = frozenset(
-    {"self", "this", "not", "and", "or", "None", "True", "False", "is", "in", "os", "environ", "get", "raise",
-     "throw", "assert", "Exception", "ValueError", "RuntimeError", "AssertionError", "std", "runtime_error",
-     "invalid_argument", "return", "len", "int", "str", "float", "bool"}
-)  # fmt: skip
-
-
-def _touches(c: Clause, lines: frozenset[int]) -> bool:
-    return any(n in lines for n in range(c.line, c.end_line + 1)) or any(g.line in lines for g in c.guards)
-
-
-def _words(*texts: str) -> tuple[str, ...]:
-    found = [w for t in texts for w in _WORD.findall(re.sub(r"(['\"]).*?\1", " ", t)) if w not in _NOISE]
-    return tuple(dict.fromkeys(w for w in found if len(w) > 2))
-
-
-def _dropped(s: Side) -> list[tuple[Clause, Clause, frozenset[str]]]:
-    """(base statement, head statement, the conditions it lost) for each statement that kept its text."""
-    assert s.base is not None and s.head is not None
-    out: list[tuple[Clause, Clause, frozenset[str]]] = []
-    used: set[int] = set()
-    # The head statement was rewritten, or the condition around it was (C++ keeps the statement's line
-    # when only the `if` changes).
-    head = [h for h in s.head.clauses if _touches(h, s.added)]
-    for c in s.base.clauses:
-        if not c.guards or not _touches(c, s.removed) or _TRIVIAL.match(c.text):
-            continue
-        near = s.head_line(c.line)
-        options = [
-            h
-            for h in head
-            if h.kind is c.kind and h.text == c.text and h.function == c.function and h.line not in used
-        ]
-        if not options:
-            continue
-        h = min(options, key=lambda h: (abs(h.line - near), h.line))
-        lost = c.guard_atoms - h.guard_atoms
-        if not lost or h.guard_atoms - c.guard_atoms:
-            continue  # nothing dropped, or the conditions were rewritten
-        used.add(h.line)
-        out.append((c, h, lost))
-    return out
-
-
-_FLAG = re.compile(r"^(?:not )?\(?((?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*))\)?$")
-
-
-def _flag_of(atom: str) -> str:
-    """The field a condition tests as a flag (`cfg.use_x`, `not (self.use_x)`): its name; "" otherwise."""
-    m = _FLAG.match(atom.replace("not (", "not ").rstrip(")") if atom.startswith("not (") else atom)
-    return m.group(2) if m is not None and "." in m.group(1) else ""
-
-
-def _constant_flag(name: str, index: RepoIndex) -> bool:
-    """Every write and default of the field in the head sets one and the same constant: a condition
-    on it always took the same branch, so dropping it removes dead code, not a decision."""
-    values = {w.value for w in index.writers(name) if w.kind.value != "binding" and not is_test_path(w.path)}
-    values |= {d.value for d in index.defaults(name)}
-    return len(values) == 1 and is_constant_value(next(iter(values)))
-
-
-def _writes_at(facts: FileFacts | None, c: Clause) -> list[Assignment]:
-    if facts is None:
-        return []
-    return [a for a in facts.assignments if c.line <= a.line <= c.end_line]
-
-
-def _decides(c: Clause, s: Side) -> bool:
-    """A statement that carries a configuration decision: an environment write, a validation of the
-    configuration, a derivation (a write of a config owner's field or a switch, see
-    `derive.derivation_writes`) — not a local, a call, a log line or a write into a helper object."""
-    if c.kind is ClauseKind.ENV_WRITE:
-        return True
-    if c.kind.validates:
-        return _about_config(c, s)
-    if c.kind is not ClauseKind.ASSIGN or s.base_facts is None:
-        return False
-    derived = {(d.via_line or d.line, d.field) for d, _ in derivation_writes(s.base_facts)}
-    return any((a.line, a.field) in derived for a in _writes_at(s.base_facts, c))
-
-
-# Objects named like a configuration: `config.x`, `model_cfg.x`, `args.x`, `gpt_init_params.x`, `server_args.x`
-# (not `params.x`: in op code that is the op's parameter pack).
-_CONFIG_RECEIVER = re.compile(
-    r"(?i)(?:^|[^\w])\w*(?:config|cfg|conf|args|arguments|settings|options|init_params?|init_parameters?)\w*\.\w"
-)
-
-
-def _config_fields(s: Side) -> set[str]:
-    """Fields of the config owners the two revisions of the file declare (`ModelConfig::head_num`)."""
-    out: set[str] = set()
-    for facts in (s.base_facts, s.head_facts):
-        if facts is None:
-            continue
-        config = {o.name for o in facts.owners if o.config or is_config_name(o.name)}
-        out.update(d.field for d in facts.fields if d.owner in config)
-        out.update(d.field for d in facts.defaults if d.owner in config)
-    return out
-
-
-def _about_config(c: Clause, s: Side) -> bool:
-    """A validation whose condition reads the configuration: an environment variable, an object named
-    like a config (`config.x`, `params.x`, `args.x`), or a field of a config owner (`head_num` in a
-    `ModelConfig` method) — not a tensor's shape or a local's value."""
-    texts = [g.text for g in c.guards] or [c.text]
-    if any(env_sources(t) for t in texts) or any(_CONFIG_RECEIVER.search(t) for t in texts):
-        return True
-    parts = c.function.replace("::", ".").split(".")
-    if len(parts) >= 2 and is_config_name(parts[-2]):
-        return True  # a method of a config class checks its own members
-    return bool(set(_words(*texts)) & _config_fields(s))
-
-
-def _merged(c: Clause, lost: frozenset[str], s: Side) -> bool:
-    """At base the same target was also written on the other side of a lost condition (`if a: x = f`
-    / `elif ...: x = g`): the change merged branches that both wrote it, it did not drop a guard."""
-    assert s.base is not None
-    targets = {a.target for a in _writes_at(s.base_facts, c)}
-    if not targets:
-        return False
-    negated = {f"not ({atom})" for atom in lost} | {atom[5:-1] for atom in lost if atom.startswith("not (")}
-    for other in s.base.clauses:
-        if other is c or other.function != c.function or not (other.guard_atoms & negated):
-            continue
-        if targets & {a.target for a in _writes_at(s.base_facts, other)}:
-            return True
-    return False
-
-
-def _dropped_guards(s: Side, index: RepoIndex) -> list[Removal]:
-    """One removal per function and lost condition, at the first statement that lost it."""
-    out: dict[tuple[str, frozenset[str]], Removal] = {}
-    for c, h, lost in _dropped(s):
-        if not _decides(c, s) or _merged(c, lost, s):
-            continue
-        flags = [_flag_of(a) for a in lost]
-        if all(flags) and all(_constant_flag(f, index) for f in flags):
-            continue  # the guard tested a flag nothing ever sets otherwise: dead code went
-        first = min(g.line for g in c.guards)
-        key = (c.function, lost)
-        if key not in out:
-            out[key] = Removal(
-                RemovalKind.GUARD, s.path, h.line, s.old_path, (first, c.end_line), c.function, c.text,
-                tuple(sorted(lost)), names=_names(c),
-                shown=tuple(w for g in c.guards for a, w in written_atoms(g).items() if a in lost),
-            )  # fmt: skip
-    return list(out.values())
-
-
-def _names(c: Clause) -> tuple[str, ...]:
-    """What a test of the clause would mention: the variables it reads or writes, the field it writes,
-    the fields its conditions test (not the function: a test of a shared builder mentions it for every
-    model)."""
-    env = [c.env_name, *c.env_sources, *(n for g in c.guards for n in env_sources(g.text))]
-    written = c.text.split("=", 1)[0] if c.kind is ClauseKind.ASSIGN else ""
-    fields = [p.rsplit(".", 1)[-1] for p in _PATH.findall(" ".join([written, *(g.text for g in c.guards)]))]
-    if c.kind.validates:  # the names it checks, in its own condition (`assert x > 1, "..."`) too
-        fields += [p.rsplit(".", 1)[-1] for p in _PATH.findall(re.sub(r"(['\"]).*?\1", " ", c.text))]
-    return tuple(dict.fromkeys(n for n in [*env, *fields] if n and n not in _NOISE and len(n) > 2))
 
 
 def _validations(s: Side, heads: list[Side]) -> list[Removal]:
@@ -243,7 +62,7 @@ def _validations(s: Side, heads: list[Side]) -> list[Removal]:
         key = (c.kind, c.guard_atoms if c.guards else frozenset({c.text}))
         if key in elsewhere or (c.kind is ClauseKind.RAISE and (c.kind, frozenset({c.text})) in elsewhere):
             continue  # the same validation, moved
-        if not _about_config(c, s) or _UNIMPLEMENTED.search(c.text):
+        if not about_config(c, s) or _UNIMPLEMENTED.search(c.text):
             continue  # a tensor's shape, a local's value, a "not implemented yet": not a configuration rule
         if _gone(c, s):
             continue  # what it validated (a local, a field, a switch) went with it
@@ -251,7 +70,7 @@ def _validations(s: Side, heads: list[Side]) -> list[Removal]:
         lost = tuple(g.spelled for g in c.guards) or (c.text,)
         out.append(
             Removal(RemovalKind.VALIDATION, s.path, s.head_line(first), s.old_path, (first, c.end_line), c.function,
-                    c.text, lost, names=_names(c))
+                    c.text, lost, names=mentioned_names(c))
         )  # fmt: skip
     return out
 
@@ -260,7 +79,7 @@ def _tested(c: Clause, s: Side) -> set[str]:
     """The names a validation tests: those of its removed conditions (else of the statement itself),
     and the environment variables they read."""
     removed = [g.text for g in c.guards if g.line in s.removed] or [c.text]
-    return set(_words(*removed)) | {n for t in removed for n in env_sources(t)}
+    return set(words(*removed)) | {n for t in removed for n in env_sources(t)}
 
 
 def _rewritten(c: Clause, s: Side) -> bool:
@@ -269,7 +88,7 @@ def _rewritten(c: Clause, s: Side) -> bool:
     assert s.head is not None
     tested = _tested(c, s)
     for h in s.head.clauses:
-        if h.function != c.function or not h.kind.validates or not _touches(h, s.added):
+        if h.function != c.function or not h.kind.validates or not touches(h, s.added):
             continue
         if tested & _tested_head(h):
             return True
@@ -278,7 +97,7 @@ def _rewritten(c: Clause, s: Side) -> bool:
 
 def _tested_head(h: Clause) -> set[str]:
     texts = [g.text for g in h.guards] or [h.text]
-    return set(_words(*texts)) | {n for t in texts for n in env_sources(t)}
+    return set(words(*texts)) | {n for t in texts for n in env_sources(t)}
 
 
 def _locals(facts: FileFacts | None, function: str) -> set[str]:
@@ -421,7 +240,7 @@ def removals(sides: list[Side], index: RepoIndex) -> list[Removal]:
             continue
         if _kernel_code(s.path):
             continue
-        out += _dropped_guards(s, index)
+        out += dropped_guards(s, index)
         out += _validations(s, heads)
         out += _derivations(s, heads, index)
     return sorted(out, key=lambda r: (r.path, r.line, r.kind.value, r.text))
@@ -458,8 +277,8 @@ def removal_names(sides: list[Side]) -> set[str]:
                 names.add(a.field)
         if s.base is None or s.head is None:
             continue
-        for c, _, lost in _dropped(s):
-            names.update(f for f in map(_flag_of, lost) if f)
+        for c, _, lost in dropped_conditions(s):
+            names.update(f for f in map(flag_of, lost) if f)
             parts = c.function.replace("::", ".").split(".")
             if is_init_function(c.function) and len(parts) >= 2:
                 names.add(parts[-2])

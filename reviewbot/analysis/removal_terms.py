@@ -1,0 +1,80 @@
+"""What a removed statement mentions and whether it is about configuration (pure), for `analysis.removed`.
+
+The guard and validation detectors (`analysis.dropped_guards`, `analysis.removed`) ask the same questions
+of a statement (`lang.clauses.Clause`): whether the diff touched it or its conditions, which words and
+names it reads (what a test of it would mention), and whether a validation's condition reads the
+configuration (an environment variable, an object named like a config, a config owner's field) rather
+than a tensor's shape or a local. Those shared questions, and the word lists behind them, live here.
+"""
+
+from __future__ import annotations
+
+import re
+
+from reviewbot.analysis.sides import Side
+from reviewbot.lang.clauses import Clause, ClauseKind
+from reviewbot.lang.env import env_sources
+from reviewbot.lang.owners import is_config_name
+
+__all__ = ["about_config", "mentioned_names", "touches", "words"]
+
+_PATH = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?![\w'\"(])")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_NOISE = frozenset(
+    {"self", "this", "not", "and", "or", "None", "True", "False", "is", "in", "os", "environ", "get", "raise",
+     "throw", "assert", "Exception", "ValueError", "RuntimeError", "AssertionError", "std", "runtime_error",
+     "invalid_argument", "return", "len", "int", "str", "float", "bool"}
+)  # fmt: skip
+
+
+def touches(c: Clause, lines: frozenset[int]) -> bool:
+    return any(n in lines for n in range(c.line, c.end_line + 1)) or any(g.line in lines for g in c.guards)
+
+
+def words(*texts: str) -> tuple[str, ...]:
+    found = [w for t in texts for w in _WORD.findall(re.sub(r"(['\"]).*?\1", " ", t)) if w not in _NOISE]
+    return tuple(dict.fromkeys(w for w in found if len(w) > 2))
+
+
+# Objects named like a configuration: `config.x`, `model_cfg.x`, `args.x`, `gpt_init_params.x`, `server_args.x`
+# (not `params.x`: in op code that is the op's parameter pack).
+_CONFIG_RECEIVER = re.compile(
+    r"(?i)(?:^|[^\w])\w*(?:config|cfg|conf|args|arguments|settings|options|init_params?|init_parameters?)\w*\.\w"
+)
+
+
+def _config_fields(s: Side) -> set[str]:
+    """Fields of the config owners the two revisions of the file declare (`ModelConfig::head_num`)."""
+    out: set[str] = set()
+    for facts in (s.base_facts, s.head_facts):
+        if facts is None:
+            continue
+        config = {o.name for o in facts.owners if o.config or is_config_name(o.name)}
+        out.update(d.field for d in facts.fields if d.owner in config)
+        out.update(d.field for d in facts.defaults if d.owner in config)
+    return out
+
+
+def about_config(c: Clause, s: Side) -> bool:
+    """A validation whose condition reads the configuration: an environment variable, an object named
+    like a config (`config.x`, `params.x`, `args.x`), or a field of a config owner (`head_num` in a
+    `ModelConfig` method) — not a tensor's shape or a local's value."""
+    texts = [g.text for g in c.guards] or [c.text]
+    if any(env_sources(t) for t in texts) or any(_CONFIG_RECEIVER.search(t) for t in texts):
+        return True
+    parts = c.function.replace("::", ".").split(".")
+    if len(parts) >= 2 and is_config_name(parts[-2]):
+        return True  # a method of a config class checks its own members
+    return bool(set(words(*texts)) & _config_fields(s))
+
+
+def mentioned_names(c: Clause) -> tuple[str, ...]:
+    """What a test of the clause would mention: the variables it reads or writes, the field it writes,
+    the fields its conditions test (not the function: a test of a shared builder mentions it for every
+    model)."""
+    env = [c.env_name, *c.env_sources, *(n for g in c.guards for n in env_sources(g.text))]
+    written = c.text.split("=", 1)[0] if c.kind is ClauseKind.ASSIGN else ""
+    fields = [p.rsplit(".", 1)[-1] for p in _PATH.findall(" ".join([written, *(g.text for g in c.guards)]))]
+    if c.kind.validates:  # the names it checks, in its own condition (`assert x > 1, "..."`) too
+        fields += [p.rsplit(".", 1)[-1] for p in _PATH.findall(re.sub(r"(['\"]).*?\1", " ", c.text))]
+    return tuple(dict.fromkeys(n for n in [*env, *fields] if n and n not in _NOISE and len(n) > 2))
