@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from reviewbot import DATA_DIR
+from reviewbot.model.yamltext import load_yaml
 
 __all__ = [
     "LANGS",
@@ -73,7 +72,7 @@ def clauses(parts: Sequence[Message | str]) -> Message | str:
 
 @lru_cache(maxsize=4)
 def _load(path: Path) -> dict[str, dict[str, str]]:
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = load_yaml(path.read_text(encoding="utf-8")) or {}
     return {lang: {str(k): str(v) for k, v in (data.get(lang) or {}).items()} for lang in LANGS}
 
 

@@ -14,10 +14,10 @@ from functools import lru_cache
 from typing import Any
 
 import jinja2
-import yaml
 from markupsafe import Markup
 
 from reviewbot import DATA_DIR
+from reviewbot.model.yamltext import load_yaml
 from reviewbot.report import sanitize
 from reviewbot.report.truth_tables import shown
 
@@ -91,7 +91,7 @@ def _env() -> jinja2.Environment:
 
 @lru_cache(maxsize=1)
 def _strings() -> dict[str, dict[str, str]]:
-    data: dict[str, dict[str, str]] = yaml.safe_load((TEMPLATES / "strings.yaml").read_text(encoding="utf-8"))
+    data: dict[str, dict[str, str]] = load_yaml((TEMPLATES / "strings.yaml").read_text(encoding="utf-8"))
     return data
 
 

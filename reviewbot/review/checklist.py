@@ -13,6 +13,7 @@ from reviewbot import DATA_DIR
 from reviewbot.errors import UsageError
 from reviewbot.model.finding import Finding
 from reviewbot.model.review import ChecklistItemResult, ChecklistResult
+from reviewbot.model.yamltext import load_yaml
 
 __all__ = [
     "ChecklistItem",
@@ -60,7 +61,7 @@ class Checklist:
 def parse_checklist(text: str, origin: str, known_rules: Iterable[str] | None = None) -> Checklist:
     """Validate at load: a bad checklist is a usage error naming the file and the problem."""
     try:
-        data: Any = yaml.safe_load(text)
+        data: Any = load_yaml(text)
     except yaml.YAMLError as exc:
         raise UsageError(f"{origin}: not valid YAML ({exc})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("items"), list):
