@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+from typing import TypeVar
 
 from reviewbot import __version__
 from reviewbot.lang.facts import FileFacts
@@ -38,6 +39,7 @@ from reviewbot.lang.facts import FileFacts
 __all__ = ["FactsCache", "active", "analyser_version", "facts_key", "open_cache", "use"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS facts (
@@ -104,8 +106,13 @@ class FactsCache:
 
     def get_many(self, keys: Iterable[str]) -> dict[str, FileFacts]:
         """The cached facts of those keys that are present (and readable)."""
+        return self.get_values(keys, FileFacts)
+
+    def get_values(self, keys: Iterable[str], kind: type[T]) -> dict[str, T]:
+        """Cached values of type `kind` (facts, or what is derived from one file's text alone: its
+        call sites) of those keys that are present and readable."""
         wanted = list(dict.fromkeys(keys))
-        out: dict[str, FileFacts] = {}
+        out: dict[str, T] = {}
         with self._lock:
             db = self._connect()
             if db is None or not wanted:
@@ -119,9 +126,9 @@ class FactsCache:
                         f"SELECT key, value FROM facts WHERE key IN ({marks})", chunk
                     ):
                         with contextlib.suppress(Exception):  # an unreadable entry is a miss
-                            facts = pickle.loads(zlib.decompress(value))
-                            if isinstance(facts, FileFacts):
-                                out[key] = facts
+                            found = pickle.loads(zlib.decompress(value))
+                            if isinstance(found, kind):
+                                out[key] = found
                 if out:
                     now = time.time()
                     db.executemany("UPDATE facts SET used = ? WHERE key = ?", [(now, k) for k in out])
@@ -134,7 +141,7 @@ class FactsCache:
     def get(self, key: str) -> FileFacts | None:
         return self.get_many([key]).get(key)
 
-    def put_many(self, items: Iterable[tuple[str, FileFacts]]) -> None:
+    def put_many(self, items: Iterable[tuple[str, object]]) -> None:
         """Store facts; then trim the file to its bound."""
         now = time.time()
         rows = []
@@ -157,7 +164,7 @@ class FactsCache:
                     db.execute("ROLLBACK")
                 self._give_up(exc)
 
-    def put(self, key: str, facts: FileFacts) -> None:
+    def put(self, key: str, facts: object) -> None:
         self.put_many([(key, facts)])
 
     def _trim(self, db: sqlite3.Connection) -> None:

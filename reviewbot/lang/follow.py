@@ -15,9 +15,10 @@ import weakref
 from collections.abc import Iterable
 
 from reviewbot.lang.builders import builder_helpers, is_builder
-from reviewbot.lang.calls import CallGraph, CallSite, extract_calls, owner_of, split_callee
+from reviewbot.lang.cache import active, facts_key
+from reviewbot.lang.calls import CallGraph, CallSite, FileCalls, extract_calls, owner_of, split_callee
 from reviewbot.lang.common import mentions_field
-from reviewbot.lang.facts import GatedStmt, Lang, lang_for_path
+from reviewbot.lang.facts import FileFacts, GatedStmt, Lang, lang_for_path
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.mentions import scan_readers, switch_like
 from reviewbot.lang.parse import parse_file
@@ -32,6 +33,20 @@ _SOURCE_SUFFIXES = (".cc", ".cpp", ".cxx", ".cu")
 _MAX_BASE_LEVELS = 4  # base classes loaded up from one class to find an inherited method
 # The graph of the last `follow_calls` over an index, by the index's identity (dropped with it).
 _FOLLOWED: dict[int, tuple[weakref.ref[RepoIndex], CallGraph]] = {}
+
+
+def _calls(path: str, source: str, facts: FileFacts) -> FileCalls:
+    """`extract_calls`, through the facts cache when one is in use: the call sites of a file are a
+    function of its text (and of its full facts, themselves a function of the text)."""
+    store = active()
+    if store is None:
+        return extract_calls(path, source, facts)
+    key = facts_key(path, source, ("\0calls",))
+    found = store.get_values([key], FileCalls).get(key)
+    if found is None:
+        found = extract_calls(path, source, facts)
+        store.put(key, found)
+    return found
 
 
 class PathIndex:
@@ -109,7 +124,7 @@ class _Follower:
         facts = parse_file(path, source)
         if facts is None:
             return False
-        calls = extract_calls(path, source, facts)
+        calls = _calls(path, source, facts)
         self.graph.files[path] = facts
         self.graph.calls[path] = calls
         resolved: list[str] = []
