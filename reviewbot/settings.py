@@ -131,6 +131,11 @@ class Settings(BaseSettings):
     job_lease_seconds: float = Field(default=60.0, ge=0)
     lock_retry_seconds: float = Field(default=1.0, ge=0)
     max_body_bytes: int = Field(default=MAX_WEBHOOK_BYTES, ge=0)
+    # The webhook server (docs/security.md): a request's line and headers must arrive within
+    # header_timeout_s of the connection (or of the previous response on it), its body within
+    # body_timeout_s of its headers; otherwise the connection is closed (408 for a late body).
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    body_timeout_s: float = Field(default=30.0, gt=0)
     # PyGithub's pause between requests / writes; None keeps GitHub's recommended pacing.
     request_interval: float | None = Field(default=None, ge=0)
     write_interval: float | None = Field(default=None, ge=0)

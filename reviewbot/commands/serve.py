@@ -6,6 +6,7 @@ With `--with-worker` the same process also runs the queue consumer, for a one-ma
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 
@@ -14,6 +15,7 @@ import uvicorn
 from reviewbot.commands._service import add_service_arguments, service_settings
 from reviewbot.service.app import Lifecycle, create_app
 from reviewbot.service.runtime import Runtime
+from reviewbot.service.server import server_config
 
 __all__ = ["add_arguments", "main"]
 
@@ -40,8 +42,17 @@ def main(args: argparse.Namespace) -> int:
             flush=True,
         )
         level = logging.getLogger().getEffectiveLevel()
-        # log_config=None keeps the CLI's logging set-up; the access log is only shown with -v.
-        uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=level <= logging.INFO)
+        # log_config=None keeps the CLI's logging set-up; the access log is only shown with -v. The
+        # header/body deadlines and connection limits are service.server's (docs/security.md).
+        config = server_config(
+            app, settings, host=args.host, port=args.port, access_log=level <= logging.INFO
+        )
+        server = uvicorn.Server(config)
+        # The signal uvicorn re-raises after a clean shutdown ends here, as it does in uvicorn.run.
+        with contextlib.suppress(KeyboardInterrupt):
+            server.run()
+        if not server.started:
+            return 3  # uvicorn said why (the address is in use, ...), as uvicorn.run exits
     finally:
         runtime.close()
     return 0

@@ -21,7 +21,7 @@ from reviewbot.service import counters
 from reviewbot.service.events import Decision, RoundRequest
 from reviewbot.service.job_records import Accepted, Dispatch, utcnow
 from reviewbot.store.store import rounds
-from reviewbot.store.tables import deliveries, jobs
+from reviewbot.store.tables import commands, deliveries, jobs
 
 __all__ = ["Ledger", "DeliveryIntake"]
 
@@ -67,14 +67,18 @@ class DeliveryIntake(Ledger):
     def accept(self, delivery_id: str, decision: Decision) -> Accepted:
         """Record a delivery once and create the jobs it asks for, in one transaction.
 
-        A delivery id seen before changes nothing (GitHub redelivers on timeouts and on request).
+        A delivery id seen before changes nothing (GitHub redelivers on timeouts and on request), and
+        neither does a comment command seen before under another delivery id (a replay): comments are
+        keyed by id and edit time (`Decision.command_key`).
         A request for a head that already has a round, or a queued/running/done job, adds no job
         unless it is an explicit request (`force`) and nothing for it is queued yet.
         """
         try:
             return self._accept(delivery_id, decision)
         except IntegrityError:
-            # A concurrent copy of the same delivery committed first (PostgreSQL: no table lock).
+            # A concurrent copy of the same delivery or comment committed first (PostgreSQL: no table lock).
+            if decision.command_key is not None and self._seen_command(decision.command_key):
+                return Accepted("duplicate_command", "comment command already received", (), ())
             return Accepted("duplicate_delivery", "delivery already received", (), ())
 
     def _accept(self, delivery_id: str, decision: Decision) -> Accepted:
@@ -88,7 +92,23 @@ class DeliveryIntake(Ledger):
             now = utcnow()
             created: list[Dispatch] = []
             notes: list[str] = []
-            for request in decision.requests:
+            requests = decision.requests
+            if decision.command_key is not None and requests:
+                earlier = self._command(conn, decision.command_key)
+                if earlier is not None:
+                    notes.append(f"comment {decision.command_key} was received before (delivery {earlier})")
+                    requests = ()
+                else:
+                    conn.execute(
+                        sa.insert(commands).values(
+                            command_key=decision.command_key,
+                            repository=requests[0].repository,
+                            pr=requests[0].pr,
+                            delivery_id=delivery_id,
+                            received_at=now,
+                        )
+                    )
+            for request in requests:
                 dup = self._duplicate(conn, request)
                 if dup is not None:
                     notes.append(dup)
@@ -113,7 +133,9 @@ class DeliveryIntake(Ledger):
                 job_id = int(key[0])
                 created.append(Dispatch(job_id, 1))
                 notes.append(f"job {job_id} queued for {request.repository}#{request.pr}")
-            if decision.kind == "round":
+            if decision.kind == "round" and decision.requests and not requests:
+                outcome = "duplicate_command"
+            elif decision.kind == "round":
                 outcome = "queued" if created else "duplicate_round"
             else:
                 outcome = decision.kind  # ping | ignored
@@ -132,6 +154,16 @@ class DeliveryIntake(Ledger):
             )
             counters.bump(conn, "deliveries", {"event": decision.event, "outcome": outcome})
         return Accepted(outcome, detail, tuple(d.job_id for d in created), tuple(created))
+
+    @staticmethod
+    def _command(conn: Connection, key: str) -> str | None:
+        """The delivery that brought this comment command first, or None."""
+        found = conn.execute(sa.select(commands.c.delivery_id).where(commands.c.command_key == key)).scalar()
+        return None if found is None else str(found)
+
+    def _seen_command(self, key: str) -> bool:
+        with self._tx() as conn:
+            return self._command(conn, key) is not None
 
     def _duplicate(self, conn: Connection, request: RoundRequest) -> str | None:
         same_pr = (jobs.c.repository == request.repository, jobs.c.pr == request.pr)

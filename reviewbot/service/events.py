@@ -7,10 +7,27 @@ which the server records with the delivery.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from reviewbot.errors import ReviewbotError
+from reviewbot.service.payload import (
+    LOGIN,
+    REPOSITORY,
+    SHA,
+    TIMESTAMP,
+    TOKEN,
+    MalformedPayload,
+    as_integer,
+    flag,
+    integer,
+    items,
+    obj,
+    optional_integer,
+    optional_obj,
+    optional_text,
+    text,
+)
 
 __all__ = [
     "Decision",
@@ -24,12 +41,8 @@ __all__ = [
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
 # author_association values that imply write access to the repository.
 WRITE_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
-
-
-class MalformedPayload(ReviewbotError):
-    """A signed delivery whose JSON lacks what its event must carry."""
-
-    exit_code = 2
+_ASSOCIATION = re.compile(r"[A-Z_]{1,32}")
+MAX_COMMENT_CHARS = 65_536  # GitHub's own limit on a comment body
 
 
 @dataclass(frozen=True)
@@ -56,24 +69,19 @@ class Decision:
     requests: tuple[RoundRequest, ...] = ()
     repository: str | None = None
     pr: int | None = None
+    # A `/reviewbot` comment: "<comment id>@<updated_at>". The same comment delivered again (a replay
+    # under a new delivery id) must not run a new round; an edit gives a new key.
+    command_key: str | None = None
 
 
-def _get(payload: dict[str, Any], *path: str) -> Any:
-    node: Any = payload
-    for key in path:
-        if not isinstance(node, dict) or key not in node:
-            raise MalformedPayload(
-                f"the payload has no `{'.'.join(path)}`; is this delivery really from GitHub?"
-            )
-        node = node[key]
-    return node
+def _repository(payload: dict[str, Any]) -> str:
+    return text(payload, "repository.full_name", 140, REPOSITORY)
 
 
 def _installation(payload: dict[str, Any]) -> int | None:
-    inst = payload.get("installation")
-    if isinstance(inst, dict) and isinstance(inst.get("id"), int):
-        return int(inst["id"])
-    return None
+    if optional_obj(payload, "installation") is None:
+        return None
+    return optional_integer(payload, "installation.id")
 
 
 def _ignored(
@@ -83,41 +91,43 @@ def _ignored(
 
 
 def _pull_request(payload: dict[str, Any], action: str | None, review_drafts: bool) -> Decision:
-    repo = str(_get(payload, "repository", "full_name"))
-    pr = _get(payload, "pull_request")
-    number = int(_get(payload, "pull_request", "number"))
+    repo = _repository(payload)
+    obj(payload, "pull_request")
+    number = integer(payload, "pull_request.number")
     if action not in PR_ACTIONS:
         return _ignored("pull_request", action, f"action {action!r} does not start a round", repo, number)
-    if pr.get("state") == "closed":
+    if optional_text(payload, "pull_request.state", 32, TOKEN) == "closed":
         return _ignored("pull_request", action, "the pull request is closed", repo, number)
-    if pr.get("draft") and not review_drafts:
+    if flag(payload, "pull_request.draft") and not review_drafts:
         return _ignored(
             "pull_request", action, "draft pull request (set review_drafts to review drafts)", repo, number
         )
-    head = str(_get(payload, "pull_request", "head", "sha"))
+    head = text(payload, "pull_request.head.sha", 64, SHA)
     request = RoundRequest(repo, number, head, _installation(payload), f"pull_request.{action}")
     return Decision("pull_request", action, "round", f"head {head[:12]}", (request,), repo, number)
 
 
 def _issue_comment(payload: dict[str, Any], action: str | None, command: str) -> Decision:
-    repo = str(_get(payload, "repository", "full_name"))
-    issue = _get(payload, "issue")
-    number = int(_get(payload, "issue", "number"))
+    repo = _repository(payload)
+    obj(payload, "issue")
+    number = integer(payload, "issue.number")
     if action != "created":
         return _ignored("issue_comment", action, f"action {action!r} is not a new comment", repo, number)
-    if not issue.get("pull_request"):
+    if optional_obj(payload, "issue.pull_request") is None:
         return _ignored(
             "issue_comment", action, "the comment is on an issue, not a pull request", repo, number
         )
-    comment = _get(payload, "comment")
-    body = str(comment.get("body") or "")
+    obj(payload, "comment")
+    body = optional_text(payload, "comment.body", MAX_COMMENT_CHARS) or ""
     if not any(line.strip() == command for line in body.splitlines()):
         return _ignored("issue_comment", action, f"the comment holds no `{command}` line", repo, number)
-    user = comment.get("user") or {}
-    login = str(user.get("login") or "")
-    if user.get("type") == "Bot":
+    comment_id = integer(payload, "comment.id", hi=2**63 - 1)
+    edited = optional_text(payload, "comment.updated_at", 40, TIMESTAMP) or ""
+    optional_obj(payload, "comment.user")
+    login = optional_text(payload, "comment.user.login", 64, LOGIN) or ""
+    if optional_text(payload, "comment.user.type", 32) == "Bot":
         return _ignored("issue_comment", action, f"comments by bots ({login}) are not commands", repo, number)
-    association = str(comment.get("author_association") or "NONE")
+    association = optional_text(payload, "comment.author_association", 32, _ASSOCIATION) or "NONE"
     if association not in WRITE_ASSOCIATIONS:
         return _ignored(
             "issue_comment",
@@ -126,32 +136,50 @@ def _issue_comment(payload: dict[str, Any], action: str | None, command: str) ->
             repo,
             number,
         )
-    if issue.get("state") == "closed":
+    if optional_text(payload, "issue.state", 32, TOKEN) == "closed":
         return _ignored("issue_comment", action, "the pull request is closed", repo, number)
     request = RoundRequest(
         repo, number, None, _installation(payload), "issue_comment.created", force=True, requested_by=login
     )
-    return Decision("issue_comment", action, "round", f"requested by {login}", (request,), repo, number)
+    return Decision(
+        "issue_comment",
+        action,
+        "round",
+        f"requested by {login}",
+        (request,),
+        repo,
+        number,
+        command_key=f"{comment_id}@{edited}",
+    )
 
 
 def _check_run(payload: dict[str, Any], action: str | None, app_id: int | None) -> Decision:
-    repo = str(_get(payload, "repository", "full_name"))
-    run = _get(payload, "check_run")
+    repo = _repository(payload)
+    obj(payload, "check_run")
     if action != "rerequested":
         return _ignored("check_run", action, f"action {action!r} does not start a round", repo)
-    owner_app = (run.get("app") or {}).get("id")
-    if app_id is not None and owner_app is not None and int(owner_app) != app_id:
+    optional_obj(payload, "check_run.app")
+    owner_app = optional_integer(payload, "check_run.app.id")
+    if app_id is not None and owner_app is not None and owner_app != app_id:
         return _ignored("check_run", action, f"the check run belongs to another app ({owner_app})", repo)
-    head = str(_get(payload, "check_run", "head_sha"))
-    pulls = [p for p in run.get("pull_requests") or [] if isinstance(p, dict) and "number" in p]
-    if not pulls:
+    head = text(payload, "check_run.head_sha", 64, SHA)
+    pulls = items(payload, "check_run.pull_requests")
+    numbers = sorted(
+        {
+            as_integer("check_run.pull_requests[].number", p["number"])
+            for p in pulls
+            if isinstance(p, dict) and "number" in p
+        }
+    )
+    if not numbers:
         return _ignored(
             "check_run", action, "the check run is not attached to a pull request of this repository", repo
         )
-    by = str((payload.get("sender") or {}).get("login") or "") or None
+    optional_obj(payload, "sender")
+    by = optional_text(payload, "sender.login", 64, LOGIN) or None
     requests = tuple(
-        RoundRequest(repo, int(p["number"]), head, _installation(payload), "check_run.rerequested", True, by)
-        for p in pulls
+        RoundRequest(repo, n, head, _installation(payload), "check_run.rerequested", True, by)
+        for n in numbers
     )
     first = requests[0].pr
     return Decision(
@@ -173,10 +201,9 @@ def classify(
     """
     if not isinstance(payload, dict):
         raise MalformedPayload("the payload is not a JSON object; is this delivery really from GitHub?")
-    action = payload.get("action")
-    action = str(action) if action is not None else None
+    action = optional_text(payload, "action", 64, TOKEN)
     if event == "ping":
-        return Decision("ping", None, "ping", str(payload.get("zen") or "pong"))
+        return Decision("ping", None, "ping", optional_text(payload, "zen", 200) or "pong")
     if event == "pull_request":
         return _pull_request(payload, action, review_drafts)
     if event == "issue_comment":

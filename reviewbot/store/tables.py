@@ -1,6 +1,6 @@
 """The service's tables: webhook deliveries, round jobs, and counters shared by all processes.
 
-They live in the rounds database and are created by migration 0002 (this module mirrors it;
+They live in the rounds database and are created by migrations 0002 and 0003 (this module mirrors them;
 tests/service/test_tables.py compares the two). Times are stored in UTC.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["metadata", "deliveries", "jobs", "service_metrics", "JOB_STATES", "ACTIVE_STATES"]
+__all__ = ["metadata", "deliveries", "jobs", "commands", "service_metrics", "JOB_STATES", "ACTIVE_STATES"]
 
 metadata = sa.MetaData()
 
@@ -59,6 +59,18 @@ jobs = sa.Table(
     sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
     sa.Index("ix_service_jobs_pr_state", "repository", "pr", "state"),
     sa.Index("ix_service_jobs_state", "state"),
+)
+
+# One row per `/reviewbot` comment command (migration 0003): the key is the comment's id and its
+# updated_at, so the same comment delivered again under a new delivery id (a replay) runs no round.
+commands = sa.Table(
+    "service_commands",
+    metadata,
+    sa.Column("command_key", sa.String(96), primary_key=True),
+    sa.Column("repository", sa.String(512), nullable=False),
+    sa.Column("pr", sa.Integer, nullable=False),
+    sa.Column("delivery_id", sa.String(64), nullable=False),
+    sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
 )
 
 # Monotonic counters and histogram buckets written by servers and workers alike, so /metrics on

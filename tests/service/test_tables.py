@@ -1,4 +1,4 @@
-"""Migration 0002 creates exactly the service tables the code declares (SQLite and PostgreSQL)."""
+"""Migrations 0002 and 0003 create exactly the service tables the code declares (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -35,4 +35,4 @@ def test_the_migrated_service_tables_match_the_code(store: Store) -> None:
         )
         assert compare_metadata(ctx, metadata) == []
         assert mine <= set(sa.inspect(conn).get_table_names())
-        assert mine == {"service_deliveries", "service_jobs", "service_metrics"}
+        assert mine == {"service_deliveries", "service_jobs", "service_commands", "service_metrics"}
