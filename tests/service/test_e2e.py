@@ -89,7 +89,9 @@ def test_twenty_pushes_within_a_second_coalesce_into_one_comment_on_the_last_hea
     with app_stack(settings, tmp_path) as stack:
         heads = stack.commits_on_top(20)
         stack.start_worker()
-        assert stack.rapid_pushes(heads) < 1.0
+        # Back to back, as GitHub sends them after a burst (no bound on how long the burst takes: on a
+        # loaded machine it took 2 s, and what is tested is the coalescing, not the speed of the fake).
+        stack.rapid_pushes(heads)
         jobs = stack.wait_settled(timeout=50)
         assert len(jobs) == 20
         assert {j.state for j in jobs} <= {"done", "skipped"}
