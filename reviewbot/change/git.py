@@ -8,6 +8,8 @@ file contents of a commit is GitTree (tree.py), re-exported here.
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -68,10 +70,39 @@ def resolve(repo: Path, rev: str) -> str:
     )
     sha = proc.stdout.decode("ascii", "replace").strip()
     if proc.returncode != 0 or not sha:
-        raise EnvironmentProblem(
-            f"unknown revision: {rev}; fetch it first (`git fetch origin {rev}`) or check the name"
-        )
+        raise EnvironmentProblem(f"unknown revision: {rev}; {_fetch_hint(repo, rev)}")
     return sha
+
+
+_REF_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+-]*")
+_HEX = re.compile(r"[0-9a-f]{7,64}")
+
+
+def _fetch_hint(repo: Path, rev: str) -> str:
+    """How to get `rev` into `repo`: git commands that run as written (quoted, the repository named
+    unless it is the current directory), after which the same `rev` resolves."""
+    name = re.split(r"[~^]", rev, maxsplit=1)[0]  # feature~2: get feature
+    if _REF_NAME.fullmatch(name) is None or ".." in name or name.endswith((".", "/", ".lock")):
+        return "check the name (pass a branch, tag or commit sha)"
+    remotes = run_git(repo, ["remote"], ok_codes=None).stdout.decode("utf-8", "replace").split()
+    if not remotes:
+        return "check the name (the repository has no remote to fetch it from)"
+    remote = "origin" if "origin" in remotes else remotes[0]
+    git = "git" if repo.resolve() == Path.cwd().resolve() else f"git -C {shlex.quote(str(repo))}"
+    first, _, rest = name.partition("/")
+    tracking = f"refs/remotes/{remote}/{name}"
+    if first in remotes and rest:  # origin/feature: update that remote-tracking branch
+        command = f"{git} fetch {shlex.quote(first)} {shlex.quote(f'{rest}:refs/remotes/{name}')}"
+    elif _HEX.fullmatch(name):
+        # A full sha is fetched by itself; an abbreviated one only with the branches that hold it.
+        command = f"{git} fetch {shlex.quote(remote)}" + (f" {name}" if len(name) in (40, 64) else "")
+    elif run_git(repo, ["show-ref", "--verify", "--quiet", tracking], ok_codes=None).returncode == 0:
+        command = f"{git} branch {shlex.quote(name)} {shlex.quote(f'{remote}/{name}')}"
+        return f"only {remote}/{name} exists here: create the branch (`{command}`) or pass {remote}/{name}"
+    else:  # a branch or a tag of the remote: fetched, then a local branch of that name
+        quoted = shlex.quote(name)
+        command = f"{git} fetch {shlex.quote(remote)} {quoted} && {git} branch {quoted} FETCH_HEAD"
+    return f"fetch it first (`{command}`) or check the name"
 
 
 def merge_base(repo: Path, base: str, head: str) -> str:

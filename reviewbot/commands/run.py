@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
 
 from reviewbot.checks.registry import KNOWN_RULES
 from reviewbot.config import load_repo_config
-from reviewbot.errors import UsageError
+from reviewbot.errors import EnvironmentProblem, StoreError, UsageError
 from reviewbot.execution.execute import ExecSettings, executor
 from reviewbot.execution.sandbox import hide_from_sandbox
 from reviewbot.lang.cache import FactsCache, open_cache
@@ -21,9 +23,10 @@ from reviewbot.review.checklist import bundled_names
 from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.runner import RoundOutcome, run_local_round
 from reviewbot.settings import Settings, load_settings
+from reviewbot.store.db import engine_url
 from reviewbot.store.store import Store
 
-__all__ = ["add_arguments", "main", "review_local", "emit"]
+__all__ = ["add_arguments", "main", "review_local", "emit", "check_arguments"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,11 +75,85 @@ def settings_for(
     )
 
 
+def check_output(output: str) -> None:
+    """`-o FILE` must be writable before any work starts: a report lost at the end is an hour lost."""
+    path = Path(output).expanduser()
+    if path.is_dir():
+        raise UsageError(f"-o {output}: is a directory; name the file to write the report to")
+    parent = path.parent
+    if not parent.is_dir():
+        raise UsageError(f"-o {output}: the directory {parent} does not exist")
+    target = path if path.exists() else parent
+    if not os.access(target, os.W_OK):
+        raise UsageError(f"-o {output}: {target} is not writable")
+
+
+def check_db_url(url: str) -> None:
+    """`--db` names a database by URL; a bare word is refused, not made a SQLite file in the cwd."""
+    if "://" not in url:
+        raise UsageError(
+            f"--db wants a database URL such as sqlite:///PATH/rounds.db or postgresql://USER@HOST/DB, "
+            f"not {url!r}"
+        )
+    try:
+        parsed = engine_url(url)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from exc
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise UsageError(f"--db: {backend} databases are not supported; use sqlite:/// or postgresql://")
+    if backend == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        file = Path(str(parsed.database)).expanduser()
+        if file.is_dir():
+            raise UsageError(f"--db {url}: {file} is a directory, not a database file")
+        if not file.parent.is_dir():
+            raise UsageError(f"--db {url}: the directory {file.parent} does not exist")
+        if file.exists():
+            _probe_sqlite(url, file)
+
+
+def _probe_sqlite(url: str, file: Path) -> None:
+    """Read an existing SQLite file's schema without writing to it: a file that is not a database
+    fails here, before the review, whichever path (local or GitHub) opens it later."""
+    try:
+        conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            conn.execute("PRAGMA schema_version").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise EnvironmentProblem(f"cannot open the rounds database {url}: {exc}") from exc
+
+
+def open_store(url: str) -> Store:
+    """The rounds store; one that cannot be opened is the user's to fix (exit 2), not a crash."""
+    try:
+        return Store.open(url)
+    except StoreError as exc:
+        raise EnvironmentProblem(str(exc)) from exc
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """What would fail late, or be ignored silently, is refused before the analysis starts: one line,
+    exit 2, nothing written."""
+    if args.pr is not None and args.pr < 1:
+        raise UsageError(f"--pr must be a pull request number (1 or more), not {args.pr}")
+    if args.post and (args.base or args.head):
+        raise UsageError(
+            "--post publishes a pull request's review on GitHub: give --pr N (and --repo OWNER/NAME) "
+            "without --base/--head"
+        )
+    if args.output:
+        check_output(args.output)
+    if args.db is not None:
+        check_db_url(args.db)
+
+
 def review_local(args: argparse.Namespace, settings: Settings | None = None) -> RoundOutcome:
     """One local review; with --pr it is recorded as the next round of that PR in the store."""
     repo = Path(args.path or ".").resolve()
     settings = settings if settings is not None else load_settings(getattr(args, "config", None))
-    store = Store.open(args.db or settings.database_url) if args.pr is not None else None
+    store = open_store(args.db or settings.database_url) if args.pr is not None else None
     cache_dir = Path(args.cache_dir).expanduser() if getattr(args, "cache_dir", None) else settings.cache_dir
     facts = None if getattr(args, "no_cache", False) else open_cache(cache_dir, settings.facts_cache_mb)
     try:
@@ -105,7 +182,12 @@ def emit(review: Review, args: argparse.Namespace, markdown: str | None = None) 
         text = markdown if markdown is not None else render_markdown(review, args.lang)
     review.kpi.setdefault("timings_ms", {})["render"] = round((time.perf_counter() - clock) * 1000, 1)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            Path(args.output).expanduser().write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise EnvironmentProblem(
+                f"cannot write the report to {args.output}: {exc.strerror or exc}"
+            ) from exc
     else:
         sys.stdout.write(text)
     if args.fail_on_blocking and review.status is Status.BLOCKING:
@@ -118,6 +200,7 @@ def main(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
     # The repository's tests run in a sandbox: it must not see what the settings name (key, store...).
     hide_from_sandbox(settings.private_paths())
+    check_arguments(args)
     if args.base or args.head:
         if not (args.base and args.head):
             raise UsageError("give both --base and --head (or --pr N for a GitHub pull request)")
