@@ -154,6 +154,7 @@ def test_ctrl_c_while_mutants_run_in_threads_kills_them_and_starts_no_more(tmp_p
         assert proc.returncode == 130 and err.strip() == "reviewbot: interrupted", err
         time.sleep(0.5)
         assert _marked(marker) == []  # no later mutant started after the interrupt
+        print(f"SIGINT during a mutant: sandbox gone in {seconds:.2f} s")
     finally:
         _cleanup(proc, marker)
 
