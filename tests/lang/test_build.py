@@ -130,3 +130,23 @@ def test_the_grep_prefilter_changes_what_is_read_not_what_is_found(tmp_path: Pat
     assert sorted(grepped.files) == sorted(read_all.files)
     assert grepped.files == read_all.files
     assert grepped.tests_mentioning(sorted(names)) == read_all.tests_mentioning(sorted(names))
+
+
+def test_many_names_read_every_candidate_instead_of_grepping(tmp_path: Path) -> None:
+    repo, sha = _tree(tmp_path)
+    many = {"need_cache", *(f"unused_name_{i}" for i in range(300))}
+
+    class Counting(GitTree):
+        greps = 0
+
+        def grep(self, words, pathspecs=()):  # type: ignore[no-untyped-def]
+            Counting.greps += 1
+            return super().grep(words, pathspecs)
+
+    with Counting(repo.path, sha) as tree:
+        few = build_index(tree, {"need_cache"})
+        assert Counting.greps == 1
+        lots = build_index(tree, many)
+    assert Counting.greps == 1  # past the bound, no git grep: every candidate is read
+    assert lots.scanned_files == 7 and few.scanned_files == 4
+    assert sorted(lots.files) == sorted(few.files)
