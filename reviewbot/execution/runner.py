@@ -61,7 +61,7 @@ def run_tests(
     files: list[Path] = []
     if not res.timed_out:
         files = _written_junit(workspace, cfg.junit, before)
-        cases, problems = parse_junit(files)
+        cases, problems = parse_junit(files, root=workspace)  # a report must lie inside the run
     return TestRun(
         label=label,
         exit_code=res.exit_code,
