@@ -7,7 +7,7 @@ its text, the focus (which names the walk looks for) and the analyser, so they a
 made of exactly those:
 
 - the path and a hash of the text (the blob's content, wherever it came from);
-- the focus: the sorted names the file was searched for ("" for a full parse);
+- the focus: a text naming what the walk looked for (the kind of match and the sorted names);
 - the analyser: reviewbot's version, a hash of the `lang/` package's own source (a cache written by
   one build of the front ends is never read by another) and the tree-sitter grammar versions.
 
@@ -66,10 +66,11 @@ def analyser_version() -> str:
     return digest.hexdigest()[:20]
 
 
-def facts_key(path: str, text: str, focus: Iterable[str] | None) -> str:
-    """The cache key of one parse: analyser, path, text and focus names."""
+def facts_key(path: str, text: str, focus: str | None) -> str:
+    """The cache key of one parse: analyser, path, text and what the focus accepts (a text naming it,
+    e.g. `words:` and the sorted names; None for a full parse)."""
     digest = hashlib.sha256(analyser_version().encode())
-    for part in (path, text, "\n".join(sorted(focus)) if focus is not None else "\0full"):
+    for part in (path, text, focus if focus is not None else "\0full"):
         digest.update(b"\0" + part.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 

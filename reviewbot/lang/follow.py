@@ -41,7 +41,7 @@ def _calls(path: str, source: str, facts: FileFacts) -> FileCalls:
     store = active()
     if store is None:
         return extract_calls(path, source, facts)
-    key = facts_key(path, source, ("\0calls",))
+    key = facts_key(path, source, "\0calls")
     found = store.get_values([key], FileCalls).get(key)
     if found is None:
         found = extract_calls(path, source, facts)

@@ -76,10 +76,13 @@ def test_a_cache_of_another_analyser_version_is_not_read(
         facts_key("cfg.py", SOURCE, None),
         facts_key("other.py", SOURCE, None),
         facts_key("cfg.py", SOURCE + "\n", None),
-        facts_key("cfg.py", SOURCE, ["need_cache"]),
-        facts_key("cfg.py", SOURCE, []),
+        facts_key("cfg.py", SOURCE, "words:need_cache"),
+        facts_key("cfg.py", SOURCE, "words:"),
+        # Two foci with the same letters are two keys (a focus is not a bag of characters).
+        facts_key("cfg.py", SOURCE, "words:ab"),
+        facts_key("cfg.py", SOURCE, "words:ba"),
     }
-    assert len(keys) == 5
+    assert len(keys) == 7
 
 
 def test_parse_file_uses_the_active_cache(tmp_path: Path) -> None:
