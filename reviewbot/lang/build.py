@@ -127,11 +127,8 @@ def _test_refs(path: str, text: str, names: NameSet) -> list[TestRef]:
 _GREP_PATHSPECS = (
     *(f":(glob,icase)**/*{suffix}" for suffix in (".py", ".pyi", *CPP_SUFFIXES)),
     *(f":(glob,icase)**/*{suffix}" for suffix in _TEST_ONLY_SUFFIXES),
-    *(
-        f":(exclude,glob){top}{tree}/**"
-        for tree in ("3rdparty", "third_party", "vendor", "external")
-        for top in ("", "**/")
-    ),
+    # DEFAULT_EXCLUDES' `*` crosses `/` (fnmatch); git's glob magic spells that `**`.
+    *(f":(exclude,glob){glob.replace('*', '**')}" for glob in DEFAULT_EXCLUDES),
 )
 
 

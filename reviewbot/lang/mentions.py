@@ -79,6 +79,7 @@ def scan_readers(tree: RepoTree, index: RepoIndex, graph: CallGraph, names: Iter
     def focus(body: str) -> bool:  # only the function bodies that mention a name are walked
         return any(n in body for n in parsed)
 
+    focus_key = "substrings:" + "\n".join(sorted(parsed))  # names the focus for the facts cache
     for path in sorted({p for n in parsed for p in mentions[n]}):
         text = sources[path]
         names = [n for n in parsed if path in graph.mentions[n]]
@@ -88,7 +89,7 @@ def scan_readers(tree: RepoTree, index: RepoIndex, graph: CallGraph, names: Iter
             if any(n in line and patterns[n].search(line) for n in names)
         }
         if path not in graph.files:
-            facts = parse_file(path, text, focus, focus_key="substrings:" + "\n".join(sorted(parsed)))
+            facts = parse_file(path, text, focus, focus_key=focus_key)
             if facts is not None:
                 graph.readers[path] = facts
 

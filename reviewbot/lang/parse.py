@@ -39,17 +39,7 @@ def parse_file(
     With a facts cache in use (`cache.use`), a full parse, or a focused one whose `focus_key` names
     what the focus accepts, is looked up first and stored after (see `lang/cache.py`).
     """
-    store = active()
-    if store is None or (focus is not None and focus_key is None):
-        return _parse(path, text, focus)
-    key = facts_key(path, text, focus_key)
-    found = store.get(key)
-    if found is not None:
-        return found
-    facts = _parse(path, text, focus)
-    if facts is not None:
-        store.put(key, facts)
-    return facts
+    return parse_many([(path, text, focus)], 1, [focus_key])[0]
 
 
 def _parse(path: str, text: str, focus: Focus | None = None) -> FileFacts | None:
