@@ -64,11 +64,14 @@ summary = "An environment switch is renamed or removed without an alias, or pars
 
 
 def _read(e: EnvRead) -> str:
-    """The read as code: `bool(int(os.environ.get('X')))`, `os.environ['X']`, `envs.X`."""
+    """The read as code, its default included: `bool(int(os.environ.get('X', "1")))`,
+    `os.environ['X']`, `envs.X` (without the default, evidence would misstate what unset means)."""
     if e.accessor == "os.environ[]":
         call = f"os.environ[{e.name!r}]"
     elif e.accessor.endswith(".X"):
         call = e.accessor[:-1] + e.name
+    elif e.default is not None:
+        call = f"{e.accessor}({e.name!r}, {e.default})"
     else:
         call = f"{e.accessor}({e.name!r})"
     return clip(e.parse.replace("·", call) if e.parse else call, 80)

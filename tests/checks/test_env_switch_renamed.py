@@ -115,3 +115,16 @@ def test_a_stricter_parsing_shows_the_values_that_now_raise(tmp_path: Path) -> N
     (f,) = _findings("py-parse", tmp_path)
     assert "`REUSE_CACHE=true` now raises" in f.title
     assert f.evidence[0].startswith("Values before → after: `true`: False → raises")
+
+
+def test_the_old_read_is_shown_with_its_default() -> None:
+    from reviewbot.checks.env_switch_renamed import _read
+    from reviewbot.lang.parse import parse_file
+
+    facts = parse_file(
+        "m.py", 'import os\n\ndef f():\n    return bool(int(os.environ.get("ASYNC_MODE", "1")))\n'
+    )
+    assert facts is not None
+    (read,) = facts.env_reads
+    # What an unset variable means is part of the evidence: without "1" the line would say it reads None.
+    assert _read(read) == "bool(int(os.environ.get('ASYNC_MODE', \"1\")))"
