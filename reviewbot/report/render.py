@@ -7,6 +7,7 @@ from typing import Any
 from reviewbot import __version__
 from reviewbot.model.review import Review
 from reviewbot.report.comment import BUDGET, GITHUB_LIMIT, render_finding, render_markdown
+from reviewbot.report.sarif import render_sarif
 from reviewbot.report.templating import LANGS
 from reviewbot.report.truth_tables import table_json
 
@@ -57,54 +58,4 @@ def render_json(review: Review) -> dict[str, Any]:
         "reach": review.reach,
         "history": review.round.history,
         "kpi": review.kpi,
-    }
-
-
-_SARIF_LEVEL = {"P0": "error", "P1": "error", "P2": "warning", "P3": "note"}
-
-
-def _sarif_rule(rule_id: str, summary: str, severity: str, text: str) -> dict[str, Any]:
-    """A rule's SARIF descriptor: its one-line summary, its "What it does" as the full description and
-    its whole documentation (What it does / Why is this bad? / Example / Use instead) as help."""
-    body = text.split("\n", 1)[1].strip() if "\n" in text else text
-    what = body.split("## What it does", 1)[-1].split("\n## ", 1)[0].strip() or summary
-    return {
-        "id": rule_id,
-        "shortDescription": {"text": summary},
-        "fullDescription": {"text": " ".join(what.split())},
-        "help": {"text": text, "markdown": text},
-        "properties": {"severity": severity},
-    }
-
-
-def render_sarif(review: Review) -> dict[str, Any]:
-    from reviewbot.checks.registry import CHECKS, doc
-
-    rules = [_sarif_rule(rid, m.summary, m.severity.value, doc(rid)) for rid, m in CHECKS.items()]
-    results = [
-        {
-            "ruleId": f.rule,
-            "level": _SARIF_LEVEL[f.severity.value],
-            "message": {"text": f.title},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": f.path},
-                        "region": {"startLine": max(f.line, 1)},
-                    }
-                }
-            ],
-            "partialFingerprints": {"reviewbot/v1": f.fingerprint},
-        }
-        for f in review.findings
-    ]
-    return {
-        "version": "2.1.0",
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "runs": [
-            {
-                "tool": {"driver": {"name": "reviewbot", "version": __version__, "rules": rules}},
-                "results": results,
-            }
-        ],
     }

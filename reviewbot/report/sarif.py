@@ -1,0 +1,137 @@
+"""SARIF 2.1.0 for code scanning: the rules with their documentation, each finding with its evidence.
+
+- every registered rule is a `reportingDescriptor`: its one-line summary, its "What it does" as
+  `fullDescription` and its whole documentation (What it does / Why is this bad? / Example / Use
+  instead) as `help` in text and markdown, so code scanning shows the rule page next to an alert;
+- a finding is a `result` at its line; its evidence lines are the message's further paragraphs and
+  every place they name (`path:line`), with the finding's own related locations, is a
+  `relatedLocation` whose message is the evidence line that names it;
+- a finding with a mechanical replacement of its line carries it as a `fix` (the line's text replaced
+  by the suggestion); a suggestion without one is prose in the message only, since SARIF's fixes
+  are edits.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from reviewbot import __version__
+from reviewbot.model.finding import Finding
+from reviewbot.model.review import Review
+
+__all__ = ["render_sarif", "related_places", "MAX_RELATED"]
+
+_LEVEL = {"P0": "error", "P1": "error", "P2": "warning", "P3": "note"}
+# A place in an evidence line: a repository path with a file extension and a line number. Paths are
+# what reviewbot itself writes (`path:line`); a colon-separated time or a URL port has no extension.
+_PLACE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z]\w*):(\d+)\b")
+# Code scanning shows related locations in a list; past this many the rest is in the message.
+MAX_RELATED = 50
+
+
+def _rule(rule_id: str, summary: str, severity: str, text: str) -> dict[str, Any]:
+    """A rule's SARIF descriptor: its one-line summary, its "What it does" as the full description and
+    its whole documentation as help."""
+    body = text.split("\n", 1)[1].strip() if "\n" in text else text
+    what = body.split("## What it does", 1)[-1].split("\n## ", 1)[0].strip() or summary
+    return {
+        "id": rule_id,
+        "name": "".join(part.capitalize() for part in rule_id.split("-")),
+        "shortDescription": {"text": summary},
+        "fullDescription": {"text": " ".join(what.split())},
+        "help": {"text": text, "markdown": text},
+        "defaultConfiguration": {"level": _LEVEL[severity]},
+        "properties": {"severity": severity, "tags": ["reviewbot", severity]},
+    }
+
+
+def _location(path: str, line: int) -> dict[str, Any]:
+    return {"artifactLocation": {"uri": path}, "region": {"startLine": max(line, 1)}}
+
+
+def related_places(f: Finding) -> list[tuple[str, int, str]]:
+    """(path, line, message) for every place the finding's evidence names, then its related locations;
+    the finding's own line and repeats left out."""
+    seen = {(f.path, f.line)}
+    out: list[tuple[str, int, str]] = []
+    for line_text in f.evidence:
+        for m in _PLACE.finditer(line_text):
+            key = (m.group(1), int(m.group(2)))
+            if key not in seen:
+                seen.add(key)
+                out.append((key[0], key[1], line_text))
+    for loc in f.related:
+        if (loc.path, loc.line) not in seen:
+            seen.add((loc.path, loc.line))
+            out.append((loc.path, loc.line, loc.text or f"{loc.path}:{loc.line}"))
+    return out[:MAX_RELATED]
+
+
+def _fix(f: Finding) -> dict[str, Any]:
+    """The replacement of the finding's line: the line's text (region without column numbers: from the
+    first character to the end of the line, its newline kept) becomes the replacement."""
+    assert f.replacement is not None
+    return {
+        "description": {"text": f.suggestion or f.title},
+        "artifactChanges": [
+            {
+                "artifactLocation": {"uri": f.path},
+                "replacements": [
+                    {
+                        "deletedRegion": {"startLine": max(f.line, 1)},
+                        "insertedContent": {"text": f.replacement.rstrip("\n")},
+                    }
+                ],
+            }
+        ],
+    }
+
+
+def _result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
+    paragraphs = [f.title, *f.evidence]
+    if f.suggestion:
+        paragraphs.append(f.suggestion)
+    result: dict[str, Any] = {
+        "ruleId": f.rule,
+        "level": _LEVEL[f.severity.value],
+        "message": {"text": "\n\n".join(paragraphs)},
+        "locations": [{"physicalLocation": _location(f.path, f.line)}],
+        "partialFingerprints": {"reviewbot/v1": f.fingerprint},
+        "properties": {"severity": f.severity.value, "state": f.state},
+    }
+    if f.rule in rule_index:
+        result["ruleIndex"] = rule_index[f.rule]
+    related = related_places(f)
+    if related:
+        result["relatedLocations"] = [
+            {"id": i, "physicalLocation": _location(path, line), "message": {"text": text}}
+            for i, (path, line, text) in enumerate(related, 1)
+        ]
+    if f.replacement is not None:
+        result["fixes"] = [_fix(f)]
+    return result
+
+
+def render_sarif(review: Review) -> dict[str, Any]:
+    """The review as one SARIF 2.1.0 log (valid against the OASIS schema; tests/report/test_sarif.py)."""
+    from reviewbot.checks.registry import CHECKS, doc
+
+    rules = [_rule(rid, m.summary, m.severity.value, doc(rid)) for rid, m in CHECKS.items()]
+    rule_index = {r["id"]: i for i, r in enumerate(rules)}
+    return {
+        "version": "2.1.0",
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "reviewbot",
+                        "version": __version__,
+                        "rules": rules,
+                    }
+                },
+                "results": [_result(f, rule_index) for f in review.findings],
+            }
+        ],
+    }
