@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("reviewbot.commands.run", "review a change (local --base/--head, or a GitHub PR with --pr)"),
     "example": ("reviewbot.commands.example", "build the bundled example and review it"),
     "rounds": ("reviewbot.commands.rounds", "show the round history of a pull request"),
+    "dismiss": ("reviewbot.commands.dismiss", "dismiss a finding of a pull request, with a reason"),
     "rules": ("reviewbot.commands.rules", "list the checks or print one rule's documentation"),
     "serve": ("reviewbot.commands.serve", "run the GitHub App webhook server"),
     "worker": ("reviewbot.commands.worker", "run the queue worker"),

@@ -19,7 +19,7 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -29,12 +29,14 @@ from reviewbot.change.git import diff_patch_chunks, is_ancestor, run_git
 from reviewbot.change.patch import parse_section
 from reviewbot.errors import EnvironmentProblem
 from reviewbot.model.change import ChangeSet
+from reviewbot.model.finding import Dismissal
 from reviewbot.model.review import Review
 from reviewbot.report.marker import State, encode_state
 from reviewbot.report.render import render_json, render_markdown
 from reviewbot.review.pipeline import ReviewSettings, review_change
 from reviewbot.review.progress import terminal_progress
 from reviewbot.review.rounds import Delta, PreviousRound, apply_round
+from reviewbot.store.dismissals import dismissals_of
 from reviewbot.store.store import RoundRecord, Store
 
 __all__ = [
@@ -115,8 +117,10 @@ def continue_round(
     *,
     repository: str,
     pr: int | None,
+    dismissals: Mapping[str, Dismissal] | None = None,
 ) -> Review:
-    """The core's `review` made the round after `previous` (None: the first round)."""
+    """The core's `review` made the round after `previous` (None: the first round); `dismissals`:
+    the PR's dismissed findings by fingerprint (see store.dismissals)."""
     ancestor = False
     since: Delta | None = None
     if previous is not None:
@@ -131,6 +135,7 @@ def continue_round(
         since_previous=since,
         repository=repository,
         pr=pr,
+        dismissals=dismissals,
     )
 
 
@@ -204,9 +209,11 @@ def run_local_round(
         clock = time.perf_counter()
         name = repository or repository_identity(repo)
         previous, existing = (None, None)
+        dismissed: dict[str, Dismissal] = {}
         if store is not None and pr is not None:
             previous, existing = previous_from_store(store, name, pr, change.head_sha)
-        review = continue_round(repo, change, review, previous, repository=name, pr=pr)
+            dismissed = dismissals_of(store.engine, name, pr)
+        review = continue_round(repo, change, review, previous, repository=name, pr=pr, dismissals=dismissed)
         review.kpi.setdefault("timings_ms", {})["rounds"] = round((time.perf_counter() - clock) * 1000, 1)
     finally:
         change.close()

@@ -11,15 +11,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reviewbot.errors import UsageError
 
 if TYPE_CHECKING:
-    from reviewbot.store.store import RoundSummary
+    from reviewbot.store.store import RoundSummary, Store
 
-__all__ = ["add_arguments", "main", "history_table"]
+__all__ = ["add_arguments", "main", "history_table", "repository_of"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,9 +40,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--db", help="rounds database URL (default: $REVIEWBOT_DB_URL or the state directory)"
     )
 
+def history_table(
+    repository: str,
+    pr: int,
+    rows: list[RoundSummary],
+    dismissed: Mapping[int, Sequence[Mapping[str, Any]]] | None = None,
+) -> str:
+    """The history as aligned text columns, one round a line, then the dismissed findings.
 
-def history_table(repository: str, pr: int, rows: list[RoundSummary]) -> str:
-    """The history as aligned text columns, one round a line."""
+    `dismissed`: round index -> the dismissed findings of that round (see `dismissed_findings`)."""
+    dismissed = dismissed or {}
     head = (
         "round",
         "commit",
@@ -53,6 +61,7 @@ def history_table(repository: str, pr: int, rows: list[RoundSummary]) -> str:
         "new",
         "fixed",
         "open",
+        "dismissed",
         "review",
         "reviewed at",
     )
@@ -65,6 +74,7 @@ def history_table(repository: str, pr: int, rows: list[RoundSummary]) -> str:
             str(r.new),
             str(r.fixed),
             str(r.still_open),
+            str(len(dismissed.get(r.round_index, ()))),
             "full (force-push)" if r.force_pushed else ("full" if r.full_review else "incremental"),
             r.reviewed_at,
         )
@@ -73,10 +83,45 @@ def history_table(repository: str, pr: int, rows: list[RoundSummary]) -> str:
     widths = [max(len(row[i]) for row in lines) for i in range(len(head))]
     out = [f"{repository} PR #{pr}: {len(rows)} round(s)"]
     out += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in lines]
+    last = dismissed.get(rows[-1].round_index, ()) if rows else ()
+    if last:
+        out += ["", f"dismissed in round {rows[-1].round_index}:"]
+        out += [
+            f"  {d['fingerprint']}  [{d['severity']}] {d['rule']} @ {d['path']}:{d['line']}  "
+            f"by {d['dismissal']['by']} at {d['dismissal']['at']}: {d['dismissal']['reason']}"
+            for d in last
+        ]
     return "\n".join(out) + "\n"
 
 
-def _repository(args: argparse.Namespace) -> str:
+def dismissed_findings(
+    store: Store, repository: str, pr: int, rows: list[RoundSummary]
+) -> dict[int, list[dict[str, Any]]]:
+    """Round index -> its dismissed findings (fingerprint, rule, severity, path, line, dismissal),
+    as each round recorded them."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        record = store.get_round(repository, pr, row.round_index)
+        if record is None:
+            continue
+        out[row.round_index] = [
+            {
+                "fingerprint": f.fingerprint,
+                "rule": f.rule,
+                "severity": f.severity,
+                "path": f.path,
+                "line": f.line,
+                "state": f.state,
+                "dismissal": dict(f.data["dismissal"]),
+            }
+            for f in record.findings
+            if isinstance(f.data.get("dismissal"), dict)
+        ]
+    return out
+
+
+def repository_of(args: argparse.Namespace) -> str:
+    """The repository as rounds record it: --repo, else the checkout's origin (also `dismiss`)."""
     if args.repo:
         return str(args.repo)
     from reviewbot.runner import repository_identity
@@ -95,7 +140,7 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError("--format markdown prints one round's report: add --round K")
     if args.round is not None and args.format == "table":
         raise UsageError("--round K prints a stored report: use --format markdown or json")
-    repository = _repository(args)
+    repository = repository_of(args)
     with Store.open(args.db) as store:
         if args.round is not None:
             record = store.get_round(repository, args.pr, args.round)
@@ -110,6 +155,7 @@ def main(args: argparse.Namespace) -> int:
             sys.stdout.write(text if text.endswith("\n") else text + "\n")
             return 0
         rows = store.history(repository, args.pr)
+        dismissed = dismissed_findings(store, repository, args.pr, rows)
         # Jobs of the GitHub App worker: a round that failed for good is shown with its reason.
         jobs = jobs_of_pr(store.engine, repository, args.pr)
     if args.format == "json":
@@ -117,12 +163,14 @@ def main(args: argparse.Namespace) -> int:
             "repository": repository,
             "pr": args.pr,
             "rounds": [{**r.history_row(), "created_at": r.created_at.isoformat()} for r in rows],
+            # Each round's dismissed findings with reason, who and when (as that round recorded them).
+            "dismissed": [{"round": k, **d} for k, found in sorted(dismissed.items()) for d in found],
             "jobs": [j.to_json() for j in jobs],
         }
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return 0
     if rows:
-        sys.stdout.write(history_table(repository, args.pr, rows))
+        sys.stdout.write(history_table(repository, args.pr, rows, dismissed))
     else:
         print(f"reviewbot: no rounds recorded for {repository} PR #{args.pr}", file=sys.stderr)
     if jobs:

@@ -246,8 +246,9 @@ def _annotation(f: Finding) -> dict[str, Any]:
         "path": f.path,
         "start_line": max(f.line, 1),
         "end_line": max(f.line, 1),
-        "annotation_level": _LEVEL[f.severity.value],
-        "title": f"[{f.severity.value}] {f.rule}"[:255],
+        # A dismissed finding stays visible but must not read as a failure of the check.
+        "annotation_level": _LEVEL[f.severity.value] if f.dismissal is None else "notice",
+        "title": f"[{f.severity.value}] {f.rule}{' (dismissed)' if f.dismissal else ''}"[:255],
         "message": message[:60_000],
     }
     if f.evidence:

@@ -10,7 +10,7 @@ from typing import Any
 
 from reviewbot.model.messages import Message
 
-__all__ = ["Severity", "Location", "Finding", "fingerprint", "normalise_anchor"]
+__all__ = ["Severity", "Location", "Dismissal", "Finding", "fingerprint", "normalise_anchor"]
 
 
 class Severity(str, Enum):
@@ -36,6 +36,27 @@ class Location:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Dismissal:
+    """A maintainer's decision that a finding does not apply: it stays shown, but no longer blocks.
+
+    Kept with the finding in every round while its fingerprint holds (`reviewbot dismiss`, or a
+    `/reviewbot dismiss` comment by a user with write permission)."""
+
+    reason: str
+    by: str  # a GitHub login, or the local user for `reviewbot dismiss`
+    at: str  # ISO 8601, UTC
+
+    def to_json(self) -> dict[str, str]:
+        return {"reason": self.reason, "by": self.by, "at": self.at}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Dismissal | None:
+        if not isinstance(data, dict) or not data.get("reason"):
+            return None
+        return cls(str(data["reason"]), str(data.get("by") or ""), str(data.get("at") or ""))
 
 
 def normalise_anchor(text: str) -> str:
@@ -68,6 +89,7 @@ class Finding:
     state: str = "new"  # new | still_open | fixed (set by rounds)
     fixed_in: str | None = None
     related: tuple[Location, ...] = field(default=())
+    dismissal: Dismissal | None = None  # dismissed: shown with its reason, never blocking
     # The catalogue messages behind title / evidence / suggestion (parts `title`, `evidence.<i>`,
     # `suggestion`): the texts above are their English rendering; `localized` renders another language.
     texts: tuple[tuple[str, Message], ...] = field(default=(), compare=False)
@@ -111,7 +133,8 @@ class Finding:
 
     @property
     def blocking(self) -> bool:
-        return self.severity.blocking
+        """P0/P1 and not dismissed: what makes a round BLOCKING and its check run fail."""
+        return self.severity.blocking and self.dismissal is None
 
     @property
     def fingerprint(self) -> str:
@@ -136,4 +159,5 @@ class Finding:
             "state": self.state,
             "fixed_in": self.fixed_in,
             "extra": dict(self.extra),
+            "dismissal": self.dismissal.to_json() if self.dismissal is not None else None,
         }

@@ -123,7 +123,7 @@ _MAX_RANGES = 8
 
 # Sections that may go, in the order they go: within the soft budget (details) and past the hard limit.
 _SOFT_SECTIONS = ("truth_tables", "tests", "kpi")
-_HARD_SECTIONS = ("history", "strengths", "fixed")
+_HARD_SECTIONS = ("history", "strengths", "fixed", "dismissed")
 
 
 @dataclass(frozen=True)
@@ -171,7 +171,9 @@ class _Builder:
 
 def _layout(review: Review, t: Chrome) -> _Layout:
     m = macros("report.md.j2")
-    ordered = _ordered(review.findings)
+    # Dismissed findings have their own section: listed with the reason, under neither heading.
+    ordered = _ordered([f for f in review.findings if f.dismissal is None])
+    dismissed = [f for f in review.findings if f.dismissal is not None]
     number = {f.fingerprint: n for n, f in enumerate(ordered, 1)}
     attached, loose = _attach_tables(ordered, review.truth_tables)
     b = _Builder()
@@ -197,6 +199,8 @@ def _layout(review: Review, t: Chrome) -> _Layout:
             i = b.add(f"F{n}", *variants)
             numbers[i] = n
             headings[heading].append(i)
+    if dismissed:
+        b.section("dismissed", tidy(str(m.dismissed(dismissed, t, CAPS))), "")
     if review.round.fixed:
         b.section("fixed", tidy(str(m.fixed(review, t, CAPS))), "")
 

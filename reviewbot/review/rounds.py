@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reviewbot.model.change import ChangeSet, RepoTree, SkipReason
-from reviewbot.model.finding import Finding, normalise_anchor
+from reviewbot.model.finding import Dismissal, Finding, normalise_anchor
 from reviewbot.model.review import Review, RoundInfo, Status
 
 __all__ = ["Delta", "PreviousRound", "apply_round", "delta_of", "OPEN_STATES"]
@@ -138,8 +138,12 @@ def apply_round(
     since_previous: Delta | None = None,
     repository: str = "",
     pr: int | None = None,
+    dismissals: Mapping[str, Dismissal] | None = None,
 ) -> Review:
     """`review` as the next round of the PR after `previous` (None: the first round).
+
+    `dismissals`: the PR's dismissed findings by fingerprint (from the store). A finding whose
+    fingerprint is dismissed keeps its state and is shown with the dismissal, but does not block.
 
     `previous_is_ancestor`: the previous head is an ancestor of (or equal to) the new head.
     `since_previous`: what changed from the previous head to the new head (used when it is an
@@ -181,7 +185,7 @@ def apply_round(
         else:
             fixed.append(old.with_(state="fixed", fixed_in=head_sha))
 
-    findings = current + carried
+    findings = _dismissed(current + carried, prior, dismissals or {})
     since = since_previous if previous is not None and previous_is_ancestor else None
     incremental = since is not None
     touched = since.lines if since is not None else full.lines
@@ -212,6 +216,7 @@ def apply_round(
         merged=int(kpi.get("merged", 0)) + merged,
         recheck=recheck,
         blocking=len(blocking),
+        dismissed=sum(1 for f in findings if f.dismissal is not None),
         blocking_on_unchanged=sum(1 for f in blocking if f.line not in touched.get(f.path, frozenset())),
     )
     if moved:
@@ -244,6 +249,19 @@ def apply_round(
         recheck=recheck,
         history=[dict(r) for r in (previous.history if previous else ())] + [row],
     )
+    return out
+
+
+def _dismissed(
+    findings: list[Finding], prior: Sequence[Finding], dismissals: Mapping[str, Dismissal]
+) -> list[Finding]:
+    """The findings with their dismissals: the store's, else the one the previous round carried
+    (a dismissal lasts while its fingerprint holds; a changed anchor is a new finding)."""
+    carried = {f.fingerprint: f.dismissal for f in prior if f.dismissal is not None}
+    out = []
+    for f in findings:
+        d = dismissals.get(f.fingerprint) or carried.get(f.fingerprint)
+        out.append(f if d == f.dismissal else f.with_(dismissal=d))
     return out
 
 

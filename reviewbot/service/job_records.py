@@ -57,6 +57,7 @@ class Job:
     started_at: datetime | None
     heartbeat_at: datetime | None
     finished_at: datetime | None
+    command: str | None = None  # JSON arguments of a comment command (`/reviewbot dismiss`)
 
     @classmethod
     def from_row(cls, row: Any) -> Job:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from reviewbot.model.finding import Finding, Location, Severity
+from reviewbot.model.finding import Dismissal, Finding, Location, Severity
 from reviewbot.model.review import Review
 from reviewbot.review.rounds import OPEN_STATES
 
@@ -71,6 +71,7 @@ class FindingRecord:
             state=self.state,
             fixed_in=self.fixed_in,
             related=tuple(Location(str(p), int(n), str(t)) for p, n, t in d.get("related", ())),
+            dismissal=Dismissal.from_json(d.get("dismissal")),
         )
         # Identity is the stored fingerprint, even if a later reviewbot computes them differently.
         if finding.fingerprint != self.fingerprint:

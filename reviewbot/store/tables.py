@@ -57,6 +57,8 @@ jobs = sa.Table(
     sa.Column("started_at", sa.DateTime(timezone=True), nullable=True),
     sa.Column("heartbeat_at", sa.DateTime(timezone=True), nullable=True),
     sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
+    # The JSON arguments of a comment command other than a review (`/reviewbot dismiss`; migration 0004).
+    sa.Column("command", sa.Text, nullable=True),
     sa.Index("ix_service_jobs_pr_state", "repository", "pr", "state"),
     sa.Index("ix_service_jobs_state", "state"),
 )
