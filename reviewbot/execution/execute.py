@@ -33,7 +33,7 @@ from reviewbot.execution.mutants import Mutant, build_mutants
 from reviewbot.execution.newtests import new_tests
 from reviewbot.execution.runner import run_tests
 from reviewbot.execution.sandbox import ISOLATION, SANDBOXES, Limits, detect_sandbox
-from reviewbot.execution.untrusted import clean_run
+from reviewbot.execution.untrusted import clean_run, failure
 from reviewbot.lang.facts import Assignment
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.messages import Message, msg
@@ -273,6 +273,8 @@ def _finish(
         exit_code=head.exit_code,
         timed_out=head.timed_out,
         time_budget_s=settings.time_budget_s,
+        # The command failed on the unmodified head: its exit code and last lines say why (None: passed).
+        head_failure=failure(cfg.command, head),
         reason_if_not_run=f"the test command did not finish within {head_limit:g} s and was killed"
         if head.timed_out
         else "",

@@ -14,11 +14,13 @@ from dataclasses import replace
 from reviewbot.model.tests import TestRun
 from reviewbot.model.untrusted import secret_values, untrusted_name, untrusted_text
 
-__all__ = ["MAX_OUTPUT_CHARS", "MAX_NOTE_CHARS", "MAX_JUNIT_FILES", "clean_run"]
+__all__ = ["MAX_OUTPUT_CHARS", "MAX_NOTE_CHARS", "MAX_JUNIT_FILES", "TAIL_LINES", "clean_run", "failure"]
 
 MAX_OUTPUT_CHARS = 4096
 MAX_NOTE_CHARS = 500
 MAX_JUNIT_FILES = 200  # names kept in the record; every file was read
+TAIL_LINES = 20  # lines of output a failed run shows (the report's test section and JSON)
+MAX_TAIL_LINE_CHARS = 300
 
 
 def clean_run(run: TestRun) -> TestRun:
@@ -33,3 +35,19 @@ def clean_run(run: TestRun) -> TestRun:
         notes=[untrusted_name(n, MAX_NOTE_CHARS, secrets=secrets, unique=False) for n in run.notes],
         junit_files=files,
     )
+
+
+def failure(command: str, run: TestRun) -> dict[str, object] | None:
+    """What a reader needs to see why the run failed, from a cleaned run (`clean_run`): the command,
+    its exit code and the last `TAIL_LINES` lines of its output (each cut to a readable length);
+    None when the run passed."""
+    if not run.timed_out and run.exit_code in (0, None):
+        return None
+    lines = run.output.rstrip("\n").split("\n")[-TAIL_LINES:] if run.output.strip() else []
+    cut = [ln if len(ln) <= MAX_TAIL_LINE_CHARS else ln[: MAX_TAIL_LINE_CHARS - 1] + "…" for ln in lines]
+    return {
+        "command": command,
+        "exit_code": run.exit_code,
+        "timed_out": run.timed_out,
+        "output_tail": "\n".join(cut),
+    }
