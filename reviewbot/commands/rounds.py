@@ -4,6 +4,7 @@ reviewbot rounds --pr 1361                    history table (repository from the
 reviewbot rounds --pr 1361 --format json      history as JSON
 reviewbot rounds --pr 1361 --round 1          round 1's stored markdown report, unchanged
 reviewbot rounds --pr 1361 --round 1 --format json
+reviewbot rounds --pr 1361 --html out.html    the history as one self-contained HTML page (rounds_html)
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reviewbot.errors import UsageError
+from reviewbot.model.messages import LANGS
 
 if TYPE_CHECKING:
     from reviewbot.store.store import RoundSummary, Store
@@ -39,6 +41,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--db", help="rounds database URL (default: $REVIEWBOT_DB_URL or the state directory)"
     )
+    parser.add_argument(
+        "--html", metavar="FILE", help="write the history as one self-contained HTML page to FILE"
+    )
+    parser.add_argument("--lang", choices=LANGS, default="en", help="language of the --html page")
+
 
 def history_table(
     repository: str,
@@ -134,6 +141,10 @@ def main(args: argparse.Namespace) -> int:
     from reviewbot.service.jobs import jobs_of_pr
     from reviewbot.store.store import Store
 
+    if args.html is not None:
+        from reviewbot.commands.rounds_html import write_page
+
+        return write_page(args)
     if args.round is not None and args.round < 1:
         raise UsageError(f"--round counts from 1, not {args.round}")
     if args.round is None and args.format == "markdown":

@@ -1,0 +1,121 @@
+"""The round-history page as one self-contained HTML document (templates/history.html.j2), en or zh.
+
+The page has no external assets and no scripts: the CSS is inline and a Content-Security-Policy meta
+tag forbids the browser to load anything else, so the file reads the same offline, from disk or served.
+
+Its own sentences are in templates/history.yaml (one section per language, like strings.yaml); finding
+texts are shown as the rounds stored them. Every `{{ expression }}` is HTML-escaped by jinja2's
+autoescape and has control and direction characters shown as escapes (`\\u202e`), so text from the pull
+request can neither add markup nor reorder what the page shows. `rich` renders a finding's sentence
+with its backtick spans as <code>.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import jinja2
+from markupsafe import Markup, escape
+
+from reviewbot.model.untrusted import escape_controls
+from reviewbot.model.yamltext import load_yaml
+from reviewbot.report.history_page import STATES, PrHistory
+from reviewbot.report.sanitize import segments
+from reviewbot.report.templating import LANGS, TEMPLATES
+
+__all__ = ["PageTexts", "page_texts", "render_history_html", "CSP"]
+
+# What the page may load: nothing but its own inline style. No script runs.
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+
+class PageTexts:
+    """The page's sentences in one language: `t.key`, or `t("key", **args)` with the arguments escaped."""
+
+    def __init__(self, strings: Mapping[str, str], lang: str) -> None:
+        self._strings = strings
+        self.lang = lang
+
+    def __getitem__(self, key: str) -> Markup:
+        return Markup(self._strings[key])
+
+    def __getattr__(self, key: str) -> Markup:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __call__(self, key: str, **args: object) -> Markup:
+        return Markup(self._strings[key]).format(**{k: _safe_arg(v) for k, v in args.items()})
+
+
+def _shown(value: object) -> str:
+    return escape_controls(str(value))
+
+
+def _safe_arg(value: object) -> object:
+    if isinstance(value, Markup) or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return value
+    return escape(_shown(value))
+
+
+def _finalize(value: object) -> object:
+    """Every `{{ expression }}`: controls shown as escapes (autoescape then escapes the markup)."""
+    return value if isinstance(value, Markup) or value is None else _shown(value)
+
+
+def _rich(value: object) -> Markup:
+    """A finding's sentence: its backtick spans as <code>, the rest as text."""
+    return Markup("").join(
+        Markup("<code>{}</code>").format(s.text) if s.code else escape(s.text) for s in segments(value)
+    )
+
+
+def _cell(value: object) -> str:
+    """A truth-table input value as the JSON report holds it (true/false as C++ and JSON write them)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "—" if value is None else _shown(value)
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["rich"] = _rich
+    env.filters["cell"] = _cell
+    return env
+
+
+@lru_cache(maxsize=1)
+def _strings() -> dict[str, dict[str, str]]:
+    data = load_yaml((TEMPLATES / "history.yaml").read_text(encoding="utf-8"))
+    return {lang: {str(k): str(v) for k, v in (data.get(lang) or {}).items()} for lang in LANGS}
+
+
+def page_texts(lang: str) -> PageTexts:
+    strings = _strings()
+    return PageTexts({**strings["en"], **strings.get(lang, {})}, lang)
+
+
+def render_history_html(history: PrHistory, lang: str = "en") -> str:
+    """The page of `history` in `lang` (en or zh): one HTML document, nothing external."""
+    if lang not in LANGS:
+        raise ValueError(f"unknown language {lang!r}; one of {', '.join(LANGS)}")
+    context: dict[str, Any] = {
+        "h": history,
+        "t": page_texts(lang),
+        "lang": lang,
+        "csp": CSP,
+        "states": STATES,
+        "severities": ("P0", "P1", "P2", "P3"),
+    }
+    return _env().get_template("history.html.j2").render(context)
