@@ -139,6 +139,12 @@ class Settings(BaseSettings):
     # PyGithub's pause between requests / writes; None keeps GitHub's recommended pacing.
     request_interval: float | None = Field(default=None, ge=0)
     write_interval: float | None = Field(default=None, ge=0)
+    # Retention (service/retention.py), in days (0: keep for good); the worker prunes every interval.
+    keep_deliveries_days: float = Field(default=30.0, ge=0)  # deliveries that queued a round
+    keep_ignored_days: float = Field(default=3.0, ge=0)  # the rest (ignored events, duplicates, pings)
+    keep_jobs_days: float = Field(default=30.0, ge=0)  # finished jobs
+    keep_rounds_days: float = Field(default=365.0, ge=0)  # rounds, but never a PR's newest two
+    prune_interval_seconds: float = Field(default=3600.0, ge=0)  # 0: never prune
     # The file these settings were read from ($REVIEWBOT_CONFIG / --config); not a key of the file.
     config: Path | None = None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from reviewbot.errors import RateLimited
+from reviewbot.errors import RateLimited, StoreError
 from reviewbot.service.jobs import Job
 from reviewbot.service.worker import RoundFn, RoundResult
 from reviewbot.settings import Settings
@@ -52,9 +52,27 @@ def github_round(settings: Settings) -> RoundFn:
         if outcome.status == "skipped":
             return RoundResult("skipped", outcome.reason, None, head, api)
         index = outcome.round_index
+        if outcome.status == "published" and gh.record_rounds and not outcome.recorded:
+            _require_recorded(gh.db_url, job, str(head), index)
         verb = "published" if outcome.status == "published" else "computed (dry run, nothing posted)"
         status = outcome.review.status.value if outcome.review is not None else "?"
         reason = f"round {index} {verb}: {status}, head {str(head)[:12]}"
         return RoundResult("done", reason, index, head, api)
 
     return run
+
+
+def _require_recorded(db_url: str | None, job: Job, head: str, index: int | None) -> None:
+    """Raise StoreError unless the store holds the round of `head` (the round saves it, and swallows
+    a store error after publishing). The job is then retried: the retry finds what was published
+    (the summary comment by its marker, the review and check run of the head) instead of posting
+    them again, and records the round."""
+    from reviewbot.store.store import Store
+
+    with Store.open(db_url) as store:
+        if store.round_for_head(job.repository, job.pr, head) is not None:
+            return  # recorded before (a re-run of the head): nothing is missing
+    raise StoreError(
+        f"round {index} was published but the store did not record it; "
+        "the retry reconciles with what was published and records it"
+    )

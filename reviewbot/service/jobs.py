@@ -12,7 +12,7 @@ transaction lock), so two workers never both see "nobody is running".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
@@ -106,15 +106,18 @@ class JobBook(DeliveryIntake):
             claimed = Job.from_row(conn.execute(sa.select(jobs).where(jobs.c.id == job.id)).first())
         return Claim("run", claimed)
 
-    def heartbeat(self, owner: str) -> int:
-        """Refresh the heartbeat of every job `owner` is running; returns how many."""
+    def heartbeat(self, owner: str, job_ids: Collection[int] | None = None) -> int:
+        """Refresh the heartbeat of the jobs `owner` is running (only `job_ids`, when given: a job
+        whose round has ended must not look alive while its outcome waits to be written); returns
+        how many."""
+        if job_ids is not None and not job_ids:
+            return 0
         now = utcnow()
+        query = sa.update(jobs).where(jobs.c.owner == owner, jobs.c.state == "running")
+        if job_ids is not None:
+            query = query.where(jobs.c.id.in_(sorted(job_ids)))
         with self._tx() as conn:
-            result = conn.execute(
-                sa.update(jobs)
-                .where(jobs.c.owner == owner, jobs.c.state == "running")
-                .values(heartbeat_at=now)
-            )
+            result = conn.execute(query.values(heartbeat_at=now))
         return int(result.rowcount or 0)
 
     def finish(
@@ -255,6 +258,40 @@ class JobBook(DeliveryIntake):
                     wait = max(((as_utc(not_before) or now) - now).total_seconds(), 0.0)
                     resent.append(Dispatch(int(job_id), int(dispatch), wait))
         return Recovered(tuple(out), tuple(resent))
+
+    def unsent(self, messages: Collection[tuple[int, int]], *, grace_seconds: float) -> list[Dispatch]:
+        """Queued jobs whose current message is not among `messages` (what the queue holds, as
+        (job id, dispatch) pairs): the queue lost it (Redis restarted empty, a send that failed).
+
+        Each gets a new dispatch number, taken by a conditional update, so of several workers that
+        notice the same loss only one sends its message, and any late copy of the old one goes
+        stale. Jobs changed in the last `grace_seconds` are left alone: their message may be on
+        its way (the server commits a job before it enqueues it).
+        """
+        now = utcnow()
+        cutoff = now - timedelta(seconds=grace_seconds)
+        present = set(messages)
+        out: list[Dispatch] = []
+        with self._tx() as conn:
+            queued = conn.execute(
+                sa.select(jobs.c.id, jobs.c.dispatch, jobs.c.not_before).where(
+                    jobs.c.state == "queued", jobs.c.updated_at <= cutoff
+                )
+            ).all()
+            for job_id, dispatch, not_before in queued:
+                if (int(job_id), int(dispatch)) in present:
+                    continue
+                taken = conn.execute(
+                    sa.update(jobs)
+                    .where(jobs.c.id == job_id, jobs.c.state == "queued", jobs.c.dispatch == dispatch)
+                    .values(dispatch=dispatch + 1, updated_at=now)
+                )
+                if taken.rowcount:
+                    wait = max(((as_utc(not_before) or now) - now).total_seconds(), 0.0)
+                    out.append(Dispatch(int(job_id), int(dispatch) + 1, wait))
+            if out:
+                counters.bump(conn, "jobs_resent", amount=len(out))
+        return out
 
     # --- reads for commands and metrics ------------------------------------------------------
 

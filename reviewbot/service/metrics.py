@@ -45,6 +45,16 @@ _COUNTERS = {
         "Interrupted round jobs re-queued after a worker stopped.",
         (),
     ),
+    "jobs_resent": (
+        "reviewbot_jobs_resent",
+        "Queued round jobs whose message the queue had lost, sent again.",
+        (),
+    ),
+    "pruned": (
+        "reviewbot_pruned",
+        "Rows removed by retention, by table.",
+        ("table",),
+    ),
     "github_api_calls": (
         "reviewbot_github_api_calls",
         "GitHub API requests of rounds, by kind (read/write/auth/retry).",

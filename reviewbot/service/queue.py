@@ -82,6 +82,16 @@ class JobQueue:
         """Messages waiting for their time (retries and lock waits)."""
         return int(self.huey.scheduled_count())
 
+    def messages(self) -> set[tuple[int, int]]:
+        """The (job id, dispatch) of every message the queue holds, ready or waiting for its time:
+        what the worker's sweep compares with the queued jobs to find lost messages."""
+        out: set[tuple[int, int]] = set()
+        for task in [*self.huey.pending(), *self.huey.scheduled()]:
+            args = getattr(task, "args", None)
+            if getattr(task, "name", None) == TASK_NAME and isinstance(args, tuple) and len(args) == 2:
+                out.add((int(args[0]), int(args[1])))
+        return out
+
     def describe(self) -> str:
         storage = self.huey.storage
         kind = type(self.huey).__name__

@@ -2,28 +2,24 @@
 backoff, records exhausted ones as failed, and re-queues rounds a dead worker left behind.
 
 `Worker.handle` is the queue's handler. `Worker.start` begins the heartbeat/sweeper thread and
-re-queues interrupted jobs; `run_consumer` runs huey's consumer around it (the `worker` command,
-and `serve --with-worker` in a thread).
+re-queues interrupted jobs; `make_consumer` (service/consumer.py) is huey's consumer around it (the
+`worker` command, and `serve --with-worker` in a thread).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import random
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from huey.consumer import Consumer
-
-from reviewbot.errors import EnvironmentProblem, GitHubError, RateLimited, UsageError
-from reviewbot.service.jobs import Job, JobBook
+from reviewbot.errors import EnvironmentProblem, GitHubError, RateLimited, StoreError, UsageError
+from reviewbot.service.consumer import EmbeddedConsumer, make_consumer, owner_is_dead, worker_name
+from reviewbot.service.jobs import Dispatch, Job, JobBook
 from reviewbot.service.queue import JobQueue
+from reviewbot.service.retention import prune
 from reviewbot.settings import Settings
 
 __all__ = [
@@ -75,43 +71,6 @@ def is_permanent(exc: Exception) -> bool:
     )
 
 
-def _host() -> str:
-    return socket.gethostname()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a killed child nobody has reaped yet still answers kill(0)
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def owner_is_dead(owner: str, *, me: str) -> bool:
-    """True when `owner` ("host:pid:token") is a worker on this host that no longer runs.
-
-    Workers on other hosts are judged by their heartbeats instead (we cannot see their processes).
-    The same pid with another token is an earlier incarnation (a container restarted as pid 1).
-    """
-    try:
-        host, pid_text, token = owner.rsplit(":", 2)
-        pid = int(pid_text)
-    except ValueError:
-        return False
-    my_host, my_pid, my_token = me.rsplit(":", 2)
-    if host != my_host:
-        return False
-    if pid == int(my_pid):
-        return token != my_token
-    return not _pid_alive(pid)
-
-
 class Worker:
     """Executes job messages for one process (any number of huey worker threads)."""
 
@@ -128,10 +87,14 @@ class Worker:
         self.book = book
         self.queue = queue
         self.run_round = run_round
-        self.owner = f"{_host()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.owner = worker_name()
         self._scrub = scrub or _default_scrub(settings)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._running: set[int] = set()  # jobs whose round runs in this process: they get heartbeats
+        self._owed: list[tuple[int, Callable[[], list[Dispatch]]]] = []  # outcomes the store refused
+        self._next_prune = 0.0  # the first beat prunes; then every prune_interval_seconds
         queue.set_handler(self.handle)
 
     # --- one message ---------------------------------------------------------------------------
@@ -139,18 +102,36 @@ class Worker:
     def handle(self, job_id: int, dispatch: int) -> None:
         """Run job `job_id` if message `dispatch` is still current and its PR is free."""
         s = self.settings
-        claim = self.book.claim(
-            job_id, dispatch, self.owner, lease_seconds=s.job_lease_seconds, wait_seconds=s.lock_retry_seconds
-        )
+        try:
+            claim = self.book.claim(
+                job_id,
+                dispatch,
+                self.owner,
+                lease_seconds=s.job_lease_seconds,
+                wait_seconds=s.lock_retry_seconds,
+            )
+        except StoreError as exc:
+            # The job stays queued; the sweep sends its message again once the store answers.
+            log.warning("job %d: cannot claim it: %s", job_id, exc)
+            return
         if claim.status == "blocked":
-            assert claim.retry is not None
+            assert claim.retry is not None and claim.job is not None
             log.debug("job %d: another round of its PR is running; waiting", job_id)
-            self.queue.send([claim.retry])
+            self._send([claim.retry._replace(delay=self.blocked_wait(claim.job.dispatch))])
             return
         if claim.status != "run" or claim.job is None:
             log.debug("job %d: message %d is stale; nothing to do", job_id, dispatch)
             return
         job = claim.job
+        with self._lock:
+            self._running.add(job.id)
+        try:
+            self._run(job)
+        finally:
+            with self._lock:
+                self._running.discard(job.id)
+
+    def _run(self, job: Job) -> None:
         where = f"{job.repository}#{job.pr}"
         head = (job.head_sha or "current head")[:12]
         log.info(
@@ -164,35 +145,94 @@ class Worker:
             return
         duration = time.monotonic() - started
         log.info("job %d: %s %s: %s (%.1fs)", job.id, where, result.state, result.reason, duration)
-        nxt = self.book.finish(
-            job,
-            result.state,
-            result.reason,
-            round_index=result.round_index,
-            result_head=result.head_sha,
-            duration=duration,
-            api=result.api,
-        )
-        if nxt is not None:
-            self.queue.send([nxt])
+
+        def write() -> list[Dispatch]:
+            nxt = self.book.finish(
+                job,
+                result.state,
+                result.reason,
+                round_index=result.round_index,
+                result_head=result.head_sha,
+                duration=duration,
+                api=result.api,
+            )
+            return [] if nxt is None else [nxt]
+
+        self._settle(job, write)
 
     def _attempt_failed(self, job: Job, exc: Exception) -> None:
         reason = self._scrub(f"{type(exc).__name__}: {exc}")
         where = f"{job.repository}#{job.pr}"
         if is_permanent(exc) or job.attempts >= self.settings.max_attempts:
             log.error("job %d: %s failed after %d attempt(s): %s", job.id, where, job.attempts, reason)
-            nxt = self.book.finish(job, "failed", f"failed after {job.attempts} attempt(s): {reason}")
-            if nxt is not None:
-                self.queue.send([nxt])
+
+            def fail() -> list[Dispatch]:
+                nxt = self.book.finish(job, "failed", f"failed after {job.attempts} attempt(s): {reason}")
+                return [] if nxt is None else [nxt]
+
+            self._settle(job, fail)
             return
         delay = self.backoff(job.attempts, exc)
         log.warning(
             "job %d: %s attempt %d failed (%s); retrying in %.1fs", job.id, where, job.attempts, reason, delay
         )
-        retry, nxt = self.book.retry_later(
-            job, f"attempt {job.attempts} failed: {reason}; retrying in {delay:.0f}s", delay
-        )
-        self.queue.send([d for d in (retry, nxt) if d is not None])
+
+        def retry() -> list[Dispatch]:
+            pair = self.book.retry_later(
+                job, f"attempt {job.attempts} failed: {reason}; retrying in {delay:.0f}s", delay
+            )
+            return [d for d in pair if d is not None]
+
+        self._settle(job, retry)
+
+    def _settle(self, job: Job, write: Callable[[], list[Dispatch]]) -> None:
+        """Record how the job's attempt ended and send the messages that follow from it.
+
+        When the store refuses (an outage), the write is kept and tried again on every heartbeat
+        until the store answers, and the job's heartbeat stops meanwhile: if this worker dies
+        first, the job's lease runs out and any worker re-queues it. The write only applies to a
+        job still `running` under this owner, so a late one never undoes a recovery.
+        """
+        with self._lock:
+            self._running.discard(job.id)
+        try:
+            messages = write()
+        except StoreError as exc:
+            log.warning("job %d: the store refused its outcome (%s); writing it when it is back", job.id, exc)
+            with self._lock:
+                self._owed.append((job.id, write))
+            return
+        self._send(messages)
+
+    def _send(self, messages: list[Dispatch]) -> None:
+        try:
+            self.queue.send(messages)
+        except Exception as exc:  # the jobs are queued in the store; the sweep sends them when it can
+            log.warning("could not send %d job message(s) to the queue: %s", len(messages), exc)
+
+    def pay_owed(self) -> int:
+        """Write the outcomes the store refused earlier, oldest first; returns how many remain."""
+        with self._lock:
+            owed, self._owed = self._owed, []
+        for i, (job_id, write) in enumerate(owed):
+            try:
+                messages = write()
+            except StoreError:
+                with self._lock:
+                    self._owed[:0] = owed[i:]
+                    return len(self._owed)
+            log.info("job %d: its outcome is recorded now that the store answers", job_id)
+            self._send(messages)
+        with self._lock:
+            return len(self._owed)
+
+    def blocked_wait(self, dispatch: int) -> float:
+        """Seconds before a job blocked by its PR's running round asks again: doubling from
+        `lock_retry_seconds` up to the lease. The round that ends sends the next job of its PR
+        itself, so this is only the safety net, and a long round does not re-dispatch every second."""
+        s = self.settings
+        cap = max(s.job_lease_seconds, s.lock_retry_seconds)
+        return float(min(s.lock_retry_seconds * 2 ** min(max(dispatch - 1, 0), 20), cap))
 
     def backoff(self, attempts: int, exc: Exception) -> float:
         """Seconds before the next attempt: exponential with jitter, or until a rate limit resets."""
@@ -211,7 +251,7 @@ class Worker:
         found = self.book.recover(
             lease_seconds=lease,
             dead_owner=lambda owner: owner_is_dead(owner, me=self.owner),
-            resend_queued_older_than=0.0 if startup else 10 * lease,
+            resend_queued_older_than=0.0 if startup else None,
         )
         for m in found.requeued:
             log.warning("job %d: re-queued; the worker running it stopped", m.job_id)
@@ -219,6 +259,15 @@ class Worker:
             log.debug("re-sent the messages of %d queued job(s)", len(found.resent))
         self.queue.send([*found.requeued, *found.resent])
         return len(found.requeued)
+
+    def resend_lost(self) -> int:
+        """Send again the messages of queued jobs the queue no longer holds (Redis restarted without
+        its data, a send that failed); returns how many."""
+        lost = self.book.unsent(self.queue.messages(), grace_seconds=self._beat())
+        if lost:
+            log.warning("the queue had lost the messages of %d queued job(s); sent them again", len(lost))
+            self._send(lost)
+        return len(lost)
 
     def start(self) -> None:
         """Recover interrupted jobs, then keep heartbeats fresh and sweep for dead workers."""
@@ -233,18 +282,38 @@ class Worker:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
+    def _beat(self) -> float:
+        return min(max(self.settings.job_lease_seconds / 4, 0.2), 15.0)
+
     def _keepalive(self) -> None:
+        """Each beat: write owed outcomes, refresh the heartbeats of the rounds running here, look
+        for lost messages; each lease: re-queue the jobs of dead workers; and prune on schedule."""
         lease = self.settings.job_lease_seconds
-        beat = min(max(lease / 4, 0.2), 15.0)
+        beat = self._beat()
         last_sweep = time.monotonic()
         while not self._stop.wait(beat):
             try:
-                self.book.heartbeat(self.owner)
+                self.pay_owed()
+                with self._lock:
+                    running = set(self._running)
+                self.book.heartbeat(self.owner, running)
+                self.resend_lost()
                 if time.monotonic() - last_sweep >= lease:
                     last_sweep = time.monotonic()
                     self.recover(startup=False)
-            except Exception:  # the thread must outlive a database hiccup
-                log.exception("heartbeat failed; retrying in %.1fs", beat)
+                self.prune_when_due()
+            except Exception as exc:  # the thread must outlive a database or queue outage
+                log.warning("heartbeat failed (%s: %s); retrying in %.1fs", type(exc).__name__, exc, beat)
+
+    def prune_when_due(self) -> None:
+        """Retention (see `reviewbot.service.retention`), at most once per `prune_interval_seconds`."""
+        interval = self.settings.prune_interval_seconds
+        if interval <= 0 or time.monotonic() < self._next_prune:
+            return
+        self._next_prune = time.monotonic() + interval
+        pruned = prune(self.book.engine, self.settings)
+        if pruned.total:
+            log.info("retention: %s", pruned.describe())
 
 
 def _default_scrub(settings: Settings) -> Callable[[str], str]:
@@ -256,31 +325,3 @@ def _default_scrub(settings: Settings) -> Callable[[str], str]:
         return text
 
     return scrub
-
-
-class EmbeddedConsumer(Consumer):  # type: ignore[misc]
-    """huey's consumer without signal handlers, for running inside `serve` (not the main thread)."""
-
-    def _set_signal_handlers(self) -> None:
-        return
-
-
-def make_consumer(queue: JobQueue, workers: int, *, embedded: bool = False) -> Consumer:
-    """huey's consumer for `workers` threads; polls SQLite at most every second when idle.
-
-    SIGTERM (what service managers send) lets running rounds finish before exiting; SIGINT exits at
-    once — the rounds it cut short are re-run by the next worker that starts.
-    """
-    cls = EmbeddedConsumer if embedded else Consumer
-    return cls(
-        queue.huey,
-        workers=workers,
-        worker_type="thread",
-        periodic=False,
-        initial_delay=0.05,
-        backoff=1.3,
-        max_delay=1.0,
-        scheduler_interval=1,
-        check_worker_health=True,
-        graceful_signal="TERM",
-    )
