@@ -108,6 +108,8 @@ class Settings(BaseSettings):
     )
 
     webhook_secret: SecretStr | None = None
+    # Bearer token of the read-only round-history pages (GET /prs/{owner}/{repo}/{n}); unset: no pages.
+    history_token: SecretStr | None = None
     # GitHub's own name for a token (Actions sets it); REVIEWBOT_GITHUB_TOKEN is not read.
     github_token: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GITHUB_TOKEN", "github_token")
@@ -214,7 +216,7 @@ class Settings(BaseSettings):
         """The secrets in clear, for scrubbing them out of messages."""
         return tuple(
             s.get_secret_value()
-            for s in (self.webhook_secret, self.github_token)
+            for s in (self.webhook_secret, self.github_token, self.history_token)
             if s and s.get_secret_value()
         )
 

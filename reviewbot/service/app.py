@@ -1,4 +1,5 @@
-"""The webhook server: `POST /webhook`, `GET /healthz`, `GET /metrics` (Starlette).
+"""The webhook server: `POST /webhook`, `GET /healthz`, `GET /metrics` (Starlette), and with a history
+token set, the read-only round-history pages `GET /prs/{owner}/{repo}/{n}` (service.history_route).
 
 A delivery is answered in milliseconds: size check, signature check on the raw bytes, parse,
 classify, one database transaction (delivery + jobs), one queue message per job. Rounds run in
@@ -25,6 +26,7 @@ from starlette.routing import Route
 
 from reviewbot.errors import ReviewbotError
 from reviewbot.service.events import classify
+from reviewbot.service.history_route import history_routes
 from reviewbot.service.jobs import JobBook
 from reviewbot.service.metrics import ServiceMetrics
 from reviewbot.service.payload import MalformedPayload, parse_body
@@ -173,6 +175,8 @@ def create_app(
             Route("/webhook", webhook, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
+            # Read-only round-history pages, only with a bearer token configured (service.history_route).
+            *history_routes(settings, book.engine),
         ],
         lifespan=lifespan,
     )
