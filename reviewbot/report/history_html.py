@@ -7,7 +7,7 @@ Its own sentences are in templates/history.yaml (one section per language, like 
 texts are shown as the rounds stored them. Every `{{ expression }}` is HTML-escaped by jinja2's
 autoescape and has control and direction characters shown as escapes (`\\u202e`), so text from the pull
 request can neither add markup nor reorder what the page shows. `rich` renders a finding's sentence
-with its backtick spans as <code>.
+with its backtick spans as <code>; `block` keeps the newlines of command output in a <pre>.
 """
 
 from __future__ import annotations
@@ -73,6 +73,11 @@ def _rich(value: object) -> Markup:
     )
 
 
+def _block(value: object) -> Markup:
+    """Lines of output for a <pre>: newlines kept, other controls shown as escapes."""
+    return escape(escape_controls(str(value), keep="\n"))
+
+
 def _cell(value: object) -> str:
     """A truth-table input value as the JSON report holds it (true/false as C++ and JSON write them)."""
     if isinstance(value, bool):
@@ -92,6 +97,7 @@ def _env() -> jinja2.Environment:
     )
     env.filters["rich"] = _rich
     env.filters["cell"] = _cell
+    env.filters["block"] = _block
     return env
 
 

@@ -24,7 +24,8 @@ from reviewbot.example import build_example
 from reviewbot.report.history_html import render_history_html
 from reviewbot.report.history_page import PageFinding, PageRound, PrHistory
 
-CHROMIUM = Path("/usr/bin/chromium")
+# Debian's chromium package; another system's chromium can be named in $REVIEWBOT_TEST_CHROMIUM.
+CHROMIUM = Path(os.environ.get("REVIEWBOT_TEST_CHROMIUM", "/usr/bin/chromium"))
 ROOT = Path(__file__).resolve().parents[2]
 PR = 1361
 REPO = "acme/rtp-llm"

@@ -171,3 +171,26 @@ def test_cli_errors_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[
         err = capsys.readouterr().err
         assert err.startswith("reviewbot: ") and message in err and err.count("\n") == 1, err
     assert not out.exists()
+
+
+def test_a_failed_head_run_shows_its_command_exit_code_and_output() -> None:
+    tail = "collected 3 items\nE   assert 1 == 2\n\x1b[31mFAILED\x1b[0m test_cfg.py::test_x <b>"
+    tests = {
+        "ran": 3,
+        "passed": 2,
+        "failed": 1,
+        "exit_code": 1,
+        "command": "make test",
+        "head_failure": {"command": "make test", "exit_code": 1, "timed_out": False, "output_tail": tail},
+    }
+    rnd = PageRound(1, "a" * 40, "b" * 40, "INCOMPLETE", {}, "t", True, False, (), (), tests)
+    html = render_history_html(PrHistory("o/r", 1, (rnd,)), "en")
+    assert "The test command failed on the unmodified head (exit code 1)" in html
+    pre = html.split('<pre class="tail">', 1)[1].split("</pre>", 1)[0]
+    assert pre.split("\n") == [
+        "collected 3 items",
+        "E   assert 1 == 2",
+        "\\x1b[31mFAILED\\x1b[0m test_cfg.py::test_x &lt;b&gt;",
+    ]
+    zh = render_history_html(PrHistory("o/r", 1, (rnd,)), "zh")
+    assert "测试命令在未修改的 head 上失败（退出码 1）" in zh
