@@ -64,6 +64,7 @@ rounds = sa.Table(
     sa.Column("report_json", sa.Text, nullable=False),
     sa.UniqueConstraint("repository", "pr", "round_index", name="uq_rounds_pr_round"),
     sa.UniqueConstraint("repository", "pr", "head_sha", name="uq_rounds_pr_head"),
+    sa.Index("ix_rounds_created_at", "created_at"),  # retention (migration 0005)
 )
 
 round_findings = sa.Table(

@@ -1,7 +1,7 @@
 """The service's tables: webhook deliveries, round jobs, and counters shared by all processes.
 
-They live in the rounds database and are created by migrations 0002 and 0003 (this module mirrors them;
-tests/service/test_tables.py compares the two). Times are stored in UTC.
+They live in the rounds database, created by migrations 0002-0004 and indexed for retention by 0005 (this
+module mirrors them; tests/service/test_tables.py compares the two). Times are stored in UTC.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ deliveries = sa.Table(
     sa.Column("outcome", sa.String(32), nullable=False),
     sa.Column("detail", sa.Text, nullable=False),
     sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
+    sa.Index("ix_service_deliveries_received_at", "received_at"),  # retention (migration 0005)
 )
 
 jobs = sa.Table(
@@ -61,6 +62,7 @@ jobs = sa.Table(
     sa.Column("command", sa.Text, nullable=True),
     sa.Index("ix_service_jobs_pr_state", "repository", "pr", "state"),
     sa.Index("ix_service_jobs_state", "state"),
+    sa.Index("ix_service_jobs_finished_at", "finished_at"),  # retention (migration 0005)
 )
 
 # One row per `/reviewbot` comment command (migration 0003): the key is the comment's id and its
