@@ -117,7 +117,7 @@ def render_history_html(history: PrHistory, lang: str = "en") -> str:
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}; one of {', '.join(LANGS)}")
     context: dict[str, Any] = {
-        "h": history,
+        "h": history if lang == "en" else history.in_lang(lang),
         "t": page_texts(lang),
         "lang": lang,
         "csp": CSP,

@@ -11,7 +11,7 @@ the one place that reads it, so the page follows however dismissals end up being
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = [
@@ -73,6 +73,22 @@ class PageFinding:
     evidence: tuple[str, ...] = ()
     suggestion: str = ""
     dismissal: Dismissal | None = None
+    # lang -> {"title", "evidence", "suggestion"} in that language, as the round stored them (English
+    # is the fields above); a finding stored by an older reviewbot has none.
+    localized: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def in_lang(self, lang: str, fallback: Mapping[str, Any] | None = None) -> PageFinding:
+        """The finding with its sentences in `lang` where stored (else `fallback`: the same
+        fingerprint's sentences from another round), in English otherwise."""
+        texts = self.localized.get(lang) or fallback
+        if not texts:
+            return self
+        return replace(
+            self,
+            title=str(texts.get("title") or self.title),
+            evidence=tuple(str(e) for e in texts.get("evidence") or self.evidence),
+            suggestion=str(texts.get("suggestion") or self.suggestion),
+        )
 
     @classmethod
     def of(
@@ -106,7 +122,14 @@ class PageFinding:
             evidence=tuple(str(e) for e in data.get("evidence", ()) or ()),
             suggestion=str(data.get("suggestion", "") or ""),
             dismissal=dismissal,
+            localized=_localized(data.get("localized")),
         )
+
+
+def _localized(raw: object) -> dict[str, Mapping[str, Any]]:
+    if not isinstance(raw, Mapping):
+        return {}
+    return {str(lang): texts for lang, texts in raw.items() if isinstance(texts, Mapping)}
 
 
 @dataclass(frozen=True)
@@ -172,6 +195,21 @@ class PrHistory:
     repository: str
     pr: int
     rounds: tuple[PageRound, ...] = field(default=())
+
+    def in_lang(self, lang: str) -> PrHistory:
+        """Every finding's sentences in `lang`: as its round stored them, else as another round stored
+        the same fingerprint (a finding closed in a round is stored from the previous round's record,
+        which kept only its English texts), else in English."""
+        known: dict[str, Mapping[str, Any]] = {}
+        for r in self.rounds:
+            for f in r.findings:
+                if lang in f.localized:
+                    known[f.fingerprint] = f.localized[lang]
+        rounds = tuple(
+            replace(r, findings=tuple(f.in_lang(lang, known.get(f.fingerprint)) for f in r.findings))
+            for r in self.rounds
+        )
+        return replace(self, rounds=rounds)
 
     def table_changes(self, index: int) -> tuple[list[TableChange], list[str]]:
         """Round `index`'s truth tables compared with the previous round's, and the derivations the

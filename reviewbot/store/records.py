@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from reviewbot.model.finding import Dismissal, Finding, Location, Severity
+from reviewbot.model.messages import LANGS
 from reviewbot.model.review import Review
 from reviewbot.review.rounds import OPEN_STATES
 
@@ -39,6 +40,10 @@ class FindingRecord:
             replacement=f.replacement,
             related=[[loc.path, loc.line, loc.text] for loc in f.related],
         )
+        if f.texts:
+            # Its sentences in the other languages, for pages that show stored rounds in any language
+            # (store.history_page); the catalogue messages themselves are not stored.
+            data["localized"] = {lang: _sentences(f.localized(lang)) for lang in LANGS if lang != "en"}
         return cls(
             f.fingerprint,
             f.rule,
@@ -77,6 +82,10 @@ class FindingRecord:
         if finding.fingerprint != self.fingerprint:
             finding = finding.with_(fingerprint_override=self.fingerprint)
         return finding
+
+
+def _sentences(f: Finding) -> dict[str, Any]:
+    return {"title": f.title, "evidence": list(f.evidence), "suggestion": f.suggestion}
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,6 +24,8 @@ import pytest
 from reviewbot.example import build_example
 from reviewbot.report.history_html import render_history_html
 from reviewbot.report.history_page import PageFinding, PageRound, PrHistory
+from reviewbot.report.sanitize import segments
+from reviewbot.store.store import Store
 
 # Debian's chromium package; another system's chromium can be named in $REVIEWBOT_TEST_CHROMIUM.
 CHROMIUM = Path(os.environ.get("REVIEWBOT_TEST_CHROMIUM", "/usr/bin/chromium"))
@@ -229,6 +232,18 @@ def test_the_chinese_page(recorded: Recorded, browser: Any, artifacts: Path) -> 
     assert opened.text("#round-2 h3[data-group=fixed]") == "本轮已修复 (1)"
     assert opened.text(f"#round-1 li#r1-{fp} .badge") == "新增"
     assert f"修复于 {recorded.head2[:12]}" in opened.text(f"#round-2 li#r2-{fp}")
+    # Finding sentences in Chinese as round 1 stored them, also where round 2 closed the finding (its
+    # fixed record is kept from round 1's, which stored them).
+    with Store.open(recorded.db) as store:
+        first = store.get_round(REPO, PR, 1)
+    assert first is not None
+    (stored,) = [f for f in first.findings if f.fingerprint == fp]
+    title = stored.data["localized"]["zh"]["title"]
+    assert title != stored.title and re.search(r"[\u4e00-\u9fff]", title)
+    shown = "".join(seg.text for seg in segments(title))
+    assert opened.text(f"#round-1 li#r1-{fp} .title") == shown
+    assert opened.text(f"#round-2 li#r2-{fp} .title") == shown
+    assert opened.text(f"[id='{fp}'] .title") == shown
     shot = artifacts / "history-zh.png"
     page.screenshot(path=str(shot), full_page=True)
     print(f"\nhistory page screenshot (zh): {shot}")

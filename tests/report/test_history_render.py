@@ -194,3 +194,21 @@ def test_a_failed_head_run_shows_its_command_exit_code_and_output() -> None:
     ]
     zh = render_history_html(PrHistory("o/r", 1, (rnd,)), "zh")
     assert "测试命令在未修改的 head 上失败（退出码 1）" in zh
+
+
+def test_finding_sentences_in_the_page_language() -> None:
+    zh = {"zh": {"title": "`x` 没有测试", "evidence": ["证据"], "suggestion": "补一个测试"}}
+    h = PrHistory(
+        "o/r",
+        1,
+        (
+            round_(1, (finding("e" * 16, "new", localized=zh, evidence=["proof"]),), ()),
+            # Closed in round 2: stored from round 1's record, without the other languages.
+            round_(2, (finding("e" * 16, "fixed", evidence=["proof"]),), ()),
+        ),
+    )
+    page = render_history_html(h, "zh")
+    assert page.count("<code>x</code> 没有测试") == 3  # round 1, round 2, every finding
+    assert "证据" in page and "补一个测试" in page and "has no test" not in page
+    english = render_history_html(h, "en")
+    assert english.count("<code>x</code> has no test") == 3 and "没有测试" not in english
