@@ -21,6 +21,7 @@ from the caller (`checks` and `review` sit above this module in the layers).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Annotated, Any
@@ -29,6 +30,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, Va
 
 from reviewbot.errors import UsageError
 from reviewbot.model.change import RepoTree
+from reviewbot.model.untrusted import refused_env_names
 
 if TYPE_CHECKING:
     from pydantic_core import ErrorDetails  # pydantic's own dependency, for the type only
@@ -61,6 +63,7 @@ def _relative_glob(value: str) -> str:
 
 
 _Glob = Annotated[StrictStr, AfterValidator(_relative_glob)]
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 class _Table(BaseModel):
@@ -92,6 +95,22 @@ class TestConfig(_Table):
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0, strict=True)
     junit: _Glob = DEFAULT_JUNIT
     junit_configured: bool = Field(default=False, exclude=True)  # set when the table names `junit`
+    # Names of reviewbot's environment the test process may see beyond PATH, locale and TZ (the
+    # sandbox's allow-list); never reviewbot's own or a credential's (refused here, loudly).
+    env: tuple[StrictStr, ...] = ()
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _env_names(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            raise ValueError("not a list")
+        bad = [v for v in value if not isinstance(v, str) or not _ENV_NAME.fullmatch(v)]
+        if bad:
+            raise ValueError(f"not an environment variable name: {bad[0]!r}")
+        refused = refused_env_names(value)
+        if refused:
+            raise ValueError(f"{refused[0]} is reviewbot's own or a credential; a test never gets it")
+        return value
 
     @field_validator("command")
     @classmethod
@@ -137,6 +156,8 @@ _ALLOWED = {
     ("tests", "timeout"): "a positive number of seconds",
     ("tests", "junit"): 'a relative glob such as "build/*.xml"',
     ("tests", "command"): 'the shell command that runs the tests, e.g. "make test"',
+    ("tests", "env"): 'a list of variable names such as ["CC", "CUDA_HOME"], none of reviewbot\'s own '
+    "(REVIEWBOT_*, GITHUB_*) or a credential's (*TOKEN*, *PASS*, *KEY*, *SECRET*, ...)",
 }
 _SECTIONS: dict[str, type[BaseModel]] = {"review": ReviewTable, "tests": TestConfig}
 
@@ -173,6 +194,15 @@ def _problem(error: ErrorDetails) -> str:
     if (section, key) == ("tests", "command"):
         return '[tests] needs `command = "..."`, the shell command that runs the tests'
     value = error.get("input")
+    if (section, key) == ("tests", "env") and isinstance(value, list):
+        value = next(
+            (
+                v
+                for v in value
+                if not isinstance(v, str) or refused_env_names([v]) or not _ENV_NAME.fullmatch(v)
+            ),
+            None,
+        )
     shown = f", not {value!r}" if not isinstance(value, (dict, list, tuple)) and value is not None else ""
     return f"[{section}] {key} must be {_ALLOWED.get((section, key), 'valid')}{shown}"
 

@@ -32,9 +32,11 @@ from reviewbot.execution.config import TestConfig, load_base_test_config
 from reviewbot.execution.mutants import Mutant, build_mutants
 from reviewbot.execution.newtests import new_tests
 from reviewbot.execution.runner import run_tests
-from reviewbot.execution.sandbox import ISOLATION, SANDBOXES, Limits, detect_sandbox
+from reviewbot.execution.sandbox import SANDBOXES, Limits, detect_sandbox
+from reviewbot.execution.sandbox_probe import verify
 from reviewbot.execution.untrusted import clean_run, failure
 from reviewbot.lang.facts import Assignment
+from reviewbot.model.budget import ROUND_DEADLINE
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.messages import Message, msg
 from reviewbot.model.tests import EXIT_STATUS_TEST, ExecutionResults, MutantResult, NewTest, TestRun
@@ -267,7 +269,7 @@ def _finish(
         survived=sum(r.status == "survived" for r in results),
         not_run=sum(not r.has_verdict for r in results),
         sandbox=kind,
-        isolation=ISOLATION[kind],
+        isolation=verify(kind, limits=settings.limits),  # what a probe saw inside, not what we meant
         command=cfg.command,
         per_test=per_test,
         exit_code=head.exit_code,

@@ -2,21 +2,21 @@
 
 Three paths, best first; `detect_sandbox` picks the first that works on this machine:
 
-- ``bwrap`` (bubblewrap): own network namespace (no network at all, not even the host's loopback), the
-  whole file system read-only except the run directory, a private /dev and /proc, own pid namespace
-  (everything dies with the sandbox). Credentials and reviewbot's own secrets and state are hidden
-  (`hidden_paths`).
-- ``unshare`` (util-linux, an unprivileged user namespace): own network namespace, every mount remounted
-  read-only except the run directory (mounts that refuse are listed in `RunResult.notes`), own pid
-  namespace, the same paths hidden. /proc and /dev stay as they are.
+- ``bwrap`` (bubblewrap) and ``unshare`` (util-linux): the test sees a read-only system set (/usr,
+  /etc, the libraries), the toolchains on its PATH, a private /tmp and /run (no host server's Unix
+  socket), and the run directory as the only writable place; own network, pid, mount (and IPC/UTS
+  for bwrap) namespaces; credentials and reviewbot's own secrets and state are never bound
+  (`hidden_paths`). When reviewbot is root the test runs as an unprivileged uid without capabilities,
+  otherwise as the worker's uid, not root, inside a user namespace (`sandbox_argv` has the details).
 - ``subprocess``: nothing is confined but the environment, the limits and the time. The network is NOT
   denied and writes outside the run directory are NOT prevented beyond ordinary file permissions;
   processes that leave the process group survive the run.
 
 Only ``bwrap`` and ``unshare`` (`CONFINING_SANDBOXES`) may run code of people other than the user: the
-GitHub App allows nothing else. On every path: the environment is scrubbed (`scrub_env`), HOME and TMPDIR point into the run directory,
-rlimits (CPU, address space, file size, processes) are set, and the end of the run (its exit, its timeout,
-or reviewbot being stopped: `reaper`) kills the process group.
+GitHub App allows nothing else. On every path the environment is an allow-list (`sandbox_env`), HOME
+and TMPDIR point into the run directory, rlimits (CPU, address space, file size, processes) are set,
+and the end of the run (its exit, its timeout, or reviewbot being stopped: `reaper`) kills the process
+group. What a report says of the isolation is what `sandbox_probe.verify` saw at run time.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -36,15 +35,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewbot.execution import reaper
+from reviewbot.execution.sandbox_argv import UNPRIVILEGED, bwrap_argv, kept_dirs, unshare_argv, within
+from reviewbot.execution.sandbox_env import sandbox_env
 from reviewbot.settings import private_paths, sqlite_file
 
 __all__ = [
     "SANDBOXES",
     "CONFINING_SANDBOXES",
-    "ISOLATION",
     "Limits",
     "RunResult",
-    "scrub_env",
+    "sandbox_env",
     "hide_from_sandbox",
     "service_paths",
     "hidden_paths",
@@ -57,31 +57,6 @@ __all__ = [
 SANDBOXES = ("bwrap", "unshare", "subprocess")
 # The paths that deny the network and confine the file system; the only ones for other people's code.
 CONFINING_SANDBOXES = ("bwrap", "unshare")
-
-# What each path guarantees, said in the report next to the results.
-ISOLATION: dict[str, dict[str, str]] = {
-    "bwrap": {
-        "network": "denied (own network namespace)",
-        "filesystem": "read-only except the run directory; credentials and reviewbot's key, config, "
-        "state and clone cache hidden",
-        "environment": "scrubbed",
-        "processes": "own pid namespace, killed with the sandbox",
-    },
-    "unshare": {
-        "network": "denied (own network namespace)",
-        "filesystem": "read-only except the run directory (/proc and /dev not confined); credentials "
-        "and reviewbot's key, config, state and clone cache hidden",
-        "environment": "scrubbed",
-        "processes": "own pid namespace, killed with the sandbox",
-    },
-    "subprocess": {
-        "network": "NOT denied (no namespace available)",
-        "filesystem": "NOT confined beyond file permissions",
-        "environment": "scrubbed",
-        "processes": "process group killed when the run ends, times out or is interrupted; "
-        "processes that leave the group survive",
-    },
-}
 
 # Credential files that are masked (bwrap/unshare) when they exist; toolchains under HOME stay visible.
 _CREDENTIAL_PATHS = (
@@ -96,13 +71,6 @@ _CREDENTIAL_PATHS = (
     "~/.netrc",
     "~/.pypirc",
 )
-
-_SECRET_NAME = re.compile(
-    r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE|(^|_)KEY($|_)|APIKEY|AUTH|COOKIE|SESSION"
-    r"|^REVIEWBOT_|^GITHUB_|^GH_|^AWS_|^AZURE_|^GOOGLE_|^DATABASE_URL$|^REDIS_URL$|^SSH_",
-    re.IGNORECASE,
-)
-_URL_WITH_PASSWORD = re.compile(r"://[^/@\s:]+:[^/@\s]+@")
 
 # Applied by a tiny launcher between us and the sandbox: preexec_fn is unsafe with threads, and the
 # mutants run in threads. PR_SET_PDEATHSIG (1) with SIGKILL (9): the sandbox dies with the thread that
@@ -153,14 +121,6 @@ class RunResult:
     notes: list[str] = field(default_factory=list)
 
 
-def scrub_env(env: Mapping[str, str], home: Path, tmp: Path) -> dict[str, str]:
-    """The parent environment without credentials; HOME and TMPDIR inside the run directory."""
-    out = {k: v for k, v in env.items() if not _SECRET_NAME.search(k) and not _URL_WITH_PASSWORD.search(v)}
-    out.update({"HOME": str(home), "TMPDIR": str(tmp), "TMP": str(tmp), "TEMP": str(tmp)})
-    out.setdefault("PATH", os.defpath)
-    return out
-
-
 # Paths this process registered as secret (`hide_from_sandbox`): only ever grows, so a sandbox started
 # later can never see what an earlier caller hid.
 _REGISTERED: set[Path] = set()
@@ -183,10 +143,6 @@ def service_paths(env: Mapping[str, str] | None = None) -> list[Path]:
     return private_paths(env)
 
 
-def _within(path: Path, parent: Path) -> bool:
-    return path == parent or parent in path.parents
-
-
 def hidden_paths(root: Path | None = None) -> list[Path]:
     """The existing paths a sandbox hides: credentials under ~, `service_paths`, registered ones.
 
@@ -198,89 +154,42 @@ def hidden_paths(root: Path | None = None) -> list[Path]:
     for p in candidates:
         p = Path(os.path.abspath(p))
         for q in (p, p.resolve()):
-            if q.exists() and not (root is not None and _within(q, root)):
+            if q.exists() and not (root is not None and within(q, root)):
                 found.add(q)
     out: list[Path] = []
     for p in sorted(found, key=lambda q: (len(q.parts), q)):  # parents first
-        if not any(_within(p, d) for d in out if d.is_dir()):
+        if not any(within(p, d) for d in out if d.is_dir()):
             out.append(p)
     return out
 
 
-def _mountinfo() -> list[tuple[str, str]]:
-    """(mount point, per-mount options) of this process's mounts."""
-    out = []
-    try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    except OSError:
-        return []
-    for line in lines:
-        parts = line.split(" ")
-        if len(parts) > 5:
-            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), parts[4])
-            out.append((point, parts[5]))
-    return out
-
-
-_KEEP_FLAGS = {"nosuid", "nodev", "noexec", "relatime", "noatime", "strictatime", "nodiratime"}
-
-
-def _unshare_prelude(root: Path) -> str:
-    """Shell run inside the new namespaces: keep `root` writable, every other mount read-only."""
-    lines = [f"mount --bind {shlex.quote(str(root))} {shlex.quote(str(root))} || exit 97"]
-    failures = shlex.quote(str(root / ".sandbox-mount-failures"))
-    for point, opts in _mountinfo():
-        if point == "/proc" or point.startswith(("/proc/", "/dev/pts")) or point == "/dev":
-            continue
-        if point == str(root) or point.startswith(str(root) + "/"):
-            continue
-        keep = ",".join(o for o in opts.split(",") if o in _KEEP_FLAGS)
-        flags = "remount,bind,ro" + (f",{keep}" if keep else "")
-        q = shlex.quote(point)
-        lines.append(f"mount -o {flags} {q} 2>/dev/null || echo {q} >> {failures}")
-    hide_failures = shlex.quote(str(root / ".sandbox-hide-failures"))
-    for secret in hidden_paths(root):
-        q = shlex.quote(str(secret))
-        if _within(root, secret):  # a tmpfs here would hide the run directory too
-            lines.append(f"echo {q} >> {hide_failures}")
-            continue
-        how = f"mount -t tmpfs -o ro,size=0 none {q}" if secret.is_dir() else f"mount --bind /dev/null {q}"
-        lines.append(f"{how} 2>/dev/null || echo {q} >> {hide_failures}")
-    lines.append('cd "$REVIEWBOT_WORKDIR" || exit 97')
-    lines.append('unset REVIEWBOT_WORKDIR; exec sh -c "$1"')
-    return "\n".join(lines)
+def _drop() -> tuple[int, int] | None:
+    """Who the test runs as when reviewbot is root (never root itself); None when it is not root."""
+    if os.geteuid() != 0:
+        return None
+    uid = int(os.environ.get("REVIEWBOT_SANDBOX_UID", UNPRIVILEGED[0]))
+    gid = int(os.environ.get("REVIEWBOT_SANDBOX_GID", UNPRIVILEGED[1]))
+    return uid, gid
 
 
 def sandbox_argv(kind: str, command: str, root: Path, workdir: Path) -> list[str]:
     """The argv that runs `command` with `sh -c` in `workdir` inside sandbox `kind`."""
+    hidden = hidden_paths(root)
+    kept = kept_dirs(os.environ.get("PATH", os.defpath), root, hidden)
     if kind == "bwrap":
-        argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        secrets = hidden_paths(root)
-        for secret in secrets:
-            hide = ["--tmpfs", str(secret)] if secret.is_dir() else ["--ro-bind", "/dev/null", str(secret)]
-            argv += hide
-        # After the hiding, so that the run directory stays visible even inside a hidden directory.
-        argv += ["--bind", str(root), str(root)]
-        for secret in secrets:
-            # bwrap's tmpfs is writable; read-only keeps "writable: the run directory only" true.
-            if secret.is_dir() and not _within(root, secret):
-                argv += ["--remount-ro", str(secret)]
-        argv += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-        argv += ["--die-with-parent", "--new-session", "--chdir", str(workdir)]
-        return [*argv, "sh", "-c", command]
+        return bwrap_argv(command, root, workdir, kept=kept, hidden=hidden, drop=_drop())
     if kind == "unshare":
-        ns = [
-            "--user",
-            "--map-root-user",
-            "--net",
-            "--mount",
-            "--pid",
-            "--fork",
-            "--kill-child",
-            "--mount-proc",
-        ]
-        return ["unshare", *ns, "sh", "-c", _unshare_prelude(root), "sandbox", command]
+        return unshare_argv(command, root, kept, hidden, _drop())
     return ["sh", "-c", command]
+
+
+def _hand_over(root: Path, owner: tuple[int, int]) -> None:
+    """Give the run directory to the unprivileged test user: the only place it may write."""
+    os.chown(root, *owner)
+    for parent, dirs, files in os.walk(root):
+        for name in (*dirs, *files):
+            with contextlib.suppress(FileNotFoundError):
+                os.chown(os.path.join(parent, name), *owner, follow_symlinks=False)
 
 
 def _tail(path: Path, limit: int = 4096) -> str:
@@ -303,16 +212,25 @@ def run_sandboxed(
     sandbox: str,
     limits: Limits | None = None,
     env: Mapping[str, str] | None = None,
+    allow_env: Iterable[str] = (),
+    set_env: Mapping[str, str] | None = None,
 ) -> RunResult:
-    """Run `command` in `workdir` (inside `root`, the only writable place) and wait at most `timeout` s."""
+    """Run `command` in `workdir` (inside `root`, the only writable place) and wait at most `timeout` s.
+
+    The environment is `env`'s (default os.environ) allow-listed names plus `allow_env` (a repository's
+    `[tests] env`), then `set_env` (what reviewbot sets itself): `sandbox_env`."""
     limits = limits or Limits()
     home, tmp = root / "home", root / "tmp"
     home.mkdir(exist_ok=True)
     tmp.mkdir(exist_ok=True)
-    child_env = scrub_env(os.environ if env is None else env, home, tmp)
+    parent_env = os.environ if env is None else env
+    child_env = sandbox_env(parent_env, home, tmp, allow=allow_env, set_env=set_env)
     if sandbox == "unshare":
         child_env["REVIEWBOT_WORKDIR"] = str(workdir)  # read and unset by the prelude
     argv = sandbox_argv(sandbox, command, root, workdir)
+    drop = _drop()
+    if drop is not None and sandbox in CONFINING_SANDBOXES:
+        _hand_over(root, drop)
     launcher = [sys.executable, "-I", "-c", _LAUNCHER, json.dumps(limits.rlimits()), str(os.getpid()), *argv]
     log = root / f"output-{time.monotonic_ns()}.log"
     started = time.monotonic()

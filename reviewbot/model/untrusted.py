@@ -26,6 +26,7 @@ __all__ = [
     "cap",
     "escape_controls",
     "redact",
+    "refused_env_names",
     "secret_values",
     "untrusted_name",
     "untrusted_text",
@@ -50,6 +51,20 @@ _CONTROL = re.compile(
     "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\u200e\u200f\ufeff\udc80-\udcff]"
 )
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+# Names a test process never gets, even when a repository's `[tests] env` asks for them: reviewbot's
+# own settings and the usual shapes of a credential.
+_SERVICE_OWN_NAME = re.compile(r"^(REVIEWBOT_|GITHUB_|GH_|ACTIONS_|RUNNER_)", re.IGNORECASE)
+_CREDENTIAL_NAME = re.compile(
+    _SECRET_NAME.pattern + r"|^DATABASE_URL$|^REDIS_URL$|_BROKER_URL$|^AWS_|^AZURE_|^GOOGLE_|^SSH_",
+    re.IGNORECASE,
+)
+
+
+def refused_env_names(names: Iterable[str]) -> list[str]:
+    """The names among `names` that are never passed to a test: reviewbot's own, or a credential's."""
+    return sorted(n for n in names if _SERVICE_OWN_NAME.search(n) or _CREDENTIAL_NAME.search(n))
 
 
 def secret_values(env: Mapping[str, str] | None = None) -> tuple[str, ...]:

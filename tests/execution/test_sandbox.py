@@ -13,12 +13,11 @@ import pytest
 
 from reviewbot.execution.execute import ExecSettings, execute
 from reviewbot.execution.sandbox import (
-    ISOLATION,
     SANDBOXES,
     Limits,
     detect_sandbox,
     run_sandboxed,
-    scrub_env,
+    sandbox_env,
 )
 from tests.execution.probe import change_of, flag_derivation, make_repo, runner_command, toml
 
@@ -97,17 +96,18 @@ def test_hostile_test_command_gets_no_token_no_socket_no_outside_write(
     outside_dir.mkdir()
     outside = outside_dir / "pwned.txt"
     probes = PROBES.format(port=listener, outside=str(outside), real_home=os.path.expanduser("~"))
-    cfg = toml(runner_command("test_probe"))
+    # Beyond PATH and the locale a test sees only what the base revision's config names.
+    cfg = toml(runner_command("test_probe")) + 'env = ["PROBE_VISIBLE"]\n'
     repo, base, head = make_repo(tmp_path / "r", {".reviewbot.toml": cfg}, {"test_probe.py": probes})
 
     ex = execute(change_of(repo, base, head), repo.path, flag_derivation(), ExecSettings(sandbox=kind))
 
     outcome = {t.rsplit("::", 1)[-1]: c.outcome for t, c in ex.head.cases.items()} if ex.head else {}
     assert ex.summary["sandbox"] == kind and ex.summary["ran"] == 3  # the review completed
-    assert ex.summary["isolation"] == ISOLATION[kind]  # and says what was guaranteed
-    assert outcome["test_token_absent"] == "passed"  # scrubbing holds on every path
-    network_denied = not ISOLATION[kind]["network"].startswith("NOT")
-    writes_denied = not ISOLATION[kind]["filesystem"].startswith("NOT")
+    isolation = ex.summary["isolation"]  # what a probe inside the sandbox saw, not what was meant
+    assert outcome["test_token_absent"] == "passed"  # the allow-list holds on every path
+    network_denied = not isolation["network"].startswith("NOT")
+    writes_denied = not isolation["filesystem"].startswith("NOT")
     assert (outcome["test_socket_fails"] == "passed") is network_denied
     assert (outcome["test_write_outside_fails"] == "passed") is writes_denied
     assert outside.exists() is not writes_denied
@@ -154,7 +154,7 @@ def test_file_size_limit_stops_a_runaway_write(tmp_path: Path) -> None:
     assert (tmp_path / "big").stat().st_size <= 1 << 20
 
 
-def test_scrub_env_drops_credentials_and_moves_home(tmp_path: Path) -> None:
+def test_sandbox_env_is_an_allow_list_and_moves_home(tmp_path: Path) -> None:
     env = {
         "GITHUB_TOKEN": "x",
         "GH_ENTERPRISE_TOKEN": "x",
@@ -162,11 +162,29 @@ def test_scrub_env_drops_credentials_and_moves_home(tmp_path: Path) -> None:
         "REVIEWBOT_DATABASE_URL": "x",
         "MY_API_KEY": "x",
         "DB_PASSWORD": "x",
+        # Names a deny-list let through (issue 16): nothing says they are secrets but their use.
+        "MYSQL_PWD": "hunter22",
+        "DB_PASS": "hunter22",
+        "CELERY_BROKER_URL": "redis://:pw@10.0.0.1:6379/0",
+        "SENTRY_DSN": "https://key@sentry.invalid/1",
         "PIP_INDEX_URL": "https://user:s3cret@example.invalid/simple",
+        "CC": "gcc",
         "PATH": "/usr/bin",
         "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
         "HOME": "/root",
     }
-    out = scrub_env(env, tmp_path / "home", tmp_path / "tmp")
-    assert set(out) == {"PATH", "LANG", "HOME", "TMPDIR", "TMP", "TEMP"}
+    out = sandbox_env(env, tmp_path / "home", tmp_path / "tmp")
+    assert set(out) == {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "TMP", "TEMP"}
     assert out["HOME"] == str(tmp_path / "home") and out["TMPDIR"] == str(tmp_path / "tmp")
+    # A repository may ask for more names, never for reviewbot's own or a credential's.
+    asked = [
+        "CC",
+        "MYSQL_PWD",
+        "GITHUB_TOKEN",
+        "REVIEWBOT_DATABASE_URL",
+        "CELERY_BROKER_URL",
+        "PIP_INDEX_URL",
+    ]
+    out = sandbox_env(env, tmp_path / "home", tmp_path / "tmp", allow=asked, set_env={"PYTEST_ADDOPTS": "-q"})
+    assert set(out) - {"PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "TMP", "TEMP"} == {"CC", "PYTEST_ADDOPTS"}

@@ -1,0 +1,236 @@
+"""The command lines of the two confining sandboxes: what the test process sees and who it runs as.
+
+Both build the same view (issue 16): a read-only **system set** (`SYSTEM_SET`: /usr, /etc, the
+libraries; never /run, /var/run, /home, the state directory), the toolchains the test command finds on
+PATH (`kept_dirs`: a venv under /tmp, pyenv under /root), a private /tmp and /run, and the run directory
+as the only writable place. Unix sockets of the host's servers live in /run, /tmp or a state directory,
+so none is reachable; the network namespace takes abstract sockets and loopback away.
+
+Who runs the test: when reviewbot is root, the test drops to `UNPRIVILEGED` (uid/gid 65534 by default)
+with no capabilities and no-new-privs (`setpriv`), so file permissions, /etc/shadow's included, and
+RLIMIT_NPROC bind. Otherwise it runs as the worker's own uid in a user namespace; in the `unshare` path
+a nested user namespace takes away the capabilities the set-up used, so the test cannot unmount what
+hides a secret.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+__all__ = ["SYSTEM_SET", "UNPRIVILEGED", "bwrap_argv", "drop_argv", "kept_dirs", "unshare_argv", "within"]
+
+SYSTEM_SET = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+# nobody/nogroup on Debian and most images; REVIEWBOT_SANDBOX_UID / _GID name another.
+UNPRIVILEGED = (65534, 65534)
+# Directories covered by an empty private file system: where host servers keep their sockets.
+PRIVATE = ("/tmp", "/run", "/var/tmp", "/dev/shm")
+
+
+def within(path: Path, parent: Path) -> bool:
+    return path == parent or parent in path.parents
+
+
+def _toolchain_root(entry: Path, homes: set[Path]) -> Path:
+    """The prefix a PATH entry belongs to: `/opt/venv` for `/opt/venv/bin`, pyenv's root for its shims
+    (they run `<root>/versions/...`); the entry itself when its parent is a home or the root."""
+    parent = entry.parent
+    if entry.name in ("bin", "sbin", "shims") and parent not in homes and len(parent.parts) > 1:
+        return parent
+    return entry
+
+
+def kept_dirs(path_env: str, root: Path, hidden: Iterable[Path], prefixes: Sequence[str] = ()) -> list[Path]:
+    """Toolchain directories outside the system set that the test command needs: PATH's and Python's.
+
+    Each PATH entry outside `SYSTEM_SET` gives its prefix (`.../bin` -> `...`); reviewbot's own Python
+    prefixes too (a test suite calls `sys.executable`). Nothing inside the run directory (it is bound
+    anyway) or inside a hidden path, and never a whole home directory."""
+    homes = {Path("/root"), Path("/home"), Path(os.path.expanduser("~")), Path("/")}
+    hidden = [Path(h) for h in hidden]
+    tops: set[Path] = set()
+    for raw in path_env.split(os.pathsep):
+        if raw.startswith("/"):
+            for p in {Path(raw), Path(raw).resolve()}:
+                tops.add(_toolchain_root(p, homes))
+    tops.update(Path(p).resolve() for p in (*prefixes, sys.prefix, sys.base_prefix, sys.exec_prefix) if p)
+    found = set()
+    for top in tops:
+        if not top.is_dir() or top in homes or any(within(top, Path(s)) for s in SYSTEM_SET):
+            continue
+        if within(top, root) or within(root, top) or any(within(top, h) or within(h, top) for h in hidden):
+            continue
+        found.add(top)
+    out: list[Path] = []
+    for p in sorted(found, key=lambda q: (len(q.parts), q)):
+        if not any(within(p, q) for q in out):
+            out.append(p)
+    return out
+
+
+def drop_argv(uid: int, gid: int) -> list[str]:
+    """Become `uid`/`gid` with no capabilities left, none to regain (no-new-privs, empty bounding set)."""
+    return [
+        "setpriv",
+        f"--reuid={uid}",
+        f"--regid={gid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
+
+
+def _bound(path: Path, binds: Iterable[Path]) -> bool:
+    return any(within(path, b) for b in binds)
+
+
+def bwrap_argv(
+    command: str,
+    root: Path,
+    workdir: Path,
+    *,
+    kept: Sequence[Path],
+    hidden: Sequence[Path],
+    drop: tuple[int, int] | None,
+) -> list[str]:
+    """bubblewrap: a new root holding the system set, `kept`, private /tmp and /run, and `root`."""
+    argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    if drop is None:
+        argv.append("--unshare-user")  # unprivileged: the user namespace is how bwrap mounts at all
+    else:
+        # bwrap started by root keeps every capability; keep only what setpriv needs to drop them all.
+        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        argv += ["--cap-add", "CAP_SETPCAP"]
+    binds: list[Path] = []
+    for top in SYSTEM_SET:
+        p = Path(top)
+        if p.is_symlink():
+            argv += ["--symlink", os.readlink(p), top]
+        elif p.is_dir():
+            argv += ["--ro-bind", top, top]
+            binds.append(p)
+    argv += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    argv += ["--perms", "1777", "--tmpfs", "/var/tmp"]
+    argv += ["--symlink", "../run", "/var/run"]
+    made: set[Path] = {Path("/tmp"), Path("/run"), Path("/var/tmp")}
+    for d, how in [*((k, "--ro-bind") for k in kept), (root, "--bind")]:
+        # bwrap makes missing parents with the source's mode: /root or a mkdtemp directory would stay
+        # 0700, closed to the test user.
+        for parent in reversed(d.parents):
+            if parent != Path("/") and parent not in made and not _bound(parent, binds):
+                argv += ["--perms", "0755", "--dir", str(parent)]
+                made.add(parent)
+        argv += [how, str(d), str(d)]
+        binds.append(d)
+    for secret in hidden:
+        if not _bound(secret, binds) or within(root, secret):
+            continue
+        if secret.is_dir():
+            argv += ["--tmpfs", str(secret), "--remount-ro", str(secret)]
+        else:
+            argv += ["--ro-bind", "/dev/null", str(secret)]
+    argv += ["--die-with-parent", "--new-session"]
+    if drop is None:
+        return [*argv, "--chdir", str(workdir), "sh", "-c", command]
+    # Root without capabilities may not enter a directory the test user owns: change to it as that user.
+    enter = 'cd "$1" || exit 97; exec sh -c "$2"'
+    return [*argv, *drop_argv(*drop), "sh", "-c", enter, "sandbox", str(workdir), command]
+
+
+_KEEP_FLAGS = {"nosuid", "nodev", "noexec", "relatime", "noatime", "strictatime", "nodiratime"}
+
+
+def _mountinfo() -> list[tuple[str, str]]:
+    """(mount point, per-mount options) of this process's mounts."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        parts = line.split(" ")
+        if len(parts) > 5:
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), parts[4])
+            out.append((point, parts[5]))
+    return out
+
+
+def _stage_dir() -> str:
+    """An existing directory to mount a staging tmpfs on (covered for the set-up, then uncovered)."""
+    for d in ("/mnt", "/media", "/srv", "/boot"):
+        if Path(d).is_dir() and not Path(d).is_symlink():
+            return d
+    return "/mnt"
+
+
+def unshare_prelude(root: Path, kept: Sequence[Path], hidden: Sequence[Path], uid: int, gid: int) -> str:
+    """Shell run as the namespace's root: the same view as `bwrap_argv`, then the privileges go.
+
+    The run directory and `kept` are bound into a staging tmpfs first, because the private file
+    systems laid over /tmp, /run and the home directory would hide them; then moved back in place."""
+    q = shlex.quote
+    fail = q(str(root / ".sandbox-mount-failures"))
+    hide_fail = q(str(root / ".sandbox-hide-failures"))
+    stage = _stage_dir()
+    lines = ["set -u", f"mount -t tmpfs -o mode=700 none {stage} || exit 97"]
+    keep = [root, *kept]
+    for i, d in enumerate(keep):
+        lines.append(f"mkdir {stage}/{i} && mount --rbind {q(str(d))} {stage}/{i} || exit 97")
+    covers = [p for p in PRIVATE if Path(p).is_dir() and not Path(p).is_symlink()]
+    homes = sorted({str(Path(os.path.expanduser("~")))} | {"/root", "/home"})
+    covers += [h for h in homes if Path(h).is_dir() and h not in SYSTEM_SET]
+    covers = [c for c in covers if not any(c != o and within(Path(c), Path(o)) for o in covers)]
+    for point, opts in _mountinfo():  # everything read-only before the private file systems go on top
+        if point in ("/proc", "/dev") or point.startswith(("/proc/", "/dev/")) or point == stage:
+            continue
+        if point.startswith(f"{stage}/"):
+            continue
+        flags = ",".join(["remount,bind,ro", *(o for o in opts.split(",") if o in _KEEP_FLAGS)])
+        lines.append(f"mount -o {flags} {q(point)} 2>/dev/null || echo {q(point)} >> {stage}/mount-failures")
+    for c in covers:
+        mode = "1777" if c in ("/tmp", "/var/tmp", "/dev/shm") else "755"
+        lines.append(
+            f"mount -t tmpfs -o mode={mode},size=64m none {q(c)} || echo {q(c)} >> {stage}/mount-failures"
+        )
+    for i, d in reversed(list(enumerate(keep))):
+        lines.append(f"mkdir -p {q(str(d))} 2>/dev/null; mount --move {stage}/{i} {q(str(d))} || exit 97")
+    lines.append(f"[ -f {stage}/mount-failures ] && cat {stage}/mount-failures >> {fail}")
+    lines.append(f"umount -l {stage} 2>/dev/null")
+    for secret in hidden:
+        if any(within(secret, Path(c)) for c in covers) and not any(within(secret, d) for d in keep):
+            continue  # gone with a private file system
+        if within(root, secret):  # a tmpfs here would hide the run directory too
+            lines.append(f"echo {q(str(secret))} >> {hide_fail}")
+            continue
+        if secret.is_dir():
+            how = f"mount -t tmpfs -o ro,size=0 none {q(str(secret))}"
+        else:
+            how = f"mount --bind /dev/null {q(str(secret))}"
+        lines.append(f"{how} 2>/dev/null || echo {q(str(secret))} >> {hide_fail}")
+    lines.append('cd "$REVIEWBOT_WORKDIR" || exit 97')
+    if os.geteuid() == 0:
+        lines.append("unset REVIEWBOT_WORKDIR; exec " + shlex.join(drop_argv(uid, gid)) + ' sh -c "$1"')
+    else:
+        # A nested user namespace: the test is not root and holds no capability over the mounts above.
+        nest = ["unshare", "--user", f"--map-user={uid}", f"--map-group={gid}", "--"]
+        lines.append("unset REVIEWBOT_WORKDIR; exec " + shlex.join(nest) + ' sh -c "$1"')
+    return "\n".join(lines)
+
+
+def unshare_argv(
+    command: str, root: Path, kept: Sequence[Path], hidden: Sequence[Path], drop: tuple[int, int] | None
+) -> list[str]:
+    """util-linux unshare: new mount, pid and network namespaces (and a user namespace unless root)."""
+    ns = ["--net", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "--propagation", "private"]
+    if drop is None:
+        ns = ["--user", "--map-root-user", *ns]
+        uid, gid = os.getuid(), os.getgid()
+    else:
+        uid, gid = drop
+    return ["unshare", *ns, "sh", "-c", unshare_prelude(root, kept, hidden, uid, gid), "sandbox", command]
