@@ -36,8 +36,14 @@ def main(args: argparse.Namespace) -> int:
         lifecycle = _embedded_worker(runtime, args.workers) if args.with_worker else None
         app = create_app(settings, runtime.book, runtime.queue, lifecycle)
         mode = f" with {args.workers} worker thread(s)" if args.with_worker else ""
+        # Say whether the round-history pages are served: they are off unless a token is set.
+        pages = (
+            "history pages at /prs/OWNER/REPO/N (bearer token)"
+            if settings.history_token
+            else "no history pages"
+        )
         print(
-            f"reviewbot serve: http://{args.host}:{args.port}/webhook{mode}; {runtime.describe()}",
+            f"reviewbot serve: http://{args.host}:{args.port}/webhook{mode}; {pages}; {runtime.describe()}",
             file=sys.stderr,
             flush=True,
         )

@@ -3,7 +3,12 @@ only with the history token configured and sent as a bearer token."""
 
 from __future__ import annotations
 
+import signal
+import socket
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -14,7 +19,8 @@ from reviewbot.runner import run_local_round
 from reviewbot.service.app import create_app
 from reviewbot.service.runtime import Runtime
 from reviewbot.settings import Settings
-from tests.service.helpers import ServerThread
+from tests.service.e2e import worker_env
+from tests.service.helpers import ServerThread, wait_for
 
 PR = 1361
 REPO = "acme/rtp-llm"
@@ -109,3 +115,47 @@ def test_no_token_configured_means_no_page(
             assert httpx.get(srv.url + "/healthz", timeout=30).status_code == 200  # the server is up
     finally:
         rt.close()
+
+
+def test_reviewbot_serve_reads_the_token_from_its_environment(
+    settings: Settings, example: ExampleRepo, tmp_path: Path
+) -> None:
+    """The deployed command: REVIEWBOT_HISTORY_TOKEN in `reviewbot serve`'s environment turns the page on."""
+    rt = Runtime.open(settings)
+    try:
+        fixed = record_two_rounds(rt, example)
+    finally:
+        rt.close()
+    env = worker_env(settings, "http://127.0.0.1:9/api/v3", "not-used", tmp_path)  # serve talks to no GitHub
+    env["REVIEWBOT_HISTORY_TOKEN"] = TOKEN
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path / "serve.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "reviewbot.cli", "serve", "--port", str(port)],
+            env=env,
+            cwd=tmp_path,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+
+        def up() -> bool:
+            assert proc.poll() is None, log.read_text()
+            try:
+                return httpx.get(f"{url}/healthz", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        wait_for(up, timeout=30, what="reviewbot serve to answer")
+        r = httpx.get(url + PAGE, headers=bearer(TOKEN), timeout=30)
+        assert r.status_code == 200 and f'id="r2-{fixed}"' in r.text
+        assert httpx.get(url + PAGE, timeout=30).status_code == 401
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    text = log.read_text()
+    assert "history pages at /prs/OWNER/REPO/N (bearer token)" in text and TOKEN not in text
