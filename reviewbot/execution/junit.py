@@ -97,7 +97,8 @@ def _outcome(case: ET.Element) -> str:
         return "error"
     if "failure" in tags:
         return "failed"
-    if "skipped" in tags:
+    # GoogleTest marks a disabled test status="notrun" (no child) and GTEST_SKIP result="skipped".
+    if "skipped" in tags or case.get("status") == "notrun" or case.get("result") == "skipped":
         return "skipped"
     return "passed"
 
