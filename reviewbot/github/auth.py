@@ -4,8 +4,14 @@ With a token the bot's login is `GET /user` (an Actions token cannot ask: it is
 `github-actions[bot]`, or REVIEWBOT_BOT_LOGIN). With App credentials reviewbot signs a JWT
 (`Auth.AppAuth`), finds the installation for the repository (`GithubIntegration`), exchanges it
 for an installation token, and its login is the App's slug + `[bot]`. The slug, installation ids
-and tokens (until five minutes before they expire) are cached per process, so a long-running
-worker does not repeat the handshake every round.
+and tokens are cached per process, so a long-running worker does not repeat the handshake every round.
+
+Installation tokens live an hour. A round starts only with a token that outlives the longest round
+(`ROUND_MARGIN`: git's fetch timeout, 900 s, plus the test stage's budget, 300 s, plus publishing, with
+room to spare), because the clone's fetch holds the token it started with. During the round every
+request asks `InstallationToken` for the token, which renews it when it is within `REQUEST_MARGIN` of
+expiring; and a 401 (a token revoked or expired early, e.g. by clock skew) renews it once and the
+request is sent again (reviewbot.github.client).
 """
 
 from __future__ import annotations
@@ -22,9 +28,10 @@ from reviewbot.errors import UsageError
 from reviewbot.github.client import ApiCounter, ApiError, GitHubClient
 from reviewbot.github.settings import GitHubSettings
 
-__all__ = ["Connection", "connect", "forget_app_cache"]
+__all__ = ["Connection", "InstallationToken", "connect", "forget_app_cache", "ROUND_MARGIN", "REQUEST_MARGIN"]
 
-_TOKEN_MARGIN = 300.0  # renew an installation token this long before it expires
+ROUND_MARGIN = 1800.0  # a round starts only with a token that has this long left (the longest round: ~20 min)
+REQUEST_MARGIN = 60.0  # within a round, a request renews a token that has less than this left
 _lock = threading.Lock()
 _slugs: dict[tuple[str, int], str] = {}
 _installations: dict[tuple[str, int, str], int] = {}
@@ -77,17 +84,49 @@ def _token_login(client: GitHubClient, env: Mapping[str, str]) -> str:
     return str(data["login"])
 
 
+class InstallationToken(Auth.Token):
+    """PyGithub credentials that stay valid through a long round.
+
+    `fetch(margin, refused)` answers a token with more than `margin` seconds left (the cache's, or a
+    new one), never `refused`. PyGithub reads `token` for every request.
+    """
+
+    def __init__(self, fetch: Callable[[float, str | None], str]) -> None:
+        self._fetch = fetch
+        super().__init__(fetch(ROUND_MARGIN, None))
+
+    @property
+    def token(self) -> str:
+        self._token = self._fetch(REQUEST_MARGIN, None)
+        return self._token
+
+    def renew(self) -> None:
+        """GitHub refused the current token: get another one."""
+        self._token = self._fetch(REQUEST_MARGIN, self._token)
+
+
 def _app_token(
-    settings: GitHubSettings, repo: str, counter: ApiCounter, sleep: Callable[[float], None]
+    settings: GitHubSettings,
+    repo: str,
+    counter: ApiCounter,
+    sleep: Callable[[float], None],
+    *,
+    margin: float = ROUND_MARGIN,
+    refused: str | None = None,
 ) -> tuple[str, str]:
-    """(installation token, bot login) for `repo`, from the cache or GitHub."""
+    """(installation token, bot login) for `repo`: the cached token while it has more than `margin`
+    seconds left and is not the `refused` one, else a new one from GitHub."""
     assert settings.app_id is not None
     api, app_id = settings.api_url, settings.app_id
     with _lock:
         slug = _slugs.get((api, app_id))
         inst = _installations.get((api, app_id, repo))
         cached = _tokens.get((api, app_id, inst)) if inst is not None else None
-    if slug is not None and cached is not None and cached[1] - _TOKEN_MARGIN > time.time():
+        if inst is not None and cached is not None and cached[0] == refused:
+            # Another round may share it: every holder of the refused token gets a new one.
+            del _tokens[(api, app_id, inst)]
+            cached = None
+    if slug is not None and cached is not None and cached[1] - margin > time.time():
         return cached[0], f"{slug}[bot]"
     integration = GithubIntegration(
         base_url=api,
@@ -141,10 +180,17 @@ def connect(
     settings.require_credentials()
     env = os.environ if env is None else env
     if settings.uses_app:
-        token, login = _app_token(settings, repo, counter, sleep)
-        gh = _github(settings, Auth.Token(token))
-        client = GitHubClient(gh.requester, settings, counter, sleep=sleep)
-        return Connection(client, gh, settings.bot_login or login, "app")
+        slug_login = ""
+
+        def fetch(margin: float, refused: str | None) -> str:
+            nonlocal slug_login
+            token, slug_login = _app_token(settings, repo, counter, sleep, margin=margin, refused=refused)
+            return token
+
+        auth = InstallationToken(fetch)
+        gh = _github(settings, auth)
+        client = GitHubClient(gh.requester, settings, counter, sleep=sleep, renew=auth.renew)
+        return Connection(client, gh, settings.bot_login or slug_login, "app")
     assert settings.token is not None
     gh = _github(settings, Auth.Token(settings.token))
     client = GitHubClient(gh.requester, settings, counter, sleep=sleep)

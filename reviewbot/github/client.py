@@ -8,6 +8,9 @@ reviewbot.github.resilience applies to all of them in one place.
 A write that failed without a clear answer (timeout, 5xx) may still have happened on GitHub's
 side. Before sending it again the caller's `reconcile` function looks for it (for example the
 comment just created); a write is never repeated blindly.
+
+A 401 on a client with `renew` (App installation tokens) renews the token and sends the request
+again, once per request: the token may have expired or been revoked while a long round ran.
 """
 
 from __future__ import annotations
@@ -56,11 +59,11 @@ class ApiCounter:
     by_operation: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
-    def count(self, method: str, label: str, *, auth: bool = False) -> None:
+    def count(self, method: str, label: str, *, auth: bool = False, read: bool | None = None) -> None:
         with self._lock:
             if auth:
                 self.auth_calls += 1
-            elif method == "GET":
+            elif read if read is not None else method == "GET":
                 self.reads += 1
             else:
                 self.writes += 1
@@ -105,15 +108,17 @@ class GitHubClient:
         auth: bool = False,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        renew: Callable[[], None] | None = None,
     ) -> None:
         self.requester = requester
+        self.renew = renew  # gets fresh credentials into `requester` after a 401
         self.settings = settings
         self.counter = counter
         self.auth = auth  # this client only does App authentication calls
         self._sleep = sleep
         self._clock = clock
 
-    def _decide(self, failure: Failure, attempt: int) -> Decision:
+    def _decide(self, failure: Failure, attempt: int, renewable: bool) -> Decision:
         s = self.settings
         return decide(
             failure,
@@ -124,6 +129,7 @@ class GitHubClient:
             backoff_max=s.backoff_max,
             rate_limit_wait=s.rate_limit_wait,
             secondary_wait_max=s.secondary_wait_max,
+            renewable=renewable,
         )
 
     def call(
@@ -133,19 +139,33 @@ class GitHubClient:
         send: Callable[[], T],
         *,
         reconcile: Callable[[], T | None] | None = None,
+        read: bool | None = None,
     ) -> T:
-        """Run `send` (one HTTP request) under the retry policy; `label` names it in logs and counts."""
+        """Run `send` (one HTTP request) under the retry policy; `label` names it in logs and counts.
+
+        `read`: whether the request changes nothing (default: it is a GET). A GraphQL query is a
+        POST that reads: counted as a read, and sent again after a failure without reconciling.
+        """
+        is_read = read if read is not None else method == "GET"
         attempt = 0
+        renewed = False
         while True:
             attempt += 1
-            self.counter.count(method, label, auth=self.auth)
+            self.counter.count(method, label, auth=self.auth, read=is_read)
             try:
                 return send()
             except (GithubException, requests.exceptions.RequestException) as exc:
                 failure = _failure_of(exc)
                 assert failure is not None
-                decision = self._decide(failure, attempt)
+                decision = self._decide(failure, attempt, self.renew is not None and not renewed)
                 status, data = failure.status, getattr(exc, "data", None)
+            if decision.kind == "renew" and self.renew is not None:
+                log.warning("%s %s: %s", method, label, decision.reason)
+                renewed = True
+                attempt -= 1  # the refused attempt was answered at once; it does not use up a retry
+                self.counter.count_retry(0.0)
+                self.renew()
+                continue
             if decision.kind == "rate_limited":
                 raise RateLimited(
                     f"GitHub's {decision.reason} stops {label}; try again after the reset "
@@ -154,7 +174,7 @@ class GitHubClient:
                 )
             if decision.kind == "fail":
                 raise ApiError(f"GitHub refused {label}: {describe(failure)}", status, data)
-            ambiguous = method != "GET" and (status is None or status >= 500)
+            ambiguous = not is_read and (status is None or status >= 500)
             log.warning(
                 "%s %s: %s; retrying in %.1fs (attempt %d)",
                 method,

@@ -6,7 +6,10 @@
   round can finish as INCOMPLETE and say when to try again.
 - A secondary rate limit (403/429 with `retry-after`, or GitHub's secondary-limit message):
   wait `retry-after` seconds (GitHub: otherwise at least a minute).
-- Anything else (401, 404, 422, ...) is not retried: the request itself is wrong.
+- 401 with credentials that can be renewed (an App installation token: it expires after an hour, and
+  GitHub may revoke it early): renew the token and send the request again, once. A 401 is an answer,
+  so the refused request had no effect and sending it again cannot duplicate a write.
+- Anything else (401 with a fixed token, 404, 422, ...) is not retried: the request itself is wrong.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ class Failure:
 
 @dataclass(frozen=True)
 class Decision:
-    kind: str  # "retry" | "rate_limited" | "fail"
+    kind: str  # "retry" | "renew" (new credentials, then retry at once) | "rate_limited" | "fail"
     wait: float = 0.0
     reason: str = ""
     reset_at: float | None = None  # epoch seconds, for "rate_limited"
@@ -70,10 +73,16 @@ def decide(
     backoff_max: float,
     rate_limit_wait: float,
     secondary_wait_max: float,
+    renewable: bool = False,
 ) -> Decision:
-    """What to do after attempt number `attempt` (1-based) failed with `failure`."""
+    """What to do after attempt number `attempt` (1-based) failed with `failure`.
+
+    `renewable`: the credentials can still be renewed for this request (the caller renews once).
+    """
     status, headers = failure.status, failure.headers
     last = attempt >= max_attempts
+    if status == 401 and renewable:
+        return Decision("renew", 0.0, f"credentials refused ({failure.message or 'HTTP 401'}); renewing them")
     if status in (403, 429):
         remaining = headers.get("x-ratelimit-remaining")
         retry_after = _number(headers, "retry-after")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 __all__ = ["Fault", "FaultPlan"]
 
-KINDS = ("status", "delay", "primary_rate_limit", "secondary_rate_limit", "disconnect")
+KINDS = ("status", "delay", "primary_rate_limit", "secondary_rate_limit", "disconnect", "token_expiry")
 
 
 @dataclass
@@ -28,6 +28,8 @@ class Fault:
       primary_rate_limit   403 (or `status` 429) with x-ratelimit-remaining 0 and a reset `reset_in` s away
       secondary_rate_limit 403/429 with the secondary-limit message and `retry-after` (None = no header)
       disconnect           close the connection without an answer
+      token_expiry         the request's token expires now: this request and every later one with it
+                           answer 401 `Bad credentials` (an installation token outlived by a long round)
     """
 
     kind: str = "status"

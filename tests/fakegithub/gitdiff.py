@@ -8,6 +8,7 @@ diff code.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ __all__ = [
     "show",
     "blob_sha",
     "commit_info",
+    "map_line",
 ]
 
 _STATUS = {"A": "added", "D": "removed", "M": "modified", "R": "renamed", "C": "copied", "T": "changed"}
@@ -184,3 +186,28 @@ def _parse_log(out: str) -> list[CommitInfo]:
             CommitInfo(f[0], f[1], tuple(f[2].split()), f[3], f[4], f[5], f[6], f[7], f[8], f[9].strip())
         )
     return commits
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+
+
+def map_line(repo: Path, old_sha: str, new_sha: str, path: str, line: int) -> int | None:
+    """Line `line` of `path` at `old_sha`, where it is at `new_sha`; None when a change touched it or
+    the file is gone (GitHub then shows a review thread on it as outdated)."""
+    if old_sha == new_sha:
+        return line
+    if subprocess.run(
+        ["git", "cat-file", "-e", f"{new_sha}:{path}"], cwd=repo, capture_output=True
+    ).returncode:
+        return None
+    shift = 0
+    for m in _HUNK.finditer(_git(repo, "diff", "-U0", "--no-color", old_sha, new_sha, "--", path)):
+        start, count = int(m.group(1)), int(m.group(2) or "1")
+        added = int(m.group(4) or "1")
+        first = start if count else start + 1  # a pure insertion goes after line `start`
+        if count and first <= line < first + count:
+            return None  # the line itself was changed or removed
+        if first > line:
+            break
+        shift += added - count
+    return line + shift

@@ -23,6 +23,7 @@ from typing import Any
 import jwt
 
 from tests.fakegithub.faults import Fault, FaultPlan
+from tests.fakegithub.graphql import GraphQLHandlers, is_mutation
 from tests.fakegithub.handlers import Handlers
 from tests.fakegithub.handlers_base import Problem, Reply, Request
 from tests.fakegithub.state import RateWindow, Token, World
@@ -30,6 +31,7 @@ from tests.fakegithub.state import RateWindow, Token, World
 __all__ = ["Server", "RequestRecord", "Options", "PREFIX"]
 
 PREFIX = "/api/v3"
+GRAPHQL_PATH = "/api/graphql"  # where PyGithub (and GHES) put GraphQL for an API URL ending in /api/v3
 _PRIMARY_DOC = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-primary-rate-limits"
 _SECONDARY_DOC = (
     "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
@@ -58,6 +60,8 @@ class RequestRecord:
 
     @property
     def write(self) -> bool:
+        if self.operation == "graphql":
+            return is_mutation(self.body)  # a GraphQL query is a POST that changes nothing
         return self.method in ("POST", "PATCH", "PUT", "DELETE")
 
 
@@ -100,7 +104,9 @@ class Server:
         self.api_url = f"{self.web_url}{PREFIX}"
         self.urls = urls_factory(self.api_url, self.web_url)
         self.handlers = Handlers(world, self.urls, options)
-        self.routes = [(m, _compile(t), op, fn, auth) for m, t, op, fn, auth in self.handlers.routes()]
+        self.graphql = GraphQLHandlers(world, self.urls, options)  # served at /api/graphql, as on GHES
+        routes = [*self.handlers.routes(), ("POST", "/graphql", "graphql", self.graphql.graphql, "token")]
+        self.routes = [(m, _compile(t), op, fn, auth) for m, t, op, fn, auth in routes]
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -112,6 +118,13 @@ class Server:
         self.httpd.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+    @staticmethod
+    def api_path(raw: str) -> str | None:
+        """The path of an API request without the prefix; None when it is not one."""
+        if raw == GRAPHQL_PATH:
+            return "/graphql"  # GHES serves GraphQL beside the REST prefix, not under it
+        return raw[len(PREFIX) :] if raw.startswith(PREFIX) else None
 
     def record(self, rec: RequestRecord) -> None:
         with self._log_lock:
@@ -166,6 +179,12 @@ class Server:
         if claims["exp"] - claims["iat"] > 660:
             raise Problem(401, "'Expiration time' claim ('exp') is too far in the future")
         return app.id
+
+    def expire(self, token: Token | None) -> None:
+        """`token` expires now; the request carrying it is refused like any with an expired token."""
+        if token is not None:
+            token.expires_at = time.time()
+        raise Problem(401, "Bad credentials")
 
     def rate_window(self, token: Token | None) -> RateWindow:
         window = self.world.rates.setdefault(token.value if token else "", self.options.new_rate())
@@ -260,7 +279,7 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
 
         def _serve(self) -> None:
             split = urllib.parse.urlsplit(self.path)
-            path = split.path[len(PREFIX) :] if split.path.startswith(PREFIX) else None
+            path = server.api_path(split.path)
             query = dict(urllib.parse.parse_qsl(split.query))
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
@@ -281,6 +300,9 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
                     operation, fn, params, need = found
                     token, app_id, auth_kind = server.authenticate(headers.get("authorization", ""), need)
                     fault = server.faults.pick(operation, self.command)
+                    if fault is not None and fault.kind == "token_expiry":
+                        fault_name = fault.kind
+                        server.expire(token)
                 if fault is not None and fault.kind == "disconnect":
                     server.record(
                         RequestRecord(
