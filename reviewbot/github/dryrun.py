@@ -27,6 +27,10 @@ def plan_json(plan: PublicationPlan) -> dict[str, Any]:
             "updates": plan.check_run.update_payloads(),
         },
         "not_inline": [f"{f.path}:{f.line}" for f in plan.not_inline],
+        "resolve_threads": [
+            {"thread_id": th.id, "fingerprint": th.fingerprint, "path": th.path, "line": th.line}
+            for th in plan.resolve_threads
+        ],
         "shortened": plan.shortened,
         "write_calls": plan.write_calls,
     }
@@ -59,6 +63,11 @@ def plan_text(plan: PublicationPlan) -> str:
         out.append(plan.review.body)
         for c in plan.review.comments:
             out += [f"--- inline comment at {c.path}:{c.line} (RIGHT) ---", c.body.rstrip()]
+    for th in plan.resolve_threads:
+        where = f"{th.path}:{th.line}" if th.line is not None else f"{th.path} (outdated)"
+        out.append(
+            f"--- resolve review thread {th.id} at {where}: finding {th.fingerprint[:12]} is fixed ---"
+        )
     run = plan.check_run
     batches = len(run.batches())
     out += [

@@ -7,7 +7,9 @@ shows exactly what `--post` sends. It holds:
   over GitHub's 65,536-character limit — the marker is always kept;
 - a review with inline comments at file:line for findings new this round whose line is part of the
   diff (at most `max_inline`); the others are named in the summary; a mechanical fix
-  (`Finding.replacement`) becomes a GitHub suggestion block;
+  (`Finding.replacement`) becomes a GitHub suggestion block; a finding that already has an open
+  review thread of the bot's gets no second comment (reviewbot.github.threads);
+- the review threads to resolve: the open ones of findings fixed this round;
 - the check run: failure when blocking, neutral when incomplete, success otherwise, with one
   annotation per open finding sent in batches of 50.
 """
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewbot.github.threads import ReviewThread, finding_marker
 from reviewbot.model.change import ChangeSet, FileStatus
 from reviewbot.model.finding import Finding
 from reviewbot.model.messages import catalogue
@@ -140,12 +143,14 @@ class PublicationPlan:
     not_inline: tuple[Finding, ...] = ()
     shortened: bool = False
     notes: tuple[str, ...] = field(default=())
+    resolve_threads: tuple[ReviewThread, ...] = ()  # open threads of findings fixed this round
 
     @property
     def write_calls(self) -> int:
         """Requests the plan makes when nothing fails."""
         summary = 0 if self.summary_action == "unchanged" else 1
-        return summary + (1 if self.review else 0) + len(self.check_run.batches())
+        review = 1 if self.review else 0
+        return summary + review + len(self.resolve_threads) + len(self.check_run.batches())
 
 
 def commentable_lines(change: ChangeSet) -> dict[str, frozenset[int]]:
@@ -171,7 +176,7 @@ def _inline_body(f: Finding, lang: str) -> str:
     body = render_finding(f, lang).rstrip("\n")
     if f.replacement is not None:
         body += "\n\n" + suggestion_block(f.replacement)
-    return f"{body}\n\n<!-- reviewbot:finding {f.fingerprint} -->"
+    return f"{body}\n\n{finding_marker(f.fingerprint)}"
 
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -292,15 +297,26 @@ def build_plan(
     max_inline: int = 30,
     check_name: str = "reviewbot",
     lang: str = "en",
+    threads: Sequence[ReviewThread] = (),
 ) -> PublicationPlan:
     """Everything to publish for `review`, whose report is `markdown` (with its state marker).
 
     `lines`: the head lines of each file that belong to the diff (see `commentable_lines`).
     `existing_comment`: (id, body) of the bot's summary comment on the PR, if it has one.
     `review_exists`: a review for this head was posted before (a re-run): post no second one.
+    `threads`: the bot's review threads on the PR (reviewbot.github.threads.list_bot_threads).
     """
     t = _t(lang)
-    new = [f for f in review.findings if f.state == "new"]
+    # A finding with an open thread is not commented on again, even when it reads as new (its state
+    # was lost with an edited or deleted summary comment): the thread is where the discussion is.
+    threaded = {th.fingerprint for th in threads if not th.resolved}
+    new = [
+        f
+        for f in review.findings
+        if f.state == "new" and f.dismissal is None and f.fingerprint not in threaded
+    ]
+    fixed = {f.fingerprint for f in review.round.fixed}
+    resolve = tuple(th for th in threads if th.fingerprint in fixed and not th.resolved)
     inline: list[Finding] = []
     skipped: list[tuple[Finding, str]] = []
     for f in new:
@@ -336,4 +352,5 @@ def build_plan(
         check_run=_check_run(review, markdown, repo=repo, pr=pr, name=check_name, note=note),
         not_inline=tuple(f for f, _ in skipped),
         shortened=shortened,
+        resolve_threads=resolve,
     )

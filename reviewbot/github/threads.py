@@ -1,0 +1,183 @@
+"""Review threads follow findings: reviewbot's inline comments, found again through GitHub's GraphQL API.
+
+Each inline comment reviewbot posts ends with `<!-- reviewbot:finding <fingerprint> -->`. The PR's
+review threads (`pullRequest.reviewThreads`; REST has no threads and cannot resolve them) are read
+back and matched to findings by that marker, on threads whose first comment the bot wrote:
+
+- a finding fixed this round gets its open thread resolved (`resolveReviewThread`);
+- a finding that already has an open thread gets no second inline comment, wherever it now is: while
+  GitHub can map the commented line onto the new head the thread moves with the code, and when it
+  cannot, GitHub shows the thread as outdated next to the code it was about.
+
+The fingerprint does not depend on the line, which is what lets a thread follow a finding that moved.
+Only fields of GitHub's published schema are asked for (tests/fakegithub/github-graphql-excerpt.graphql
+holds them with their source); `databaseId` is deprecated there, so the comment id is `fullDatabaseId`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from reviewbot.github.client import ApiError, GitHubClient
+from reviewbot.model.review import Review
+
+__all__ = [
+    "THREADS_QUERY",
+    "RESOLVE_MUTATION",
+    "ReviewThread",
+    "finding_marker",
+    "parse_threads_page",
+    "list_bot_threads",
+    "resolve_thread",
+    "threads_for_round",
+]
+
+log = logging.getLogger(__name__)
+
+THREADS_QUERY = """\
+query ReviewbotThreads($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          id
+          isResolved
+          isOutdated
+          path
+          line
+          comments(first: 1) {
+            nodes { fullDatabaseId author { login } body }
+          }
+        }
+      }
+    }
+  }
+}
+"""
+
+RESOLVE_MUTATION = """\
+mutation ReviewbotResolveThread($threadId: ID!) {
+  resolveReviewThread(input: {threadId: $threadId}) {
+    thread { id isResolved }
+  }
+}
+"""
+
+_MARKER = re.compile(r"<!-- reviewbot:finding ([0-9a-f]{6,64}) -->")
+_MAX_PAGES = 50  # 5,000 threads: far beyond any PR GitHub renders; a loop guard, not a limit in practice
+
+
+def finding_marker(fingerprint: str) -> str:
+    """The hidden line that ties an inline comment (and its thread) to a finding."""
+    return f"<!-- reviewbot:finding {fingerprint} -->"
+
+
+@dataclass(frozen=True)
+class ReviewThread:
+    id: str  # GraphQL node id, what resolveReviewThread takes
+    fingerprint: str  # of the finding its first comment is about
+    resolved: bool
+    outdated: bool  # GitHub could not map the commented line onto the current head
+    path: str
+    line: int | None  # on the current head; None when outdated
+    comment_id: int | None  # the REST id of the first comment
+
+
+def _same_login(graphql_login: str, rest_login: str) -> bool:
+    # GraphQL names an App's bot by its slug; REST (and reviewbot's settings) add "[bot]".
+    return graphql_login.lower().removesuffix("[bot]") == rest_login.lower().removesuffix("[bot]")
+
+
+def _thread(node: Any, bot_login: str) -> ReviewThread | None:
+    if not isinstance(node, dict):
+        return None
+    comments = ((node.get("comments") or {}).get("nodes")) or []
+    first = comments[0] if comments and isinstance(comments[0], dict) else None
+    if first is None:
+        return None
+    author = str((first.get("author") or {}).get("login") or "")
+    found = _MARKER.findall(str(first.get("body") or ""))
+    if not found or not _same_login(author, bot_login):
+        return None  # someone else's thread, or a pasted marker: never touched
+    raw_id = first.get("fullDatabaseId")
+    line = node.get("line")
+    return ReviewThread(
+        id=str(node["id"]),
+        fingerprint=found[-1],
+        resolved=bool(node.get("isResolved")),
+        outdated=bool(node.get("isOutdated")),
+        path=str(node.get("path") or ""),
+        line=line if isinstance(line, int) else None,
+        comment_id=int(raw_id) if isinstance(raw_id, (int, str)) and str(raw_id).isdigit() else None,
+    )
+
+
+def parse_threads_page(data: Any, bot_login: str) -> tuple[list[ReviewThread], str | None]:
+    """The bot's threads on one page of THREADS_QUERY's answer, and the cursor of the next page."""
+    try:
+        connection = data["data"]["repository"]["pullRequest"]["reviewThreads"]
+    except (KeyError, TypeError) as exc:
+        raise ApiError(
+            "GitHub answered the review-thread query without the pull request's threads", None
+        ) from exc
+    threads = [t for t in (_thread(n, bot_login) for n in connection.get("nodes") or []) if t is not None]
+    info = connection.get("pageInfo") or {}
+    after = info.get("endCursor") if info.get("hasNextPage") else None
+    return threads, str(after) if after else None
+
+
+def list_bot_threads(client: GitHubClient, repo: str, pr: int, bot_login: str) -> list[ReviewThread]:
+    """Every review thread of PR `pr` that the bot started for a finding, oldest first."""
+    owner, name = repo.split("/", 1)
+    out: list[ReviewThread] = []
+    after: str | None = None
+    for _ in range(_MAX_PAGES):
+        variables: dict[str, Any] = {"owner": owner, "name": name, "number": pr, "after": after}
+
+        def send(v: dict[str, Any] = variables) -> tuple[dict[str, Any], dict[str, Any]]:
+            return client.requester.graphql_query(THREADS_QUERY, v)
+
+        _, data = client.call("POST", "POST graphql reviewThreads", send, read=True)
+        threads, after = parse_threads_page(data, bot_login)
+        out.extend(threads)
+        if after is None:
+            break
+    return out
+
+
+def resolve_thread(client: GitHubClient, thread_id: str) -> bool:
+    """Resolve one thread; True when GitHub says it is resolved. Resolving twice is harmless, so a
+    failed attempt is simply sent again."""
+    _, data = client.call(
+        "POST",
+        "POST graphql resolveReviewThread",
+        lambda: client.requester.graphql_query(RESOLVE_MUTATION, {"threadId": thread_id}),
+        read=False,
+    )
+    thread = (((data or {}).get("data") or {}).get("resolveReviewThread") or {}).get("thread") or {}
+    return bool(thread.get("isResolved"))
+
+
+def threads_for_round(
+    client: GitHubClient, review: Review, repo: str, pr: int, bot_login: str
+) -> tuple[list[ReviewThread], str]:
+    """The bot's threads when this round may act on one, and a note when they could not be read.
+
+    A round with nothing fixed (no thread to resolve) and nothing new (no comment to hold back)
+    does not ask. A round 1 with new findings does: "round 1" may only mean that the summary comment
+    holding the state was deleted while the bot's threads are still there.
+    """
+    fixed = bool(review.round.fixed)
+    new = any(f.state == "new" for f in review.findings)
+    if not (fixed or new):
+        return [], ""
+    try:
+        return list_bot_threads(client, repo, pr, bot_login), ""
+    except ApiError as exc:
+        # Threads are a courtesy: a round whose report and check run can be published is published.
+        log.warning("%s #%d: review threads not read: %s", repo, pr, exc)
+        return [], f"review threads could not be read ({exc}); fixed findings' threads stay open"
