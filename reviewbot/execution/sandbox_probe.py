@@ -42,7 +42,7 @@ def host_unix_sockets(limit: int = _MAX_SOCKETS) -> list[str]:
     return paths[:limit]
 
 
-def _script(port: int, sockets: list[str], outside: Path, read_shadow: bool) -> str:
+def _script(port: int, sockets: list[str], outside: list[Path], read_shadow: bool) -> str:
     q = shlex.quote
     lines = [
         'echo "uid=$(id -u)"',
@@ -51,8 +51,8 @@ def _script(port: int, sockets: list[str], outside: Path, read_shadow: bool) -> 
         "env | grep -E '^[A-Za-z_][A-Za-z0-9_]*=' | cut -d= -f1 | sed 's/^/env=/'",
         f"grep -qi ':{port:04X} ' /proc/net/tcp /proc/net/tcp6 2>/dev/null && echo tcp=seen",
         "echo \"procs=$(ls /proc | grep -c '^[0-9]')\"",
-        f"touch {q(str(outside))} 2>/dev/null",
-        "for d in /etc /usr /var; do touch $d/.reviewbot-probe 2>/dev/null && echo wrote=$d && rm -f $d/.reviewbot-probe; done",
+        # Whether a write landed is checked from outside: a private /tmp or /var takes writes that vanish.
+        *(f"touch {q(str(p))} 2>/dev/null" for p in outside),
         "grep -E '^Max (processes|address space)' /proc/self/limits | tr -s ' ' | sed 's/^/limit=/'",
     ]
     for path in sockets:
@@ -74,7 +74,7 @@ def _limit(line: str) -> str:
 
 
 def _lines(
-    kind: str, out: dict[str, list[str]], owner: int | None, wrote_outside: bool, n_sockets: int
+    kind: str, out: dict[str, list[str]], owner: int | None, landed: list[Path], n_sockets: int
 ) -> dict[str, str]:
     uid = out.get("uid", ["?"])[0]
     result: dict[str, str] = {}
@@ -96,11 +96,10 @@ def _lines(
         if seen
         else f"none of the host's {n_sockets} Unix socket(s) reachable (private /run and /tmp)"
     )
-    wrote = [*out.get("wrote", []), *(["the host's temp directory"] if wrote_outside else [])]
     result["filesystem"] = (
-        f"NOT confined: wrote to {', '.join(wrote)}"
-        if wrote
-        else "writes outside the run directory failed (/etc, /usr, /var, the host's /tmp); "
+        f"NOT confined: wrote {', '.join(str(p) for p in landed)} on the host"
+        if landed
+        else "writes outside the run directory did not reach the host (/etc, /usr, /var, its temp directory); "
         "reviewbot's key, config, state and caches not mounted"
     )
     names = sorted(set(out.get("env", [])) - _SET_BY_US)
@@ -132,7 +131,8 @@ def verify(kind: str, scratch: Path | None = None, limits: Limits | None = None)
     scratch = scratch or Path(tempfile.gettempdir())
     scratch.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="probe-", dir=scratch))
-    outside = Path(tempfile.gettempdir()) / f".reviewbot-probe-outside-{os.getpid()}-{kind}"
+    name = f".reviewbot-probe-{os.getpid()}-{kind}"
+    outside = [Path(d) / name for d in ("/etc", "/usr", "/var", tempfile.gettempdir(), scratch)]
     sockets = host_unix_sockets()
     srv = socket.socket()
     try:
@@ -150,11 +150,12 @@ def verify(kind: str, scratch: Path | None = None, limits: Limits | None = None)
     owner = None
     with contextlib.suppress(OSError):
         owner = (root / "owned").stat().st_uid
-    wrote_outside = outside.exists()
-    with contextlib.suppress(OSError):
-        outside.unlink()
+    landed = [p for p in outside if p.exists()]
+    for p in landed:
+        with contextlib.suppress(OSError):
+            p.unlink()
     shutil.rmtree(root, ignore_errors=True)
-    result = _lines(kind, out, owner, wrote_outside, len(sockets))
+    result = _lines(kind, out, owner, landed, len(sockets))
     if res.exit_code != 0:
         result["probe"] = f"NOT verified: the probe exited {res.exit_code}"
     _CACHE[key] = result
