@@ -11,12 +11,14 @@ from __future__ import annotations
 import logging
 
 from reviewbot.errors import StoreError
+from reviewbot.model.finding import Dismissal
 from reviewbot.report.marker import State
 from reviewbot.review.rounds import PreviousRound
 from reviewbot.runner import previous_from_store
+from reviewbot.store.dismissals import dismissals_of
 from reviewbot.store.store import Store
 
-__all__ = ["previous_round"]
+__all__ = ["previous_round", "dismissals_for"]
 
 log = logging.getLogger(__name__)
 
@@ -46,3 +48,16 @@ def previous_round(
     except StoreError as exc:
         log.warning("%s #%d: the rounds store is not usable (%s); starting from round 1", repo, pr, exc)
         return None
+
+
+def dismissals_for(repo: str, pr: int, *, db_url: str | None, use_store: bool) -> dict[str, Dismissal]:
+    """The PR's dismissed findings by fingerprint (the store keeps them; the comment's state does not)."""
+    if not use_store:
+        return {}
+    try:
+        with Store.open(db_url) as store:
+            return dismissals_of(store.engine, repo, pr)
+    except StoreError as exc:
+        # The round goes on; the report then shows no dismissals, and the job says why in the log.
+        log.warning("%s #%d: dismissals could not be read (%s)", repo, pr, exc)
+        return {}

@@ -23,7 +23,9 @@ from reviewbot.errors import RateLimited, StoreError
 from reviewbot.github.api import PullRequestInfo, RestApi
 from reviewbot.github.auth import Connection, connect, forget_app_cache
 from reviewbot.github.client import ApiCounter, ApiError
-from reviewbot.github.history import previous_round
+from reviewbot.github.commands import CommentCommand, run_command
+from reviewbot.github.history import dismissals_for, previous_round
+from reviewbot.github.permissions import Permissions
 from reviewbot.github.plan import PublicationPlan, build_plan, commentable_lines
 from reviewbot.github.publish import Published, find_bot_comment, find_bot_review, publish_into
 from reviewbot.github.settings import GitHubSettings
@@ -124,12 +126,17 @@ def _record(settings: GitHubSettings, review: Review, markdown_en: str, doc: dic
 
 
 def _review(
-    settings: GitHubSettings, api: RestApi, pr: PullRequestInfo, state: State | None, git_token: str | None
+    settings: GitHubSettings,
+    api: RestApi,
+    pr: PullRequestInfo,
+    state: State | None,
+    git_token: str | None,
+    perms: Permissions,
 ) -> tuple[Review, dict[str, frozenset[int]], Code]:
     """The core's review of the PR as its next round, and the lines a review comment may target."""
     code = load_code(settings, api, pr, git_token)
     try:
-        review = review_change(code.change, review_settings(settings, code, pr))
+        review = review_change(code.change, review_settings(settings, code, pr, perms.role))
         previous = previous_round(
             state,
             repo=pr.repo,
@@ -138,12 +145,23 @@ def _review(
             db_url=settings.db_url,
             use_store=settings.record_rounds,
         )
+        dismissed = dismissals_for(
+            pr.repo, pr.number, db_url=settings.db_url, use_store=settings.record_rounds
+        )
         if code.repo_path is not None:
             review = continue_round(
-                code.repo_path, code.change, review, previous, repository=pr.repo, pr=pr.number
+                code.repo_path,
+                code.change,
+                review,
+                previous,
+                repository=pr.repo,
+                pr=pr.number,
+                dismissals=dismissed,
             )
         else:  # no clone: the previous head cannot be compared, so this round is a full review
-            review = apply_round(review, code.change, previous, repository=pr.repo, pr=pr.number)
+            review = apply_round(
+                review, code.change, previous, repository=pr.repo, pr=pr.number, dismissals=dismissed
+            )
         if any(n.reason is SkipReason.BAD_CONFIG for n in review.notes):
             # The repository's .reviewbot.toml was refused: whatever was found, no verdict (neutral).
             review = replace(review, status=Status.INCOMPLETE)
@@ -160,12 +178,16 @@ def run_pr_round(
     post: bool,
     expected_head: str | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    requested_by: str | None = None,
+    command: CommentCommand | None = None,
 ) -> PrRoundOutcome:
     """Review PR `pr_number` of `repo_full_name` (OWNER/NAME) as its next round; publish when `post`.
 
     With `expected_head` (the head a webhook announced) the round is skipped, and says so, when the
-    PR's head has moved on: a newer event will review the newer head. Raises UsageError for missing
-    or wrong credentials and GitHubError when GitHub refuses a request for good; GitHub's rate limit
+    PR's head has moved on: a newer event will review the newer head. `requested_by` (a comment
+    command's author) must have write permission, asked of GitHub; `command` `dismiss` records its
+    dismissal before the round (github.commands); a refusal is replied and skips the round.
+    Raises UsageError for missing or wrong credentials and GitHubError when GitHub refuses a request for good; GitHub's rate limit
     ends the round as "incomplete" with `retry_at` instead.
     """
     counter = ApiCounter()
@@ -195,7 +217,23 @@ def run_pr_round(
         bot_comment = find_bot_comment(api.list_issue_comments(repo, n), conn.bot_login)
         state = decode_state(bot_comment.body) if bot_comment else None
         git_token = getattr(conn.github.requester.auth, "token", None)
-        review, lines, code = _review(settings, api, pr, state, git_token)
+        perms = Permissions(conn.client, repo)  # asked once per user in this round
+        if requested_by is not None:  # a `/reviewbot` comment: the commenter needs write permission
+            refused = run_command(
+                api,
+                perms,
+                pr,
+                requested_by,
+                command or CommentCommand("review"),
+                db_url=settings.db_url,
+                state=state,
+                post=post,
+            )
+            if refused:
+                outcome.status, outcome.reason = "skipped", refused
+                log.info("%s #%d: %s", repo, n, refused)
+                return outcome
+        review, lines, code = _review(settings, api, pr, state, git_token, perms)
         outcome.code_source = code.source
         outcome.review = review
         existing = (bot_comment.id, bot_comment.body) if bot_comment else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from reviewbot.config import RepoConfig, RepoConfigError, load_repo_config
 from reviewbot.errors import EnvironmentProblem, GitError
 from reviewbot.github.api import PullRequestInfo, RestApi
 from reviewbot.github.fallback import change_from_api
+from reviewbot.github.permissions import WRITE_ROLES
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.workspace import GitWorkspace
 from reviewbot.lang.cache import open_cache
@@ -69,12 +71,19 @@ def load_code(settings: GitHubSettings, api: RestApi, pr: PullRequestInfo, git_t
     return Code(change_from_api(api, pr, reason), None, "api")
 
 
-def review_settings(settings: GitHubSettings, code: Code, pr: PullRequestInfo) -> ReviewSettings:
+def review_settings(
+    settings: GitHubSettings,
+    code: Code,
+    pr: PullRequestInfo,
+    author_role: Callable[[str], str] | None = None,
+) -> ReviewSettings:
     """The core's settings: the base revision's `.reviewbot.toml`, plus test execution when allowed.
 
-    The PR's code runs only for authors the repository trusts (`trusted_associations`: owners,
-    members, collaborators), only from a git checkout, and only in a confining sandbox (bwrap or
-    unshare; never unconfined), with the App key, the clone cache and the store hidden.
+    The PR's code runs only for authors with write permission on the repository, as GitHub answers
+    it (`author_role`: github.permissions, asked only when tests would run; without it, as for
+    callers that cannot ask, `trusted_associations` of the payload), only from a git checkout, and
+    only in a confining sandbox (bwrap or unshare; never unconfined), with the App key, the clone
+    cache and the store hidden.
     """
     try:
         cfg = load_repo_config(code.change.base_tree, rules=KNOWN_RULES, checklists=bundled_names())
@@ -105,11 +114,19 @@ def review_settings(settings: GitHubSettings, code: Code, pr: PullRequestInfo) -
         # Paths these settings name beyond the environment's (which the sandbox hides anyway).
         hide_from_sandbox([settings.private_key_path, settings.cache_root, sqlite_file(settings.db_url)])
 
-        trusted = pr.author_association in settings.trusted_associations
-        why = (
-            f"the PR author's association with the repository is {pr.author_association}; "
-            f"tests run only for {', '.join(sorted(settings.trusted_associations))}"
-        )
+        if author_role is not None:
+            role = author_role(pr.user)
+            trusted = role in WRITE_ROLES
+            why = (
+                f"the PR author {pr.user} has {role} permission on the repository; "
+                "tests run only for authors with write permission"
+            )
+        else:
+            trusted = pr.author_association in settings.trusted_associations
+            why = (
+                f"the PR author's association with the repository is {pr.author_association}; "
+                f"tests run only for {', '.join(sorted(settings.trusted_associations))}"
+            )
         # The author's code must never run unconfined here: an unconfined test could read the worker's
         # environment (/proc) and files, the App key among them, and reach the network.
         exec_settings = ExecSettings(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -18,7 +19,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from reviewbot.errors import StoreError
 from reviewbot.service import counters
-from reviewbot.service.events import Decision, RoundRequest
+from reviewbot.service.events import BY_HEAD, Decision, RoundRequest
 from reviewbot.service.job_records import Accepted, Dispatch, utcnow
 from reviewbot.store.store import rounds
 from reviewbot.store.tables import commands, deliveries, jobs
@@ -81,7 +82,33 @@ class DeliveryIntake(Ledger):
                 return Accepted("duplicate_command", "comment command already received", (), ())
             return Accepted("duplicate_delivery", "delivery already received", (), ())
 
+    def _by_head(self, decision: Decision) -> tuple[Decision, list[str]]:
+        """`decision` with each BY_HEAD request's PR found by its head SHA (a re-run of a fork PR's
+        check): the PR whose round or job had that head. Unknown heads are dropped, with a note."""
+        if not any(r.pr == BY_HEAD for r in decision.requests):
+            return decision, []
+        kept: list[RoundRequest] = []
+        notes: list[str] = []
+        with self._tx() as conn:
+            for r in decision.requests:
+                if r.pr != BY_HEAD:
+                    kept.append(r)
+                    continue
+                pr = _pr_of_head(conn, r.repository, str(r.head_sha))
+                if pr is None:
+                    notes.append(
+                        f"no pull request of {r.repository} is known with head {str(r.head_sha)[:12]}"
+                    )
+                else:
+                    kept.append(replace(r, pr=pr))
+        found = tuple(kept)
+        pr = found[0].pr if found else None
+        kind = decision.kind if found else "ignored"
+        reason = decision.reason if found else "; ".join(notes)
+        return replace(decision, requests=found, pr=pr, kind=kind, reason=reason), notes
+
     def _accept(self, delivery_id: str, decision: Decision) -> Accepted:
+        decision, head_notes = self._by_head(decision)
         with self._tx(*((r.repository, r.pr) for r in decision.requests)) as conn:
             seen = conn.execute(
                 sa.select(deliveries.c.outcome).where(deliveries.c.delivery_id == delivery_id)
@@ -91,7 +118,7 @@ class DeliveryIntake(Ledger):
                 return Accepted("duplicate_delivery", f"delivery already received ({seen})", (), ())
             now = utcnow()
             created: list[Dispatch] = []
-            notes: list[str] = []
+            notes: list[str] = list(head_notes) if decision.requests else []
             requests = decision.requests
             if decision.command_key is not None and requests:
                 earlier = self._command(conn, decision.command_key)
@@ -109,7 +136,8 @@ class DeliveryIntake(Ledger):
                         )
                     )
             for request in requests:
-                dup = self._duplicate(conn, request)
+                # A command with arguments (dismiss) is never merged into another job: it would be lost.
+                dup = None if request.command is not None else self._duplicate(conn, request)
                 if dup is not None:
                     notes.append(dup)
                     continue
@@ -122,6 +150,7 @@ class DeliveryIntake(Ledger):
                     "delivery_id": delivery_id,
                     "requested_by": request.requested_by,
                     "force": request.force,
+                    "command": request.command,
                     "state": "queued",
                     "attempts": 0,
                     "dispatch": 1,
@@ -199,3 +228,24 @@ class DeliveryIntake(Ledger):
         with self._tx() as conn:
             row = conn.execute(sa.select(deliveries).where(deliveries.c.delivery_id == delivery_id)).first()
         return None if row is None else dict(row._mapping)
+
+
+def _pr_of_head(conn: Connection, repository: str, head_sha: str) -> int | None:
+    """The PR of `repository` that reviewbot reviewed (or queued) at `head_sha`, newest first."""
+    found = conn.execute(
+        sa.select(rounds.c.pr)
+        .where(rounds.c.repository == repository, rounds.c.head_sha == head_sha)
+        .order_by(rounds.c.id.desc())
+        .limit(1)
+    ).scalar()
+    if found is None:
+        found = conn.execute(
+            sa.select(jobs.c.pr)
+            .where(
+                jobs.c.repository == repository,
+                sa.or_(jobs.c.head_sha == head_sha, jobs.c.result_head == head_sha),
+            )
+            .order_by(jobs.c.id.desc())
+            .limit(1)
+        ).scalar()
+    return None if found is None else int(found)

@@ -7,6 +7,7 @@ which the server records with the delivery.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -35,14 +36,16 @@ __all__ = [
     "RoundRequest",
     "classify",
     "PR_ACTIONS",
-    "WRITE_ASSOCIATIONS",
+    "BY_HEAD",
 ]
 
 PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
-# author_association values that imply write access to the repository.
-WRITE_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
-_ASSOCIATION = re.compile(r"[A-Z_]{1,32}")
 MAX_COMMENT_CHARS = 65_536  # GitHub's own limit on a comment body
+# RoundRequest.pr of a re-run whose PR the payload does not name (fork PRs): the intake finds it by
+# the head SHA among the PR's rounds and jobs (reviewbot.service.deliveries).
+BY_HEAD = 0
+# reviewbot's check runs carry `external_id` "OWNER/NAME#PR@SHA" (github.plan).
+_EXTERNAL_ID = re.compile(r"(?P<repo>[^#\s]{1,140})#(?P<pr>[1-9][0-9]{0,9})@(?P<sha>[0-9a-f]{7,64})")
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,9 @@ class RoundRequest:
     installation_id: int | None
     trigger: str  # "pull_request.synchronize", "issue_comment.created", ...
     force: bool = False  # an explicit request re-runs a head that already has a round
+    # A comment's author: the worker runs the round only if GitHub says they have write permission.
     requested_by: str | None = None
+    command: str | None = None  # JSON arguments of a comment command other than a review (dismiss)
 
 
 @dataclass(frozen=True)
@@ -107,6 +112,24 @@ def _pull_request(payload: dict[str, Any], action: str | None, review_drafts: bo
     return Decision("pull_request", action, "round", f"head {head[:12]}", (request,), repo, number)
 
 
+def _command_line(body: str, command: str) -> tuple[str, str | None] | None:
+    """("review", None) for a line that is the review command, ("dismiss", JSON arguments) for
+    `<prefix word> dismiss <fingerprint-prefix> <reason...>`; None when the comment holds neither.
+    A dismiss line wins (its round shows the dismissal)."""
+    word = (command.split() or ["/reviewbot"])[0]
+    found: tuple[str, str | None] | None = None
+    for line in body.splitlines():
+        parts = line.strip().split(maxsplit=3)
+        if len(parts) >= 2 and parts[0] == word and parts[1] == "dismiss":
+            prefix = parts[2] if len(parts) > 2 else ""
+            reason = parts[3] if len(parts) > 3 else ""
+            args = {"verb": "dismiss", "prefix": prefix[:64], "reason": reason[:1000]}
+            return "dismiss", json.dumps(args, ensure_ascii=False)
+        if line.strip() == command:
+            found = ("review", None)
+    return found
+
+
 def _issue_comment(payload: dict[str, Any], action: str | None, command: str) -> Decision:
     repo = _repository(payload)
     obj(payload, "issue")
@@ -119,33 +142,31 @@ def _issue_comment(payload: dict[str, Any], action: str | None, command: str) ->
         )
     obj(payload, "comment")
     body = optional_text(payload, "comment.body", MAX_COMMENT_CHARS) or ""
-    if not any(line.strip() == command for line in body.splitlines()):
+    found = _command_line(body, command)
+    if found is None:
         return _ignored("issue_comment", action, f"the comment holds no `{command}` line", repo, number)
+    verb, args = found
     comment_id = integer(payload, "comment.id", hi=2**63 - 1)
     edited = optional_text(payload, "comment.updated_at", 40, TIMESTAMP) or ""
     optional_obj(payload, "comment.user")
     login = optional_text(payload, "comment.user.login", 64, LOGIN) or ""
     if optional_text(payload, "comment.user.type", 32) == "Bot":
         return _ignored("issue_comment", action, f"comments by bots ({login}) are not commands", repo, number)
-    association = optional_text(payload, "comment.author_association", 32, _ASSOCIATION) or "NONE"
-    if association not in WRITE_ASSOCIATIONS:
-        return _ignored(
-            "issue_comment",
-            action,
-            f"{login} may not request reviews (author_association {association}; needs write access)",
-            repo,
-            number,
-        )
+    if not login:
+        return _ignored("issue_comment", action, "the comment has no author", repo, number)
     if optional_text(payload, "issue.state", 32, TOKEN) == "closed":
         return _ignored("issue_comment", action, "the pull request is closed", repo, number)
+    # Who may: decided by the worker with GitHub's permission API (author_association is computed
+    # without a viewer and reads CONTRIBUTOR for team writers and private org members).
+    trigger = "issue_comment.created" if verb == "review" else f"issue_comment.{verb}"
     request = RoundRequest(
-        repo, number, None, _installation(payload), "issue_comment.created", force=True, requested_by=login
+        repo, number, None, _installation(payload), trigger, force=True, requested_by=login, command=args
     )
     return Decision(
         "issue_comment",
         action,
         "round",
-        f"requested by {login}",
+        f"{verb} requested by {login} (write permission checked before the round)",
         (request,),
         repo,
         number,
@@ -153,38 +174,41 @@ def _issue_comment(payload: dict[str, Any], action: str | None, command: str) ->
     )
 
 
-def _check_run(payload: dict[str, Any], action: str | None, app_id: int | None) -> Decision:
+def _rerun(event: str, payload: dict[str, Any], action: str | None, app_id: int | None, key: str) -> Decision:
+    """A re-run asked for one of reviewbot's checks: `check_run` (one check) or `check_suite`
+    ("Re-run all checks"). The PRs come from the payload's pull_requests; GitHub leaves that list
+    empty for PRs from forks, so then from the check run's external_id (reviewbot writes
+    "OWNER/NAME#PR@SHA"), else from the head SHA (BY_HEAD: the intake looks up which PR had it)."""
     repo = _repository(payload)
-    obj(payload, "check_run")
+    obj(payload, key)
     if action != "rerequested":
-        return _ignored("check_run", action, f"action {action!r} does not start a round", repo)
-    optional_obj(payload, "check_run.app")
-    owner_app = optional_integer(payload, "check_run.app.id")
+        return _ignored(event, action, f"action {action!r} does not start a round", repo)
+    optional_obj(payload, f"{key}.app")
+    owner_app = optional_integer(payload, f"{key}.app.id")
     if app_id is not None and owner_app is not None and owner_app != app_id:
-        return _ignored("check_run", action, f"the check run belongs to another app ({owner_app})", repo)
-    head = text(payload, "check_run.head_sha", 64, SHA)
-    pulls = items(payload, "check_run.pull_requests")
+        return _ignored(event, action, f"the {event} belongs to another app ({owner_app})", repo)
+    head = text(payload, f"{key}.head_sha", 64, SHA)
+    pulls = items(payload, f"{key}.pull_requests")
     numbers = sorted(
         {
-            as_integer("check_run.pull_requests[].number", p["number"])
+            as_integer(f"{key}.pull_requests[].number", p["number"])
             for p in pulls
             if isinstance(p, dict) and "number" in p
         }
     )
+    how = f"re-run requested for head {head[:12]}"
+    if not numbers and key == "check_run":
+        ext = _EXTERNAL_ID.fullmatch(optional_text(payload, "check_run.external_id", 256) or "")
+        if ext is not None and ext["repo"] == repo and head.startswith(ext["sha"]):
+            numbers, how = [int(ext["pr"])], f"{how} (PR #{ext['pr']} from the check run's external_id)"
     if not numbers:
-        return _ignored(
-            "check_run", action, "the check run is not attached to a pull request of this repository", repo
-        )
+        numbers, how = [BY_HEAD], f"{how} (no pull request in the payload: found by its head SHA)"
     optional_obj(payload, "sender")
     by = optional_text(payload, "sender.login", 64, LOGIN) or None
-    requests = tuple(
-        RoundRequest(repo, n, head, _installation(payload), "check_run.rerequested", True, by)
-        for n in numbers
-    )
-    first = requests[0].pr
-    return Decision(
-        "check_run", action, "round", f"re-run requested for head {head[:12]}", requests, repo, first
-    )
+    trigger = f"{event}.rerequested"
+    requests = tuple(RoundRequest(repo, n, head, _installation(payload), trigger, True, by) for n in numbers)
+    first = requests[0].pr or None
+    return Decision(event, action, "round", how, requests, repo, first)
 
 
 def classify(
@@ -208,8 +232,10 @@ def classify(
         return _pull_request(payload, action, review_drafts)
     if event == "issue_comment":
         return _issue_comment(payload, action, command)
-    if event == "check_run":
-        return _check_run(payload, action, app_id)
+    if event in ("check_run", "check_suite"):
+        return _rerun(event, payload, action, app_id, event)
     return _ignored(
-        event, action, f"event {event!r} is not handled (subscribe to pull_request, issue_comment, check_run)"
+        event,
+        action,
+        f"event {event!r} is not handled (subscribe to pull_request, issue_comment, check_run, check_suite)",
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 from reviewbot.errors import RateLimited, StoreError
 from reviewbot.service.jobs import Job
-from reviewbot.service.worker import RoundFn, RoundResult
+from reviewbot.service.worker import RoundFn, RoundResult, is_permanent
 from reviewbot.settings import Settings
 
 __all__ = ["github_round", "github_settings"]
@@ -36,7 +36,28 @@ def github_round(settings: Settings) -> RoundFn:
         gh.app_private_key()  # an unreadable key fails the worker's start, not every job
 
     def run(job: Job) -> RoundResult:
-        outcome = run_pr_round(gh, job.repository, job.pr, post=settings.post, expected_head=job.head_sha)
+        try:
+            return run_job(job)
+        except Exception as exc:
+            # The job fails for good: say so on the PR, with a neutral check run (never blocking).
+            if settings.post and (is_permanent(exc) or job.attempts >= settings.max_attempts):
+                _report_failure(settings, gh, job, exc)
+            raise
+
+    def run_job(job: Job) -> RoundResult:
+        from reviewbot.github.commands import CommentCommand
+
+        comment = job.trigger.startswith("issue_comment.")
+        outcome = run_pr_round(
+            gh,
+            job.repository,
+            job.pr,
+            post=settings.post,
+            expected_head=job.head_sha,
+            # A comment command runs only for users GitHub says may write to the repository.
+            requested_by=job.requested_by if comment else None,
+            command=CommentCommand.from_json(job.command) if comment and job.command else None,
+        )
         if outcome.status == "incomplete":
             # GitHub's rate limit stopped the round part-way; the retry re-runs it (publication
             # finds and edits what was already posted) once the limit resets.
@@ -76,3 +97,17 @@ def _require_recorded(db_url: str | None, job: Job, head: str, index: int | None
         f"round {index} was published but the store did not record it; "
         "the retry reconciles with what was published and records it"
     )
+
+
+def _report_failure(settings: Settings, gh: Any, job: Job, exc: Exception) -> None:
+    """Best effort: the neutral check run and the one-line note of a round that failed for good."""
+    from reviewbot.github.failure import report_failure
+
+    reason = f"{type(exc).__name__}: {exc}"
+    for secret in settings.secret_values():
+        reason = reason.replace(secret, "***")
+    try:
+        done = report_failure(gh, job.repository, job.pr, job.head_sha, reason)
+        log.warning("job %d: %s#%d failed; published %s", job.id, job.repository, job.pr, "; ".join(done))
+    except Exception as failure:  # GitHub itself may be what failed: the job's reason still says why
+        log.error("job %d: the failure could not be published either: %s", job.id, failure)

@@ -139,6 +139,9 @@ class FakeGitHub:
                 draft,
             )
             self.world.pulls[(repo, number)] = pr
+            if author_association in ("OWNER", "MEMBER", "COLLABORATOR"):
+                # What such an author usually has; tests of the permission rule seed it explicitly.
+                r.collaborators.setdefault(user, "admin" if author_association == "OWNER" else "write")
             self._git(r, "update-ref", f"refs/pull/{number}/head", head_sha)
         return pr
 
@@ -151,6 +154,12 @@ class FakeGitHub:
                 pr.base_sha = base_sha
             pr.updated_at = iso()
             self._git(self.world.repos[repo], "update-ref", f"refs/pull/{number}/head", head_sha)
+
+    def set_permission(self, repo: str, login: str, role: str) -> None:
+        """Make `login` a collaborator of `repo` with `role` (admin, maintain, write, triage, read)."""
+        with self.world.lock:
+            self.world.user(login)
+            self.world.repos[repo].collaborators[login] = role
 
     def add_comment(self, repo: str, number: int, user: str, body: str) -> int:
         with self.world.lock:

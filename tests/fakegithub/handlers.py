@@ -16,13 +16,14 @@ from collections.abc import Callable
 from tests.fakegithub import gitdiff
 from tests.fakegithub.checkruns import CheckRunHandlers
 from tests.fakegithub.handlers_base import BODY_LIMIT, Problem, Reply, Request, too_long
+from tests.fakegithub.permissions import PermissionHandlers
 from tests.fakegithub.reviews import ReviewHandlers
 from tests.fakegithub.state import IssueComment, Token, iso
 
 __all__ = ["Handlers"]
 
 
-class Handlers(ReviewHandlers, CheckRunHandlers):
+class Handlers(ReviewHandlers, CheckRunHandlers, PermissionHandlers):
     """Endpoint logic over one World; `urls` builds payloads, `options` holds fake-wide switches."""
 
     # --- users, apps -----------------------------------------------------------------------
@@ -222,6 +223,13 @@ class Handlers(ReviewHandlers, CheckRunHandlers):
             ),
             ("GET", f"{R}/installation", "apps/get-repo-installation", self.get_repo_installation, "jwt"),
             ("GET", R, "repos/get", self.get_repo, "token"),
+            (  # not in the OpenAPI subset: see tests/fakegithub/permissions.py
+                "GET",
+                f"{R}/collaborators/{{username}}/permission",
+                "repos/get-collaborator-permission-level",
+                self.get_collaborator_permission,
+                "token",
+            ),
             ("GET", f"{R}/pulls/{{number}}", "pulls/get", self.get_pull, "token"),
             ("GET", f"{R}/pulls/{{number}}/files", "pulls/list-files", self.list_files, "token"),
             ("GET", f"{R}/pulls/{{number}}/commits", "pulls/list-commits", self.list_commits, "token"),

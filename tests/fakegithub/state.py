@@ -77,6 +77,8 @@ class Repo:
     private: bool = False
     fork_of: str | None = None
     clone_url_override: str | None = None  # e.g. an unreachable URL, to make fetches fail
+    # login -> role (admin, maintain, write, triage, read): GET collaborators/{user}/permission
+    collaborators: dict[str, str] = field(default_factory=dict)
 
     @property
     def owner(self) -> str:

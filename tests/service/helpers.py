@@ -126,6 +126,7 @@ def comment_event(
     association: str = "MEMBER",
     login: str = "maintainer",
     bot: bool = False,
+    comment_id: int = 5,
 ) -> dict[str, Any]:
     return {
         "action": "created",
@@ -135,7 +136,7 @@ def comment_event(
             "pull_request": {"url": f"https://x/{repo}/pulls/{number}"},
         },
         "comment": {
-            "id": 5,
+            "id": comment_id,
             "body": body,
             "author_association": association,
             "user": {"login": login, "type": "Bot" if bot else "User"},

@@ -183,17 +183,28 @@ def test_drafts_are_skipped_and_said_why(server: ServerThread, runtime: Runtime)
     assert recorded(runtime, "dr")["outcome"] == "ignored"
 
 
-def test_review_command_from_a_member_queues_a_forced_round(server: ServerThread, runtime: Runtime) -> None:
+def test_review_command_queues_a_forced_round_for_the_worker_to_authorise(
+    server: ServerThread, runtime: Runtime
+) -> None:
     ok = deliver(server.url, "issue_comment", comment_event(REPO, 7, "please\n/reviewbot review\n"))
     assert ok.json()["outcome"] == "queued"
     (job,) = runtime.book.list()
     assert (job.force, job.head_sha, job.requested_by) == (True, None, "maintainer")
+    # author_association NONE is not a refusal here: GitHub's permission API decides in the worker
+    # (tests/github/test_commands.py); a second forced request of the same head is merged.
     outsider = deliver(
-        server.url, "issue_comment", comment_event(REPO, 7, "/reviewbot review", association="NONE")
+        server.url,
+        "issue_comment",
+        comment_event(REPO, 7, "/reviewbot review", association="NONE", comment_id=2),
     )
-    assert outsider.json()["outcome"] == "ignored"
-    assert "write access" in outsider.json()["detail"]
+    assert outsider.json()["outcome"] == "duplicate_round"
     assert len(runtime.book.list()) == 1
+    # A dismissal is never merged into another job: its arguments would be lost.
+    dismiss = comment_event(REPO, 7, "/reviewbot dismiss abcd1234 not ours", comment_id=3)
+    assert deliver(server.url, "issue_comment", dismiss).json()["outcome"] == "queued"
+    jobs = runtime.book.list()
+    assert [j.trigger for j in jobs] == ["issue_comment.dismiss", "issue_comment.created"]
+    assert jobs[0].command is not None and "abcd1234" in jobs[0].command
 
 
 def test_check_run_rerequested_queues_its_pull_requests(server: ServerThread, runtime: Runtime) -> None:

@@ -65,7 +65,12 @@ def test_a_round_github_refuses_is_recorded_failed_with_its_reason(
             and job.reason.startswith("failed after 1 attempt(s): ")
             and "404" in job.reason
         )
-        assert stack.bot_comments() == []
+        # It says so in one line (issue 17 item 4); a personal token cannot create the neutral check
+        # run (GitHub allows only Apps), and the line says that too.
+        (note,) = stack.bot_comments()
+        body = note.body
+        assert body.count("\n") == 0 and body.startswith("> reviewbot could not finish the round")
+        assert "404" in body and "check run could not be created" in body
         text = httpx.get(f"{stack.server.url}/metrics", timeout=5).text
         assert 'reviewbot_job_failures_total{kind="exhausted"} 1.0' in text
         assert 'reviewbot_jobs{state="failed"} 1.0' in text

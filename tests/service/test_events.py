@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reviewbot.service.events import MalformedPayload, classify
+from reviewbot.service.events import BY_HEAD, MalformedPayload, classify
 from reviewbot.service.signature import sign, verify_signature
 from tests.service.helpers import check_run_event, comment_event, ping_event, pull_request_event
 
@@ -34,7 +34,7 @@ def example(relative: str) -> dict[str, Any]:
         ("pull_request", "pull_request/ready_for_review.payload.json", "round"),
         ("pull_request", "pull_request/closed.payload.json", "ignored"),
         ("issue_comment", "issue_comment/created.payload.json", "ignored"),  # on an issue
-        ("check_run", "check_run/rerequested.payload.json", "ignored"),  # no pull request attached
+        ("check_run", "check_run/rerequested.payload.json", "by_head"),  # no PR named: by head SHA
         ("ping", "ping/with-app_id.payload.json", "ping"),
         ("installation", "installation/created.payload.json", "ignored"),
     ],
@@ -42,6 +42,10 @@ def example(relative: str) -> dict[str, Any]:
 def test_githubs_payload_examples(event: str, file: str, kind: str) -> None:
     payload = example(file)
     decision = classify(event, payload)
+    if kind == "by_head":  # the intake finds the PR of this head among reviewbot's rounds and jobs
+        assert decision.kind == "round" and [r.pr for r in decision.requests] == [BY_HEAD]
+        assert decision.requests[0].head_sha == payload["check_run"]["head_sha"]
+        return
     assert decision.kind == kind, decision.reason
     if kind == "round":
         (request,) = decision.requests
@@ -71,8 +75,9 @@ def test_drafts_only_when_configured() -> None:
         ("/reviewbot review", "OWNER", False, "round"),
         ("Thanks!\n  /reviewbot review  \n", "COLLABORATOR", False, "round"),
         ("/reviewbot review", "MEMBER", False, "round"),
-        ("/reviewbot review", "CONTRIBUTOR", False, "ignored"),
-        ("/reviewbot review", "NONE", False, "ignored"),
+        # author_association is not the rule: the worker asks GitHub for the commenter's permission.
+        ("/reviewbot review", "CONTRIBUTOR", False, "round"),
+        ("/reviewbot review", "NONE", False, "round"),
         ("/reviewbot review", "OWNER", True, "ignored"),
         ("please /reviewbot review this", "OWNER", False, "ignored"),  # the command is a line of its own
         ("/reviewbot reviewed", "OWNER", False, "ignored"),
@@ -84,6 +89,27 @@ def test_review_command(body: str, association: str, bot: bool, kind: str) -> No
     if kind == "round":
         (request,) = decision.requests
         assert (request.pr, request.head_sha, request.force) == (4, None, True)
+        assert request.requested_by == "maintainer" and request.command is None
+
+
+def test_dismiss_command_carries_its_arguments_to_the_worker() -> None:
+    body = "LGTM otherwise.\n/reviewbot dismiss 3f2a9c1e covered by the integration suite\n"
+    decision = classify("issue_comment", comment_event(REPO, 4, body, association="CONTRIBUTOR"))
+    (request,) = decision.requests
+    assert (request.trigger, request.force, request.requested_by) == (
+        "issue_comment.dismiss",
+        True,
+        "maintainer",
+    )
+    assert json.loads(request.command or "") == {
+        "verb": "dismiss",
+        "prefix": "3f2a9c1e",
+        "reason": "covered by the integration suite",
+    }
+    # Without arguments it still reaches the worker, whose one-line reply says what is missing.
+    (bare,) = classify("issue_comment", comment_event(REPO, 4, "/reviewbot dismiss")).requests
+    assert json.loads(bare.command or "") == {"verb": "dismiss", "prefix": "", "reason": ""}
+    assert classify("issue_comment", comment_event(REPO, 4, "/reviewbot dismissal x y")).kind == "ignored"
 
 
 def test_a_custom_command() -> None:
@@ -100,6 +126,31 @@ def test_check_run_rerequested_for_our_app_only() -> None:
         (6, "b" * 40, True),
     ]
     assert classify("check_run", payload, app_id=1).kind == "ignored"
+
+
+def test_fork_rerun_without_pull_requests_uses_the_external_id() -> None:
+    head = "c" * 40
+    payload = check_run_event(REPO, [], head)
+    payload["check_run"]["external_id"] = f"{REPO}#9@{head}"
+    (request,) = classify("check_run", payload, app_id=4242).requests
+    assert (request.pr, request.head_sha, request.trigger) == (9, head, "check_run.rerequested")
+    payload["check_run"]["external_id"] = f"other/repo#9@{head}"  # not ours to trust: by head instead
+    assert [r.pr for r in classify("check_run", payload).requests] == [BY_HEAD]
+
+
+def test_check_suite_rerequested() -> None:
+    head = "d" * 40
+    suite: dict[str, Any] = {
+        "action": "rerequested",
+        "repository": check_run_event(REPO, [], head)["repository"],
+    }
+    suite["check_suite"] = {"head_sha": head, "app": {"id": 4242}, "pull_requests": [{"number": 3}]}
+    (request,) = classify("check_suite", suite, app_id=4242).requests
+    assert (request.pr, request.head_sha, request.trigger) == (3, head, "check_suite.rerequested")
+    assert classify("check_suite", suite, app_id=1).kind == "ignored"
+    suite["check_suite"]["pull_requests"] = []
+    assert [r.pr for r in classify("check_suite", suite).requests] == [BY_HEAD]
+    assert classify("check_suite", {**suite, "action": "completed"}).kind == "ignored"
 
 
 def test_ping_and_unknown_events() -> None:
