@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from reviewbot.change.staged import staged_commit, upstream_or_head
 from reviewbot.checks.registry import KNOWN_RULES
 from reviewbot.config import load_repo_config
 from reviewbot.errors import EnvironmentProblem, StoreError, UsageError
@@ -33,6 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--path", default=None, help="the git repository (default: the current directory)")
     parser.add_argument("--base", help="base revision (the PR's target)")
     parser.add_argument("--head", help="head revision (the PR's last commit)")
+    parser.add_argument(
+        "--staged",
+        action="store_true",
+        help="review the staged change (the index on top of HEAD; for pre-commit); "
+        "--base defaults to the branch's upstream, else HEAD",
+    )
     parser.add_argument("--pr", type=int, help="pull request number: records rounds, or reviews it on GitHub")
     parser.add_argument("--repo", help="OWNER/NAME on GitHub (default: from the checkout's remote)")
     parser.add_argument("--format", choices=("markdown", "json", "sarif"), default="markdown")
@@ -201,6 +208,12 @@ def main(args: argparse.Namespace) -> int:
     # The repository's tests run in a sandbox: it must not see what the settings name (key, store...).
     hide_from_sandbox(settings.private_paths())
     check_arguments(args)
+    if getattr(args, "staged", False):
+        if args.head or args.pr is not None:
+            raise UsageError("--staged reviews the index: give no --head or --pr with it")
+        repo = Path(args.path or ".").resolve()
+        args.head = staged_commit(repo)
+        args.base = args.base or upstream_or_head(repo)
     if args.base or args.head:
         if not (args.base and args.head):
             raise UsageError("give both --base and --head (or --pr N for a GitHub pull request)")

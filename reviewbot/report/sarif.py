@@ -132,6 +132,8 @@ def render_sarif(review: Review) -> dict[str, Any]:
                     }
                 },
                 "results": [_result(f, rule_index) for f in review.findings],
+                # The round's verdict, for a CI step that fails on BLOCKING after the upload (action.yml).
+                "properties": {"status": review.status.value, "summary": review.summary()},
             }
         ],
     }
