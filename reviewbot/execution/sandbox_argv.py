@@ -215,11 +215,13 @@ def unshare_prelude(root: Path, kept: Sequence[Path], hidden: Sequence[Path], ui
         lines.append(f"{how} 2>/dev/null || echo {q(str(secret))} >> {hide_fail}")
     lines.append('cd "$REVIEWBOT_WORKDIR" || exit 97')
     if os.geteuid() == 0:
-        lines.append("unset REVIEWBOT_WORKDIR; exec " + shlex.join(drop_argv(uid, gid)) + ' sh -c "$1"')
+        become = drop_argv(uid, gid)
     else:
         # A nested user namespace: the test is not root and holds no capability over the mounts above.
-        nest = ["unshare", "--user", f"--map-user={uid}", f"--map-group={gid}", "--"]
-        lines.append("unset REVIEWBOT_WORKDIR; exec " + shlex.join(nest) + ' sh -c "$1"')
+        become = ["unshare", "--user", f"--map-user={uid}", f"--map-group={gid}", "--"]
+    # Not exec: this shell is the pid namespace's first process and keeps unshare's parent-death
+    # signal, which a change of credentials would clear; when it dies the kernel ends the namespace.
+    lines.append("unset REVIEWBOT_WORKDIR; " + shlex.join(become) + ' sh -c "$1"; exit $?')
     return "\n".join(lines)
 
 

@@ -229,3 +229,26 @@ def test_a_worker_that_exits_with_rounds_in_threads_takes_their_sandboxes_along(
         assert _wait_for(lambda: not _marked(marker), GRACE_S), _marked(marker)
     finally:
         _cleanup(proc, marker)
+
+
+@pytest.mark.parametrize("kind", CONFINING_SANDBOXES)
+def test_a_worker_killed_outright_takes_each_sandbox_kind_along(
+    kind: str, working: list[str], tmp_path: Path
+) -> None:
+    """SIGKILL leaves no handler: the pid namespace's first process must die with the launcher, also
+    after the test dropped its privileges (a credential change clears a process's parent-death signal)."""
+    if kind not in working:
+        pytest.skip(f"the {kind} sandbox does not work on this machine")
+    marker = f"rbsleep-{uuid.uuid4().hex[:12]}"
+    (tmp_path / "slow.py").write_text(SLOW)
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER_EXIT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, str(script), str(tmp_path), marker, kind, "120"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait_for(lambda: _has_child(marker), 60), "the test command never started its child"
+        os.kill(proc.pid, signal.SIGKILL)
+        assert _wait_for(lambda: not _marked(marker), GRACE_S), _marked(marker)
+    finally:
+        _cleanup(proc, marker)
