@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from reviewbot.errors import EnvironmentProblem, GitHubError, RateLimited, StoreError, UsageError
+from reviewbot.service.beater import Beating
 from reviewbot.service.consumer import EmbeddedConsumer, make_consumer, owner_is_dead, worker_name
 from reviewbot.service.jobs import Dispatch, Job, JobBook
 from reviewbot.service.queue import JobQueue
@@ -95,6 +96,7 @@ class Worker:
         self._running: set[int] = set()  # jobs whose round runs in this process: they get heartbeats
         self._owed: list[tuple[int, Callable[[], list[Dispatch]]]] = []  # outcomes the store refused
         self._next_prune = 0.0  # the first beat prunes; then every prune_interval_seconds
+        self._db_url = book.engine.url.render_as_string(hide_password=False)  # for the job's beater
         queue.set_handler(self.handle)
 
     # --- one message ---------------------------------------------------------------------------
@@ -138,8 +140,14 @@ class Worker:
             "job %d: round for %s at %s (attempt %d, %s)", job.id, where, head, job.attempts, job.trigger
         )
         started = time.monotonic()
+        # A process of its own keeps this job's heartbeat fresh while the round runs, even when a
+        # stage holds the interpreter (and so the heartbeat thread) in one long call: service/beater.py.
+        beating = Beating.start(self._db_url, self.owner, job.id, self._beat())
         try:
-            result = self.run_round(job)
+            try:
+                result = self.run_round(job)
+            finally:
+                beating.stop()  # before the outcome is written: an ended round must not look alive
         except Exception as exc:  # every failure is recorded: retried, or failed with its reason
             self._attempt_failed(job, exc)
             return

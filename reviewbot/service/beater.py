@@ -1,0 +1,102 @@
+"""A job's heartbeat from a process of its own, for as long as its round runs.
+
+The worker's heartbeat thread shares the interpreter with the rounds: a stage that holds it in one
+long C call (tree-sitter on a huge file, a regular expression over a 750 KB line, a JSON dump of
+10 MB) stops that thread too, the heartbeat goes stale past the lease, and another worker takes a
+job that is still running. So while a round runs, a small child process refreshes that job's
+heartbeat every beat. It reads its orders from stdin (never argv: the database URL may hold a
+password) and stops when stdin closes: when the round ends (`Beating.stop`), or when the worker
+dies, whatever way (the pipe closes with it).
+
+    python -m reviewbot.service.beater   # stdin: {"db_url": ..., "owner": ..., "job_id": ..., "beat": ...}
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import subprocess
+import sys
+from typing import IO, Any
+
+__all__ = ["Beating", "main"]
+
+log = logging.getLogger(__name__)
+
+
+class Beating:
+    """The beater of one running job (started by `start`, ended by `stop`)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes] | None) -> None:
+        self._proc = proc
+
+    @classmethod
+    def start(cls, db_url: str, owner: str, job_id: int, beat: float) -> Beating:
+        """Start beating for `job_id`; a beater that cannot start is logged, and the worker's
+        heartbeat thread still refreshes the job as before."""
+        orders = json.dumps({"db_url": db_url, "owner": owner, "job_id": job_id, "beat": beat})
+        try:
+            proc = subprocess.Popen(  # noqa: S603 - this interpreter, a fixed module
+                [sys.executable, "-m", "reviewbot.service.beater"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                close_fds=True,
+            )
+            assert proc.stdin is not None
+            proc.stdin.write(orders.encode("utf-8") + b"\n")
+            proc.stdin.flush()
+        except OSError as exc:
+            log.warning("job %d: no heartbeat process (%s); the heartbeat thread goes on", job_id, exc)
+            return cls(None)
+        return cls(proc)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def stop(self) -> None:
+        """End the beating: close its stdin; a beater that does not exit at once is killed."""
+        proc = self._proc
+        if proc is None:
+            return
+        self._proc = None
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+
+
+def _closed(stream: IO[str], timeout: float) -> bool:
+    """Wait up to `timeout` seconds; True when `stream` reached its end (the worker let go)."""
+    ready, _, _ = select.select([stream], [], [], timeout)
+    return bool(ready) and os.read(stream.fileno(), 4096) == b""
+
+
+def main(stdin: IO[str] = sys.stdin) -> int:
+    orders: dict[str, Any] = json.loads(stdin.readline())
+    from reviewbot.service.jobs import JobBook
+    from reviewbot.store.db import open_engine
+
+    engine = open_engine(str(orders["db_url"]))
+    book = JobBook(engine)
+    owner, job_id, beat = str(orders["owner"]), int(orders["job_id"]), float(orders["beat"])
+    try:
+        while True:
+            try:
+                if book.heartbeat(owner, {job_id}) == 0:
+                    return 0  # the job is no longer this worker's running job
+            except Exception as exc:  # a store outage: the next beat tries again
+                print(f"reviewbot beater: job {job_id}: {exc}", file=sys.stderr)
+            if _closed(stdin, beat):
+                return 0
+    finally:
+        engine.dispose()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
