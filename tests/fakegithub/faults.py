@@ -1,7 +1,7 @@
 """Scriptable failures: status codes, delays, primary and secondary rate limits, per endpoint.
 
 A `Fault` matches requests by operation id (the OpenAPI `operationId`, e.g.
-`issues/create-comment`, or `*`) and optionally by method. It fires `times` times — for each
+`issues/create-comment`; `graphql/query` or `graphql/mutation` for GraphQL; or `*`) and optionally by method. It fires `times` times — for each
 endpoint separately when `per_endpoint` is true, so "one 502 on every endpoint" is one rule.
 Rules are tried in the order they were added; the first one with budget left fires.
 """

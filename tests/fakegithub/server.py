@@ -60,8 +60,8 @@ class RequestRecord:
 
     @property
     def write(self) -> bool:
-        if self.operation == "graphql":
-            return is_mutation(self.body)  # a GraphQL query is a POST that changes nothing
+        if self.operation == "graphql/query":
+            return False  # a POST that changes nothing
         return self.method in ("POST", "PATCH", "PUT", "DELETE")
 
 
@@ -131,10 +131,14 @@ class Server:
             self.log.append(rec)
 
     # --- the request pipeline: route -> auth -> fault -> rate limit -> handler -> page -------
-    def route(self, method: str, path: str) -> tuple[str, Any, dict[str, str], str] | None:
+    def route(self, method: str, path: str, body: Any = None) -> tuple[str, Any, dict[str, str], str] | None:
+        """(operation, handler, path parameters, auth) of a request. GraphQL's one endpoint is two
+        operations, `graphql/query` and `graphql/mutation`, so that faults and the log tell them apart."""
         for m, rx, op, fn, auth in self.routes:
             if m == method and (match := rx.match(path)):
                 params = {k: urllib.parse.unquote(v) for k, v in match.groupdict().items()}
+                if op == "graphql":
+                    op = "graphql/mutation" if is_mutation(body) else "graphql/query"
                 return op, fn, params, auth
         return None
 
@@ -294,7 +298,7 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
             fault = None
             try:
                 with server.world.lock:
-                    found = server.route(self.command, path) if path is not None else None
+                    found = server.route(self.command, path, body) if path is not None else None
                     if found is None:
                         raise Problem(404, "Not Found")
                     operation, fn, params, need = found

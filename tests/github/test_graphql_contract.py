@@ -91,7 +91,7 @@ def test_threads_are_read_page_by_page_and_only_the_bots_count(seeded: Seeded, t
     try:
         threads = list_bot_threads(conn.client, REPO, PR, conn.bot_login)
         assert len(threads) == 150 and len({t.id for t in threads}) == 150
-        assert [r.status for r in seeded.fake.calls("graphql")] == [200, 200]  # 100 + 50
+        assert [r.status for r in seeded.fake.calls("graphql/query")] == [200, 200]  # 100 + 50
         assert counter.reads == 2 and counter.writes == 0  # queries are reads, though sent as POST
         assert threads[0].comment_id is not None and threads[0].line == 1 and not threads[0].resolved
 
