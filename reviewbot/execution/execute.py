@@ -36,7 +36,6 @@ from reviewbot.execution.sandbox import SANDBOXES, Limits, detect_sandbox
 from reviewbot.execution.sandbox_probe import verify
 from reviewbot.execution.untrusted import clean_run, failure
 from reviewbot.lang.facts import Assignment
-from reviewbot.model.budget import ROUND_DEADLINE
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.messages import Message, msg
 from reviewbot.model.tests import EXIT_STATUS_TEST, ExecutionResults, MutantResult, NewTest, TestRun
