@@ -183,6 +183,17 @@ class RestApi:
         )
         return dict(data)
 
+    def list_check_runs(self, repo: str, head_sha: str, name: str) -> list[dict[str, Any]]:
+        """The check runs named `name` on commit `head_sha` (the first 100: a head has a handful)."""
+        _, data = self.client.request(
+            "GET",
+            f"/repos/{repo}/commits/{head_sha}/check-runs",
+            label="GET commits/{sha}/check-runs",
+            params={"check_name": name, "filter": "all", "per_page": 100},
+        )
+        runs = data.get("check_runs") if isinstance(data, dict) else None
+        return [dict(r) for r in runs or () if isinstance(r, dict)]
+
     def update_check_run(self, repo: str, run_id: int, payload: dict[str, Any]) -> dict[str, Any]:
         _, data = self.client.request(
             "PATCH", f"/repos/{repo}/check-runs/{run_id}", label="PATCH check-runs/{id}", body=payload

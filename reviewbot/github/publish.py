@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from reviewbot.github.api import IssueComment, RestApi, ReviewInfo
 from reviewbot.github.client import ApiError
@@ -22,7 +23,7 @@ from reviewbot.github.plan import PublicationPlan, review_marker
 from reviewbot.report import sanitize
 from reviewbot.report.marker import decode_state
 
-__all__ = ["Published", "publish", "publish_into", "find_bot_comment", "find_bot_review"]
+__all__ = ["Published", "publish", "publish_into", "find_bot_comment", "find_bot_review", "find_check_run"]
 
 log = logging.getLogger(__name__)
 _STATE_PREFIX = "<!-- reviewbot:state v"
@@ -101,8 +102,31 @@ def _review(api: RestApi, plan: PublicationPlan, bot_login: str, done: Published
         done.steps.append(f"review {done.review.id} without inline comments")
 
 
-def _check_run(api: RestApi, plan: PublicationPlan, done: Published) -> None:
+def find_check_run(api: RestApi, plan: PublicationPlan) -> dict[str, Any] | None:
+    """This head's check run from an earlier run of the round (same name, head and external_id):
+    a retry after the round published but could not record it, or a re-run of the head."""
+    for run in api.list_check_runs(plan.repo, plan.head_sha, plan.check_run.name):
+        if run.get("external_id") == plan.check_run.external_id:
+            return run
+    return None
+
+
+def _check_run(
+    api: RestApi, plan: PublicationPlan, done: Published, found: dict[str, Any] | None = None
+) -> None:
     details = done.comment.html_url if done.comment and done.comment.html_url else None
+    if found is not None:
+        # Updated in place, without annotations: GitHub appends annotations, so sending them again
+        # would list each twice; the ones sent with the run's creation stay.
+        done.check_run_id = int(found["id"])
+        payload = plan.check_run.create_payload(details)
+        payload = {k: v for k, v in payload.items() if k not in ("head_sha", "external_id")}
+        payload["output"] = {k: v for k, v in payload["output"].items() if k != "annotations"}
+        api.update_check_run(plan.repo, done.check_run_id, payload)
+        done.steps.append(
+            f"check run {done.check_run_id} of this head updated in place: {plan.check_run.conclusion}"
+        )
+        return
     try:
         run = api.create_check_run(plan.repo, plan.check_run.create_payload(details))
     except ApiError as exc:
@@ -132,9 +156,19 @@ def publish(api: RestApi, plan: PublicationPlan, bot_login: str) -> Published:
     return done
 
 
-def publish_into(api: RestApi, plan: PublicationPlan, bot_login: str, done: Published) -> None:
-    """Like `publish`, recording into `done` step by step (it holds what happened if this raises)."""
+def publish_into(
+    api: RestApi,
+    plan: PublicationPlan,
+    bot_login: str,
+    done: Published,
+    *,
+    existing_check_run: dict[str, Any] | None = None,
+) -> None:
+    """Like `publish`, recording into `done` step by step (it holds what happened if this raises).
+
+    `existing_check_run`: this head's check run from an earlier run (`find_check_run`), updated
+    in place instead of creating a second one."""
     _summary(api, plan, bot_login, done)
     _review(api, plan, bot_login, done)
-    _check_run(api, plan, done)
+    _check_run(api, plan, done, existing_check_run)
     log.info("%s #%d at %s: %s", plan.repo, plan.pr, plan.head_sha[:12], "; ".join(done.steps))

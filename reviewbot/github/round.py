@@ -27,7 +27,13 @@ from reviewbot.github.commands import CommentCommand, run_command
 from reviewbot.github.history import dismissals_for, previous_round
 from reviewbot.github.permissions import Permissions
 from reviewbot.github.plan import PublicationPlan, build_plan, commentable_lines
-from reviewbot.github.publish import Published, find_bot_comment, find_bot_review, publish_into
+from reviewbot.github.publish import (
+    Published,
+    find_bot_comment,
+    find_bot_review,
+    find_check_run,
+    publish_into,
+)
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.source import Code, load_code, review_settings
 from reviewbot.model.change import SkipReason
@@ -244,6 +250,10 @@ def run_pr_round(
             review_exists = (
                 find_bot_review(api.list_reviews(repo, n), conn.bot_login, pr.head_sha) is not None
             )
+        # A head published before (a re-run, or the retry of a round the store failed to record):
+        # its check run is updated in place, never created twice.
+        same_head = state is not None and state.head_sha == pr.head_sha
+        check_run = find_check_run(api, plan) if post and same_head else None
         _kpi(
             review,
             counter,
@@ -258,7 +268,7 @@ def run_pr_round(
             outcome.status = "dry_run"
             return outcome
         outcome.published = Published()
-        publish_into(api, outcome.plan, conn.bot_login, outcome.published)
+        publish_into(api, outcome.plan, conn.bot_login, outcome.published, existing_check_run=check_run)
         outcome.status = "published"
         if settings.record_rounds:
             markdown_en = outcome.markdown if settings.lang == "en" else render_round(review, "en")[0]

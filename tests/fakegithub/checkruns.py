@@ -94,6 +94,18 @@ class CheckRunHandlers(HandlerBase):
             raise Problem(404, "Not Found")
         return Reply(200, self.urls.check_run(run))
 
+    def list_check_runs_for_ref(self, req: Request) -> Reply:
+        """`GET /repos/{o}/{r}/commits/{ref}/check-runs` for a commit sha, `check_name` filtering by
+        name; newest first, as GitHub lists them."""
+        full = self._repo(req)
+        name = req.query.get("check_name")
+        runs = [
+            self.urls.check_run(r)
+            for r in sorted(self.world.check_runs.values(), key=lambda r: -r.id)
+            if r.repo == full and r.head_sha == req.params["ref"] and (not name or r.name == name)
+        ]
+        return Reply(200, {"total_count": len(runs), "check_runs": runs})
+
     def list_annotations(self, req: Request) -> Reply:
         full = self._repo(req)
         run = self.world.check_runs.get(int(req.params["check_run_id"]))

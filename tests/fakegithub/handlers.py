@@ -269,6 +269,13 @@ class Handlers(ReviewHandlers, CheckRunHandlers, PermissionHandlers):
             ("POST", f"{R}/check-runs", "checks/create", self.create_check_run, "token"),
             ("PATCH", f"{R}/check-runs/{{check_run_id}}", "checks/update", self.update_check_run, "token"),
             ("GET", f"{R}/check-runs/{{check_run_id}}", "checks/get", self.get_check_run, "token"),
+            (  # not in the OpenAPI subset; the answer is GitHub's documented shape
+                "GET",
+                f"{R}/commits/{{ref}}/check-runs",
+                "checks/list-for-ref",
+                self.list_check_runs_for_ref,
+                "token",
+            ),
             (
                 "GET",
                 f"{R}/check-runs/{{check_run_id}}/annotations",

@@ -9,15 +9,18 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
+from reviewbot.service.app import create_app
 from reviewbot.service.jobs import Job
 from reviewbot.service.runtime import Runtime
 from reviewbot.service.worker import RoundResult
 from reviewbot.settings import Settings
 from reviewbot.store.store import Store
-from tests.service.helpers import wait_for
+from tests.service.e2e import PR, REPO, app_stack
+from tests.service.helpers import ServerThread, deliver, pull_request_event, wait_for
 from tests.service.outage import PrivatePostgres, PrivateRedis
 from tests.service.test_worker import consuming, enqueue, final
 
@@ -184,3 +187,55 @@ def _lost_messages(rt: Runtime, lose: Callable[[], None]) -> None:
     # Before: queued jobs were re-sent after 10 x the lease (30 s here; 10 min by default).
     assert took < 3 * lease, took
     print(f"\nqueue lost 3 messages: all 3 jobs done {took:.1f} s later (lease {lease:.0f} s)")
+
+
+def test_a_store_outage_while_an_app_round_publishes_gives_one_comment_review_and_check_run(
+    settings: Settings, private_pg: PrivatePostgres, tmp_path: Path
+) -> None:
+    """The whole App (fake GitHub, server, a worker process) on the private cluster, stopped while
+    the round creates its check run: the attempt ends retryable, the retry finds the comment, the
+    review and the check run it published, and records the round."""
+    with Store.open(private_pg.url) as store, store.engine.begin() as conn:
+        conn.exec_driver_sql(
+            "TRUNCATE service_jobs, service_deliveries, service_metrics, rounds RESTART IDENTITY CASCADE"
+        )
+    lease = settings.job_lease_seconds
+    with app_stack(settings.with_(db_url=private_pg.url), tmp_path, as_app=True) as stack:
+        hold = stack.fake.inject(kind="delay", operation="checks/create", delay=2.0, times=1)
+        stack.start_worker()
+        assert stack.push(stack.remote.round1, action="opened") == "queued"
+        wait_for(lambda: hold.total_fired == 1, timeout=60, what="the round to create its check run")
+        _outage(private_pg, 2 * lease).join()
+        (job,) = stack.wait_settled(timeout=60)
+        head = stack.remote.round1
+        assert (job.state, job.attempts, job.round_index) == ("done", 2, 1), job.reason
+        assert len(stack.bot_comments()) == 1
+        assert len(stack.fake.calls("issues/create-comment")) == 1
+        assert len([r for r in stack.fake.reviews(REPO, PR) if r.commit_id == head]) <= 1
+        assert len(stack.fake.check_runs(REPO, head)) == 1
+        assert [r.round_index for r in stack.rounds()] == [1]
+        log = stack.worker_log(0)
+        assert "the store refused its outcome" in log and "its outcome is recorded now" in log
+
+
+def test_a_delivery_during_a_store_outage_is_refused_with_503_and_its_redelivery_is_accepted(
+    pg_runtime: Runtime, private_pg: PrivatePostgres
+) -> None:
+    """Nothing is acknowledged that is not recorded: 503 while the store is down (GitHub does not
+    retry by itself; the operator redelivers, docs/reliability.md), then the same delivery id is
+    accepted once the store is back, and a second redelivery changes nothing."""
+    app = create_app(pg_runtime.settings, pg_runtime.book, pg_runtime.queue)
+    event = pull_request_event("synchronize", REPO, PR, "e" * 40)
+    with ServerThread(app) as server:
+        private_pg.stop()
+        try:
+            refused = deliver(server.url, "pull_request", event, delivery="during-outage")
+        finally:
+            private_pg.start()
+        assert refused.status_code == 503
+        assert "redeliver" in refused.text
+        again = deliver(server.url, "pull_request", event, delivery="during-outage")
+        assert again.status_code == 202 and again.json()["outcome"] == "queued"
+        twice = deliver(server.url, "pull_request", event, delivery="during-outage")
+        assert twice.json()["outcome"] == "duplicate_delivery"
+    assert [j.head_sha for j in pg_runtime.book.list(repository=REPO, pr=PR)] == ["e" * 40]
