@@ -28,11 +28,13 @@ from reviewbot.change.diff import load_change
 from reviewbot.change.git import diff_patch_chunks, is_ancestor, run_git
 from reviewbot.change.patch import parse_section
 from reviewbot.errors import EnvironmentProblem
+from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.finding import Dismissal
 from reviewbot.model.review import Review
 from reviewbot.report.marker import State, encode_state
 from reviewbot.report.render import render_json, render_markdown
+from reviewbot.report.shrink import Rendered, fit_report
 from reviewbot.review.pipeline import ReviewSettings, review_change
 from reviewbot.review.progress import terminal_progress
 from reviewbot.review.rounds import Delta, PreviousRound, apply_round
@@ -45,6 +47,8 @@ __all__ = [
     "continue_round",
     "previous_from_store",
     "render_round",
+    "fit_round",
+    "stored_json",
     "delta_between",
     "repository_identity",
     "owner_name",
@@ -160,10 +164,33 @@ def previous_from_store(
     return previous, existing
 
 
-def render_round(review: Review, lang: str = "en") -> tuple[str, dict[str, Any]]:
-    """The markdown report (with the hidden state marker) and the JSON document of a round."""
+def _render(review: Review, lang: str) -> Rendered:
     marker = encode_state(State.from_review(review))
-    return render_markdown(review, lang, marker=marker), render_json(review)
+    doc = render_json(review)
+    return render_markdown(review, lang, marker=marker), doc, stored_json(doc)
+
+
+def stored_json(doc: dict[str, Any]) -> str:
+    """The JSON document as the rounds store keeps it."""
+    return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def fit_round(
+    review: Review, lang: str = "en", budget: RoundBudget = DEFAULT_BUDGET
+) -> tuple[Review, str, dict[str, Any]]:
+    """The round as reported: `review` cut to the budget's stored-report size when it is over (a
+    note says what went; see report/shrink.py), its markdown (with the state marker) and JSON."""
+    fitted, (markdown, doc, _) = fit_report(review, lambda r: _render(r, lang), budget.report_bytes)
+    return fitted, markdown, doc
+
+
+def render_round(
+    review: Review, lang: str = "en", budget: RoundBudget = DEFAULT_BUDGET
+) -> tuple[str, dict[str, Any]]:
+    """The markdown report (with the hidden state marker) and the JSON document of a round, within
+    the budget's stored-report size."""
+    _, markdown, doc = fit_round(review, lang, budget)
+    return markdown, doc
 
 
 def _settings_for(settings: Settings, change: ChangeSet) -> ReviewSettings:
@@ -182,6 +209,7 @@ def run_local_round(
     lang: str = "en",
     *,
     repository: str | None = None,
+    budget: RoundBudget | None = None,
 ) -> RoundOutcome:
     """Review base...head of the clone at `repo_path` as the next round of PR `pr`.
 
@@ -189,7 +217,8 @@ def run_local_round(
     to origin's owner/name, else the clone's absolute path. A head the PR already has a round for
     is reviewed and rendered again as that round (replaced in place, `created` False). The stored
     report is the one returned, in `lang`. `settings` may be a function of the ChangeSet (to read
-    the base revision's `.reviewbot.toml`); its `lang` is replaced by `lang`.
+    the base revision's `.reviewbot.toml`); its `lang` is replaced by `lang`. `budget` bounds the
+    round (default: the settings' own, else the defaults; see model/budget.py).
     """
     repo = Path(repo_path).resolve()
     clock = time.perf_counter()
@@ -203,8 +232,10 @@ def run_local_round(
             lang=lang,
             timings_ms={**chosen.timings_ms, "change": change_ms},
             progress=chosen.progress or terminal_progress(sys.stderr),
+            budget=budget or chosen.budget,
         )
         review = review_change(change, chosen)
+        budget = chosen.budget
 
         clock = time.perf_counter()
         name = repository or repository_identity(repo)
@@ -218,7 +249,7 @@ def run_local_round(
     finally:
         change.close()
 
-    markdown, doc = render_round(review, lang)
+    review, markdown, doc = fit_round(review, lang, budget)
     created = False
     if store is not None and pr is not None:
         record = RoundRecord.from_review(
@@ -226,7 +257,7 @@ def run_local_round(
             repository=name,
             pr=pr,
             report_markdown=markdown,
-            report_json=json.dumps(doc, indent=2, ensure_ascii=False),
+            report_json=stored_json(doc),
         )
         created = store.save_round(record).created
     log.info(

@@ -23,6 +23,7 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_vali
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from reviewbot.errors import UsageError
+from reviewbot.model.budget import RoundBudget
 
 if TYPE_CHECKING:
     from pydantic_core import ErrorDetails  # pydantic's own dependency, for the type only
@@ -147,6 +148,8 @@ class Settings(BaseSettings):
     keep_jobs_days: float = Field(default=30.0, ge=0)  # finished jobs
     keep_rounds_days: float = Field(default=365.0, ge=0)  # rounds, but never a PR's newest two
     prune_interval_seconds: float = Field(default=3600.0, ge=0)  # 0: never prune
+    # One round's bounds (model/budget.py): REVIEWBOT_BUDGET='{"files": 500}', `budget: {files: 500}`.
+    budget: RoundBudget = Field(default_factory=RoundBudget)
     # The file these settings were read from ($REVIEWBOT_CONFIG / --config); not a key of the file.
     config: Path | None = None
 

@@ -36,6 +36,7 @@ from reviewbot.execution.sandbox import SANDBOXES, Limits, detect_sandbox
 from reviewbot.execution.sandbox_probe import verify
 from reviewbot.execution.untrusted import clean_run, failure
 from reviewbot.lang.facts import Assignment
+from reviewbot.model.budget import ROUND_DEADLINE
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.messages import Message, msg
 from reviewbot.model.tests import EXIT_STATUS_TEST, ExecutionResults, MutantResult, NewTest, TestRun
@@ -58,6 +59,7 @@ class ExecSettings:
     allowed_sandboxes: tuple[str, ...] = SANDBOXES
     limits: Limits = field(default_factory=Limits)
     max_timeout_s: float | None = None  # caps the configured per-run timeout
+    max_mutants: int | None = None  # mutants per round (the pipeline passes at most its budget's worth)
     # The base revision's .reviewbot.toml as the round parsed it (its `tests` may be None: no [tests]);
     # None: the stage reads the base's file itself.
     repo_config: RepoConfig | None = None
@@ -311,8 +313,9 @@ def execute(
 ) -> Execution:
     """Run the tests and the mutants of `derivations`; never raises for problems of the tests themselves."""
     started = time.monotonic()
-    deadline = started + settings.time_budget_s
-    mutants = build_mutants(change, derivations)
+    # The stage's own budget, and no later than the round's (set by the pipeline, model/budget.py).
+    deadline = min(started + settings.time_budget_s, ROUND_DEADLINE.get() or float("inf"))
+    mutants = build_mutants(change, derivations, settings.max_mutants)
     if not settings.run_tests:
         return _not_run(msg("note.tests-not-run.off"), mutants)
     if not settings.trusted:

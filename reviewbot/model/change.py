@@ -26,6 +26,7 @@ class SkipReason(str, Enum):
     CHECK_CRASHED = "check-crashed"
     UNAVAILABLE = "unavailable"
     BAD_CONFIG = "bad-config"  # the base's .reviewbot.toml was refused; the round used the defaults
+    BUDGET = "budget"  # a bound of the round (model/budget.py) was reached; the rest was left out
     # Not a skip: a few bytes of the file were not UTF-8 and read as U+FFFD; the file was analysed.
     REPLACED_BYTES = "replaced-bytes"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
@@ -27,12 +27,22 @@ from reviewbot.lang.facts import FileFacts, PredicateUse, lang_for_path
 from reviewbot.lang.follow import follow_calls
 from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
 from reviewbot.lang.parse import parse_file
+from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.finding import Finding
 from reviewbot.model.messages import msg
-from reviewbot.model.review import ChecklistResult, Review, Status
+from reviewbot.model.review import ChecklistResult, Review
 from reviewbot.model.tests import ExecutionResults
 from reviewbot.model.truthtable import TruthTable
+from reviewbot.review.budget import (
+    ROUND_DEADLINE,
+    Meter,
+    for_mutants,
+    leave_out_from,
+    limit_files,
+    skipped_checks,
+    within_terms,
+)
 from reviewbot.review.checklist import (
     Checklist,
     evaluate,
@@ -42,6 +52,7 @@ from reviewbot.review.checklist import (
 )
 from reviewbot.review.progress import Progress, StageClock
 from reviewbot.review.strengths import strengths
+from reviewbot.review.verdict import kpi_stage, verdict_stage
 
 __all__ = [
     "ReviewSettings",
@@ -84,15 +95,23 @@ class ReviewSettings:
     notes: tuple[Note, ...] = ()  # said by the stages before the core (e.g. a bad .reviewbot.toml)
     facts_cache: FactsCache | None = None  # parsed facts kept between rounds (lang/cache.py)
     progress: Progress | None = None  # stage progress (review/progress.py: a terminal's stderr)
+    budget: RoundBudget = DEFAULT_BUDGET  # the round's bounds (model/budget.py, review/budget.py)
 
 
-def _parse_side(change: ChangeSet, head: bool, notes: list[Note]) -> dict[str, FileFacts]:
+def _parse_side(
+    change: ChangeSet, head: bool, notes: list[Note], meter: Meter | None = None
+) -> dict[str, FileFacts]:
     out: dict[str, FileFacts] = {}
-    for f in change.files:
+    for i, f in enumerate(change.files):
         path = f.path if head else (f.old_path or f.path)
         text = f.head_text if head else f.base_text
         if text is None or f.skipped is not None or lang_for_path(path) is None:
             continue
+        why = meter.over() if meter is not None else None
+        if why is not None and meter is not None:
+            # Out of time or memory: the files not parsed yet are left out (both sides), and said so.
+            notes.append(meter.note(why, leave_out_from(change, i)))
+            break
         facts = parse_file(path, text)
         if facts is None:
             continue
@@ -179,15 +198,9 @@ class Checked:
     notes: tuple[Note, ...]
 
 
-@dataclass(frozen=True)
-class Verdict:
-    status: Status
-    coverage: float
-
-
-def parse_stage(change: ChangeSet, exclude: Sequence[str] = ()) -> Parsed:
+def parse_stage(change: ChangeSet, exclude: Sequence[str] = (), meter: Meter | None = None) -> Parsed:
     notes: list[Note] = []
-    head_facts = _parse_side(change, True, notes)
+    head_facts = _parse_side(change, True, notes, meter)
     base_facts = _parse_side(change, False, [])
     derivations = changed_derivations(change, base_facts, head_facts, exclude)
     return Parsed(head_facts, base_facts, derivations, added_predicates(change, head_facts), tuple(notes))
@@ -200,11 +213,7 @@ def index_stage(change: ChangeSet, parsed: Parsed, exclude: Sequence[str] = ()) 
     test_names = interesting_names(parsed.derivations, parsed.predicates) | history.index
     tree = change.head_tree
     if tree is None:
-        index = RepoIndex()
-        for facts in parsed.head_facts.values():
-            index.add(facts)
-        note = Note.of(SkipReason.UNAVAILABLE, msg("note.no-tree"))
-        return Indexed(index, [], None, (note,))
+        return changed_only_index(parsed, Note.of(SkipReason.UNAVAILABLE, msg("note.no-tree")))
     index = build_index(tree, names, parsed.head_facts, test_names, exclude=exclude)
     # Vendored trees and `[review] exclude` globs hold no tests of this project either.
     test_files = [p for p in tree.paths() if is_test_path(p) and not index.is_excluded(p)]
@@ -215,15 +224,28 @@ def index_stage(change: ChangeSet, parsed: Parsed, exclude: Sequence[str] = ()) 
     return Indexed(index, test_files, calls, (), docs)
 
 
-def check_stage(ctx: CheckContext, settings: ReviewSettings) -> Checked:
-    """Every registered rule (static and execution-stage alike) through `run(ctx)`."""
+def changed_only_index(parsed: Parsed, note: Note) -> Indexed:
+    """An index of the changed files alone (no tree to search, or no budget left to search it)."""
+    index = RepoIndex()
+    for facts in parsed.head_facts.values():
+        index.add(facts)
+    return Indexed(index, [], None, (note,))
+
+
+def check_stage(ctx: CheckContext, settings: ReviewSettings, meter: Meter | None = None) -> Checked:
+    """Every registered rule (static and execution-stage alike) through `run(ctx)`; past the
+    round's time or memory budget (`meter`), the rules not run yet are named in a note instead."""
     raw: list[Finding] = []
     crashed: list[str] = []
     notes: list[Note] = []
     checks = [m for rid, m in CHECKS.items() if rid not in settings.disabled_rules] + list(
         settings.extra_checks
     )
-    for check in checks:
+    for n, check in enumerate(checks):
+        why = meter.over() if meter is not None else None
+        if why is not None and meter is not None:
+            notes.append(meter.note(why, skipped_checks([c.id for c in checks[n:]])))
+            break
         try:
             raw.extend(check.run(ctx))
         except Exception as exc:  # a crashing check must not sink the round; it is reported instead
@@ -254,65 +276,6 @@ def checklist_stage(
     return checklist, with_checklist_refs(findings, checklist)
 
 
-_INCOMPLETE_ALWAYS = (
-    SkipReason.UNPARSABLE_DIFF,
-    SkipReason.UNPARSABLE_CODE,
-    SkipReason.TOO_LARGE,
-    SkipReason.BAD_CONFIG,
-)
-
-
-def verdict_stage(change: ChangeSet, checked: Checked, notes: list[Note]) -> Verdict:
-    """BLOCKING when a P0/P1 is open; INCOMPLETE when the analysis could not see everything; else LGTM."""
-    coverage = change.coverage
-    unparsable = {n.path for n in notes if n.reason is SkipReason.UNPARSABLE_CODE and n.path}
-    if unparsable:
-        # A file with syntax errors was read, but its facts may be partial: it counts as not covered.
-        total = len(change.files) + getattr(change, "files_left_out", 0)
-        coverage = round(max(coverage - len(unparsable) / max(total, 1), 0.0), 4)
-    if checked.crashed:
-        coverage = min(coverage, round(1 - len(checked.crashed) / max(checked.ran, 1), 4))
-    unseen = any(
-        n.reason in _INCOMPLETE_ALWAYS
-        or (n.reason in (SkipReason.NON_UTF8, SkipReason.UNAVAILABLE) and n.path and lang_for_path(n.path))
-        for n in notes
-    )
-    if any(f.blocking for f in checked.findings):
-        return Verdict(Status.BLOCKING, coverage)
-    if checked.crashed or change.diff_truncated or unseen:
-        return Verdict(Status.INCOMPLETE, coverage)
-    return Verdict(Status.LGTM, coverage)
-
-
-def kpi_stage(
-    change: ChangeSet, parsed: Parsed, indexed: Indexed, checked: Checked, verdict: Verdict
-) -> dict[str, Any]:
-    findings = checked.findings
-    index = indexed.index
-    return {
-        "diff_truncated": change.diff_truncated,
-        "patch_bytes": change.patch_bytes,
-        "coverage": verdict.coverage,
-        "full_files": len(change.files),
-        "delta_files": len(change.files),
-        "new_findings": len(findings),
-        "merged": checked.merged,
-        "recheck": {"fixed": 0, "still_open": 0, "cannot_substantiate": 0, "fail": 0},
-        "blocking": sum(1 for f in findings if f.blocking),
-        "blocking_on_unchanged": 0,
-        "round_index": 1,
-        "checks_run": checked.ran - len(checked.crashed),
-        "checks_failed": len(checked.crashed),
-        "derivations": len(parsed.derivations),
-        "files": {
-            "changed": len(change.files),
-            "analysed": sum(1 for f in change.files if f.skipped is None),
-            "skipped": sum(1 for f in change.files if f.skipped is not None),
-        },
-        "index": {"scanned": index.scanned_files, "parsed": index.parsed_files, "tests": index.test_files},
-    }
-
-
 def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> Review:
     """The stages in order: parse, index, analyse, execute, check, checklist, verdict, KPI.
 
@@ -332,11 +295,22 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
     timings: dict[str, float] = dict(settings.timings_ms)
     clock = StageClock(timings, settings.progress)
     notes: list[Note] = [*settings.notes, *change.notes]
+    meter = Meter(settings.budget)
+    notes.extend(limit_files(change, settings.budget))
 
-    parsed = parse_stage(change, settings.exclude)
+    parsed = parse_stage(change, settings.exclude, meter)
     notes.extend(parsed.notes)
+    # A guard with more terms than the budget is not analysed: truth tables, test sketches and
+    # mutants grow with its terms (3,000 terms: 159 MB of one suggestion; 20,000: a crash).
+    kept, term_notes = within_terms(parsed.derivations, settings.budget)
+    parsed = replace(parsed, derivations=kept)
+    notes.extend(term_notes)
     clock.lap("parse", "index", f"{len(change.files)} changed files parsed")
-    indexed = index_stage(change, parsed, settings.exclude)
+    why = meter.over()
+    if why is None:
+        indexed = index_stage(change, parsed, settings.exclude)
+    else:
+        indexed = changed_only_index(parsed, meter.note(why, msg("note.budget.skipped.index")))
     notes.extend(indexed.notes)
     index = indexed.index
     testing = settings.execute is not None and bool(parsed.derivations)
@@ -356,14 +330,29 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
     )
     execution: Execution | None = None
     if settings.execute is not None and parsed.derivations:
-        execution = settings.execute(change, parsed.derivations)
+        why = meter.over()
+        if why is not None:
+            notes.append(meter.note(why, msg("note.budget.skipped.tests")))
+        else:
+            mutated, mutant_notes = for_mutants(parsed.derivations, settings.budget)
+            notes.extend(mutant_notes)
+            # The test stage ends by the round's deadline too (execution/execute.py reads it).
+            token = ROUND_DEADLINE.set(meter.deadline)
+            try:
+                execution = settings.execute(change, mutated)
+            finally:
+                ROUND_DEADLINE.reset(token)
         if execution is not None:
             ctx.execution = execution.results()
             notes.extend(execution.notes)
         clock.lap("tests", "checks", read)
-    ctx.truth_tables = (settings.truth_tables or tables_for_context)(ctx)
+    why = meter.over()
+    if why is None:
+        ctx.truth_tables = (settings.truth_tables or tables_for_context)(ctx)
+    else:
+        notes.append(meter.note(why, msg("note.budget.skipped.tables")))
 
-    checked = check_stage(ctx, settings)
+    checked = check_stage(ctx, settings, meter)
     notes.extend(checked.notes)
     ran_tests = ctx.execution is not None and ctx.execution.ran
     checklist, findings = checklist_stage(checked.findings, settings, ran_tests)

@@ -1,0 +1,122 @@
+"""Keep a round's stored report (markdown + JSON) within its budget, findings first.
+
+The comment is fitted to GitHub's limit by `report.comment`, but the stored round keeps the JSON in
+full and the markdown with its state marker: one deep expression made 16 MB of markdown and 10 MB of
+JSON, and a comment cut to its header. When a round's report is over `RoundBudget.report_bytes`,
+`fit_report` first shortens what is long inside findings (suggestions, test sketches, evidence,
+extra facts), truth tables and notes; if that is not enough, it keeps the most severe findings that
+fit and leaves the rest out. Either way a note (reason `budget`) says what was cut, the round is
+INCOMPLETE unless it blocks, and every finding that is kept is shown whole enough to act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from reviewbot.change.notes import human_size
+from reviewbot.model.change import Note, SkipReason
+from reviewbot.model.finding import Finding
+from reviewbot.model.messages import Message, msg
+from reviewbot.model.review import Review, Status
+from reviewbot.model.truthtable import TruthTable
+
+__all__ = ["fit_report", "Rendered", "report_size"]
+
+Rendered = tuple[str, dict[str, Any], str]  # markdown, JSON document, JSON text (as stored)
+Render = Callable[[Review], Rendered]
+
+_TEXT = 2_000  # characters of a suggestion, an evidence line, an extra fact
+_CODE = 6_000  # characters of a test sketch (the comment names a longer one instead of showing it)
+_EVIDENCE = 12  # evidence lines of one finding
+_TABLE_ROWS = 64
+_TABLES = 50
+_NOTES = 200
+_CUT = " …"
+
+
+def report_size(rendered: Rendered) -> int:
+    """UTF-8 bytes of what a round stores as its report: the markdown and the JSON text."""
+    markdown, _, json_text = rendered
+    return len(markdown.encode("utf-8")) + len(json_text.encode("utf-8"))
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - len(_CUT)] + _CUT
+
+
+def _short_finding(f: Finding) -> Finding:
+    evidence = tuple(_clip(e, _TEXT) for e in f.evidence[:_EVIDENCE])
+    suggestion = _clip(f.suggestion, _TEXT)
+    # A sketch cut in the middle would not compile: a long one goes, the suggestion still says what to pin.
+    code = f.suggestion_code if len(f.suggestion_code) <= _CODE else ""
+    keep = {"title"} | ({"suggestion"} if suggestion == f.suggestion else set())
+    keep |= {f"evidence.{i}" for i, (a, b) in enumerate(zip(evidence, f.evidence, strict=False)) if a == b}
+    return replace(
+        f,
+        evidence=evidence,
+        suggestion=suggestion,
+        suggestion_code=code,
+        extra=tuple((k, _clip(v, _TEXT)) for k, v in f.extra),
+        related=f.related[:_EVIDENCE],
+        texts=tuple((k, m) for k, m in f.texts if k in keep),
+    )
+
+
+def _short_table(t: TruthTable) -> TruthTable:
+    if len(t.rows) <= _TABLE_ROWS:
+        return t
+    changed = [r for r in t.rows if r.changed]
+    rows = (changed or list(t.rows))[:_TABLE_ROWS]
+    return replace(t, rows=tuple(rows), truncated=True)
+
+
+def _shortened(review: Review) -> Review:
+    return replace(
+        review,
+        findings=[_short_finding(f) for f in review.findings],
+        truth_tables=[_short_table(t) for t in review.truth_tables[:_TABLES]],
+        notes=review.notes[:_NOTES],
+        reach=review.reach[:_TABLES],
+    )
+
+
+def _with_note(review: Review, size: int, limit: int, cut: Message) -> Review:
+    note = Note.of(
+        SkipReason.BUDGET, msg("note.budget.report", size=human_size(size), limit=human_size(limit), cut=cut)
+    )
+    status = review.status if review.status is Status.BLOCKING else Status.INCOMPLETE
+    return replace(review, notes=[note, *review.notes], status=status)
+
+
+def _keeping(review: Review, n: int, size: int, limit: int) -> Review:
+    total = len(review.findings)
+    kept = review.findings[:n]  # the pipeline orders findings most severe first
+    cut = msg("note.budget.report.findings", left=f"{total - n:,}", total=f"{total:,}")
+    fixed = review.round.fixed[: max(n, 1)]
+    shorter = replace(review, findings=kept, round=replace(review.round, fixed=fixed))
+    return _with_note(shorter, size, limit, cut)
+
+
+def fit_report(review: Review, render: Render, limit: int) -> tuple[Review, Rendered]:
+    """`review` and its rendering, cut to `limit` bytes of stored report when it is over."""
+    rendered = render(review)
+    size = report_size(rendered)
+    if size <= limit:
+        return review, rendered
+    short = _with_note(_shortened(review), size, limit, msg("note.budget.report.details"))
+    rendered = render(short)
+    if report_size(rendered) <= limit or not short.findings:
+        return short, rendered
+    base = _shortened(review)
+    total = len(base.findings)
+    empty = report_size(render(_keeping(base, 0, size, limit)))
+    per = max((report_size(rendered) - empty) / total, 1.0)
+    n = max(min(int((limit - empty) / per), total - 1), 0)
+    while True:
+        kept = _keeping(base, n, size, limit)
+        rendered = render(kept)
+        if report_size(rendered) <= limit or n == 0:
+            return kept, rendered
+        n = int(n * 0.8)

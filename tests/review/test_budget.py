@@ -1,0 +1,202 @@
+"""Budgets per round (issue 16 item 3): a PR too large or too deep for a round still gets one, within
+its bounds, INCOMPLETE with the reasons, and with the findings that were found in its report.
+
+The two big cases run in a subprocess of their own, so the peak resident memory they report
+(getrusage's ru_maxrss) is the round's alone; they print their figures (`pytest -s`).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reviewbot.change.diff import load_change
+from reviewbot.config import parse_repo_config
+from reviewbot.execution.execute import ExecSettings, executor
+from reviewbot.model.budget import RoundBudget
+from reviewbot.model.change import SkipReason
+from reviewbot.model.review import Status
+from reviewbot.review.budget import bracket_depth
+from reviewbot.review.pipeline import ReviewSettings, review_change
+from tests.gitrepo import Repo
+
+# One round in a fresh interpreter: the figures printed are that round's (CPU, peak memory).
+ROUND = """
+import json, resource, sys, time
+from reviewbot.model.budget import RoundBudget
+from reviewbot.review.pipeline import ReviewSettings
+from reviewbot.runner import run_local_round
+
+budget = RoundBudget(**json.loads(sys.argv[2]))
+t0 = time.monotonic()
+out = run_local_round(sys.argv[1], "main", "pr", None, None, ReviewSettings(budget=budget), budget=budget)
+wall = time.monotonic() - t0
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({
+    "status": out.review.status.value,
+    "notes": [[n.reason.value, n.message] for n in out.review.notes],
+    "findings": [[f["severity"], f["path"], f["line"]] for f in out.json["findings"]],
+    "markdown": out.markdown,
+    "stored_bytes": len(out.markdown.encode()) + len(json.dumps(out.json, indent=2, ensure_ascii=False).encode()),
+    "wall_s": wall,
+    "cpu_s": usage.ru_utime + usage.ru_stime,
+    "peak_rss_mb": usage.ru_maxrss / 1024,
+}))
+"""
+
+# A duplicated predicate (a P3, never blocking): each file the round analyses yields one finding.
+DUPLICATE = (
+    "def fuse_{i}(cfg):\n    return cfg.style_{i} == Style.NO and not cfg.use_kv_{i}\n\n\n"
+    "def other_{i}(cfg):\n    return (not cfg.use_kv_{i}) and Style.NO == cfg.style_{i}\n"
+)
+
+
+def _round(repo: Path, budget: RoundBudget) -> dict[str, Any]:
+    args = json.dumps(budget.__dict__)
+    proc = subprocess.run(
+        [sys.executable, "-c", ROUND, str(repo), args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _budget_notes(result: dict[str, Any]) -> list[str]:
+    return [message for reason, message in result["notes"] if reason == SkipReason.BUDGET.value]
+
+
+def _figures(name: str, result: dict[str, Any], budget: RoundBudget) -> None:
+    print(
+        f"\n{name}: {result['status']}, {len(result['findings'])} finding(s), wall {result['wall_s']:.1f} s "
+        f"(budget {budget.seconds:g} s), CPU {result['cpu_s']:.1f} s, peak RSS {result['peak_rss_mb']:.0f} MiB "
+        f"(budget {budget.memory_mb} MiB), stored report {result['stored_bytes']:,} B "
+        f"(budget {budget.report_bytes:,} B)\n  " + "\n  ".join(_budget_notes(result))
+    )
+
+
+def _shown(markdown: str, path: str) -> bool:
+    """The finding at `path` is in the comment with its place (not only counted in a summary)."""
+    return f"`{path}:" in markdown
+
+
+def test_a_5000_file_pr_is_reviewed_within_its_budget(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"README.md": "x\n"})
+    repo.checkout("pr", create=True)
+    repo.commit({f"pkg/m{i:05d}.py": DUPLICATE.format(i=i) for i in range(5000)})
+    budget = RoundBudget(files=300, report_bytes=64 << 10, seconds=120, memory_mb=1024)
+
+    result = _round(repo.path, budget)
+    _figures("5,000-file PR", result, budget)
+
+    assert result["status"] == Status.INCOMPLETE.value
+    notes = _budget_notes(result)
+    assert any("the round's budget is 300 changed files, so 4,700 of 5,000" in n for n in notes)
+    assert any(n.startswith("the stored report came to") and "findings" in n for n in notes)
+    assert result["wall_s"] < budget.seconds
+    assert result["peak_rss_mb"] < budget.memory_mb
+    assert result["stored_bytes"] <= budget.report_bytes
+    # What was found is published: the kept findings are P3s of the first files, shown with their places.
+    found = result["findings"]
+    assert 0 < len(found) < 300 and {s for s, _, _ in found} == {"P3"}
+    assert all(p.startswith("pkg/m0") for _, p, _ in found)
+    assert _shown(result["markdown"], found[0][1]) and "F1" in result["markdown"]
+
+
+def test_a_deeply_nested_expression_is_left_out_and_the_rest_is_reported(tmp_path: Path) -> None:
+    """About 470 KB over two files (a 15,000-term guard, brackets 120,000 deep), next to a small file
+    with a real finding: the two are left out with their reasons, the small file's finding is shown."""
+    repo = Repo(tmp_path / "repo")
+    config = "class Config:\n    def derive(self):\n        self.use_x = False\n{body}        return self\n"
+    repo.commit({"README.md": "x\n", "pkg/cfg_chain.py": config.format(body="")})
+    repo.checkout("pr", create=True)
+    guard = " and ".join(f"self.v{j}" for j in range(15_000))
+    repo.commit(
+        {
+            "pkg/cfg_chain.py": config.format(body=f"        if {guard}:\n            self.use_x = True\n"),
+            "pkg/cfg_nested.py": "WEIGHTS = " + "(" * 120_000 + "1" + ")" * 120_000 + "\n",
+            "pkg/flags.py": DUPLICATE.format(i=0),
+        }
+    )
+    budget = RoundBudget(seconds=60, memory_mb=512)
+
+    result = _round(repo.path, budget)
+    _figures("deep expression", result, budget)
+
+    assert result["status"] == Status.INCOMPLETE.value
+    notes = _budget_notes(result)
+    assert (
+        "pkg/cfg_nested.py: brackets nest 120,000 deep, over the parse budget of 100; not analysed" in notes
+    )
+    assert any(n.startswith("pkg/cfg_chain.py:5: the condition of `use_x` has 15,000 terms") for n in notes)
+    assert [(s, p) for s, p, _ in result["findings"]] == [("P3", "pkg/flags.py")]
+    assert _shown(result["markdown"], "pkg/flags.py")
+    assert result["wall_s"] < budget.seconds and result["peak_rss_mb"] < budget.memory_mb
+    assert result["stored_bytes"] <= budget.report_bytes
+
+
+def _config_files(n: int) -> dict[str, str | bytes | None]:
+    return {
+        f"pkg/c{i:02d}.py": (
+            "import os\n\n\nclass ModelConfig:\n    def derive(self):\n"
+            f"        if self.use_fast_{i}:\n"
+            f'            self.mode_{i} = os.environ.get("MODE_{i}") == "1"\n'
+            "        return self\n"
+        )
+        for i in range(n)
+    }
+
+
+def test_mutants_stop_at_the_budget_one_per_changed_line(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"README.md": "x\n", "tests/test_a.py": "def test_a():\n    assert True\n"})
+    repo.checkout("pr", create=True)
+    repo.commit(_config_files(12))
+    change = load_change(repo.path, "main", "pr")
+    cfg_text = '[tests]\ncommand = "true"\ntimeout = 30\n'
+    exec_settings = ExecSettings(repo_config=parse_repo_config(cfg_text), scratch_dir=tmp_path)
+    settings = ReviewSettings(execute=executor(repo.path, exec_settings), budget=RoundBudget(mutants=3))
+    review = review_change(change, settings)
+    change.close()
+
+    assert review.tests is not None and review.tests["mutants"] == 3
+    budget = [n.message for n in review.notes if n.reason is SkipReason.BUDGET]
+    assert budget == [
+        "9 changed line(s) got no mutant: the round's budget is 3 mutants (from pkg/c03.py:7 on)"
+    ]
+
+
+def test_past_the_time_budget_the_stages_left_are_skipped_and_named(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"README.md": "x\n"})
+    repo.checkout("pr", create=True)
+    repo.commit({f"pkg/m{i}.py": DUPLICATE.format(i=i) for i in range(3)})
+    change = load_change(repo.path, "main", "pr")
+    review = review_change(change, ReviewSettings(budget=RoundBudget(seconds=1e-9)))
+    change.close()
+
+    assert review.status is Status.INCOMPLETE
+    said = [n.message for n in review.notes if n.reason is SkipReason.BUDGET]
+    assert (
+        said[0]
+        == "the round's time budget of 1e-09 s ran out: 3 changed file(s) were not parsed (from pkg/m0.py on)"
+    )
+    assert any(s.endswith("the repository was not searched beyond the changed files") for s in said)
+    assert any("did not run" in s for s in said)
+    assert review.kpi["coverage"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "text,depth", [("", 0), ("f(a[1], {2})", 2), (")))((", 2), ("(" * 500 + ")" * 500, 500)]
+)
+def test_bracket_depth(text: str, depth: int) -> None:
+    assert bracket_depth(text) == depth
