@@ -184,8 +184,9 @@ def _lost_messages(rt: Runtime, lose: Callable[[], None]) -> None:
         took = time.monotonic() - lost_at
     counters = rt.book.read_counters()
     assert counters["jobs_resent"] == {"{}": 3.0}
-    # Before: queued jobs were re-sent after 10 x the lease (30 s here; 10 min by default).
-    assert took < 3 * lease, took
+    # Before: queued jobs were re-sent after 10 x the lease (30 s here; 10 min by default). Now on
+    # the next heartbeat (a quarter lease); the bound leaves room for a loaded machine.
+    assert took < 5 * lease, took
     print(f"\nqueue lost 3 messages: all 3 jobs done {took:.1f} s later (lease {lease:.0f} s)")
 
 
