@@ -28,7 +28,7 @@ from reviewbot.change.diff import load_change
 from reviewbot.change.git import diff_patch_chunks, is_ancestor, run_git
 from reviewbot.change.patch import parse_section
 from reviewbot.errors import EnvironmentProblem
-from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
+from reviewbot.model.budget import RoundBudget
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.finding import Dismissal
 from reviewbot.model.review import Review
@@ -176,16 +176,18 @@ def stored_json(doc: dict[str, Any]) -> str:
 
 
 def fit_round(
-    review: Review, lang: str = "en", budget: RoundBudget = DEFAULT_BUDGET
+    review: Review, lang: str = "en", budget: RoundBudget | None = None
 ) -> tuple[Review, str, dict[str, Any]]:
-    """The round as reported: `review` cut to the budget's stored-report size when it is over (a
-    note says what went; see report/shrink.py), its markdown (with the state marker) and JSON."""
-    fitted, (markdown, doc, _) = fit_report(review, lambda r: _render(r, lang), budget.report_bytes)
+    """The round as reported: `review` cut to the stored-report size of `budget` (default: the one
+    the round ran under) when it is over (a note says what went; see report/shrink.py), its markdown
+    (with the state marker) and JSON."""
+    limit = (budget or review.budget).report_bytes
+    fitted, (markdown, doc, _) = fit_report(review, lambda r: _render(r, lang), limit)
     return fitted, markdown, doc
 
 
 def render_round(
-    review: Review, lang: str = "en", budget: RoundBudget = DEFAULT_BUDGET
+    review: Review, lang: str = "en", budget: RoundBudget | None = None
 ) -> tuple[str, dict[str, Any]]:
     """The markdown report (with the hidden state marker) and the JSON document of a round, within
     the budget's stored-report size."""
@@ -235,7 +237,6 @@ def run_local_round(
             budget=budget or chosen.budget,
         )
         review = review_change(change, chosen)
-        budget = chosen.budget
 
         clock = time.perf_counter()
         name = repository or repository_identity(repo)
@@ -249,7 +250,7 @@ def run_local_round(
     finally:
         change.close()
 
-    review, markdown, doc = fit_round(review, lang, budget)
+    review, markdown, doc = fit_round(review, lang)
     created = False
     if store is not None and pr is not None:
         record = RoundRecord.from_review(

@@ -173,6 +173,7 @@ def review_local(args: argparse.Namespace, settings: Settings | None = None) -> 
             lambda change: settings_for(change, args, repo, facts),
             args.lang,
             repository=args.repo,
+            budget=settings.budget,
         )
     finally:
         if store is not None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewbot.errors import UsageError
+from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.settings import (
     DEFAULT_API_URL,
     Settings,
@@ -42,6 +43,7 @@ class GitHubSettings:
     record_rounds: bool = True  # record published rounds in the store
     cache_dir: Path | None = None  # cached clones; None: the settings' cache directory
     facts_cache_mb: int = 256  # the parsed-facts cache in the cache directory; 0: none
+    budget: RoundBudget = DEFAULT_BUDGET  # the bounds of one round (model/budget.py)
     lang: str = "en"
     use_git: bool = True  # False: review from the API's patches only
     run_tests: bool = True  # run the repository's tests (only for trusted authors, see below)
@@ -126,6 +128,7 @@ class GitHubSettings:
             "db_url": settings.database_url,
             "cache_dir": settings.cache_dir,
             "facts_cache_mb": settings.facts_cache_mb,
+            "budget": settings.budget,
             "review_drafts": settings.review_drafts,
             "seconds_between_requests": settings.request_interval,
             "seconds_between_writes": settings.write_interval,

@@ -104,6 +104,7 @@ def review_settings(
         notes=notes,
         timings_ms={"fetch": round(code.fetch_ms, 1)} if code.fetch_ms else {},
         facts_cache=open_cache(settings.cache_root, settings.facts_cache_mb),
+        budget=settings.budget,
     )
     if settings.now is not None:
         out = replace(out, now=settings.now)

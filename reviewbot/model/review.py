@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import Note
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message
@@ -78,6 +79,7 @@ class Review:
     tests: dict[str, Any] | None = None  # executed tests and mutants (truthtable stage), None = not run
     round: RoundInfo = field(default_factory=RoundInfo)
     reach: list[dict[str, Any]] = field(default_factory=list)  # how far each changed rule reaches
+    budget: RoundBudget = DEFAULT_BUDGET  # the bounds the round ran under (its report's size among them)
 
     def summary(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Severity}

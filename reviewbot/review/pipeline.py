@@ -376,6 +376,7 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
         truth_tables=ctx.truth_tables,
         reach=_reach_of(parsed.derivations, indexed.index),
         tests=execution.summary if execution is not None else None,
+        budget=settings.budget,
     )
     kpi["timings_ms"] = {k: round(v, 1) for k, v in timings.items()}
     return review

@@ -8,6 +8,7 @@ The two big cases run in a subprocess of their own, so the peak resident memory 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -200,3 +201,33 @@ def test_past_the_time_budget_the_stages_left_are_skipped_and_named(tmp_path: Pa
 )
 def test_bracket_depth(text: str, depth: int) -> None:
     assert bracket_depth(text) == depth
+
+
+def test_the_budget_is_a_setting_of_the_cli_and_the_app(tmp_path: Path) -> None:
+    from reviewbot.github.settings import GitHubSettings
+    from reviewbot.settings import load_settings
+
+    env = {"HOME": str(tmp_path), "REVIEWBOT_BUDGET": '{"files": 2, "seconds": 90}'}
+    settings = load_settings(environ=env)
+    assert settings.budget == RoundBudget(files=2, seconds=90)
+    assert GitHubSettings.from_settings(settings).budget == settings.budget
+
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"README.md": "x\n"})
+    repo.checkout("pr", create=True)
+    repo.commit({f"pkg/m{i}.py": DUPLICATE.format(i=i) for i in range(5)})
+    proc = subprocess.run(
+        ["reviewbot", "run", "--base", "main", "--head", "pr", "--no-cache", "--format", "json"],
+        cwd=repo.path,
+        env={**env, "PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["status"] == "INCOMPLETE" and len(doc["findings"]) == 2
+    assert [n["message"] for n in doc["notes"] if n["reason"] == "budget"] == [
+        "the round's budget is 2 changed files, so 3 of 5 changed files were left out (from pkg/m2.py on)"
+    ]
