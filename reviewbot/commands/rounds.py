@@ -89,6 +89,9 @@ def history_table(
     ]
     widths = [max(len(row[i]) for row in lines) for i in range(len(head))]
     out = [f"{repository} PR #{pr}: {len(rows)} round(s)"]
+    if rows and rows[0].round_index > 1:  # a PR's rounds start at 1: the earlier ones were pruned
+        first = rows[0].round_index
+        out[0] += f" (round{'s 1-' if first > 2 else ' '}{first - 1} no longer kept: retention)"
     out += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in lines]
     last = dismissed.get(rows[-1].round_index, ()) if rows else ()
     if last:

@@ -142,7 +142,7 @@ def test_prune_removes_what_is_older_than_its_age_and_keeps_the_rest(
     url = str(store.url) if not str(store.url).startswith("postgresql") else _plain(store)
     assert cli.main(["rounds", "--pr", "10", "--repo", REPO, "--db", url]) == 0
     table = capsys.readouterr().out
-    assert "2 round(s)" in table
+    assert "PR #10: 2 round(s) (rounds 1-3 no longer kept: retention)" in table
     assert [line.split()[0] for line in table.splitlines()[2:4]] == ["4", "5"]
     assert cli.main(["rounds", "--pr", "10", "--repo", REPO, "--db", url, "--round", "4"]) == 0
     assert capsys.readouterr().out == "# round 4 of PR 10\n"
