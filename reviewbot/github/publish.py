@@ -4,7 +4,8 @@
    bot's login; a comment by anyone else is never touched). A body equal to the one on GitHub is
    not sent again.
 2. The review with the new findings' inline comments (skipped when this head already has one).
-3. The check run, last, so that the gate never turns green before the report exists; its
+3. The review threads of findings fixed this round, resolved (GraphQL; resolving twice is harmless).
+4. The check run, last, so that the gate never turns green before the report exists; its
    annotations beyond the first 50 follow in PATCH requests of 50.
 
 A create that failed without a clear answer (timeout, 5xx) is looked up before it is sent again
@@ -20,6 +21,7 @@ from typing import Any
 from reviewbot.github.api import IssueComment, RestApi, ReviewInfo
 from reviewbot.github.client import ApiError
 from reviewbot.github.plan import PublicationPlan, review_marker
+from reviewbot.github.threads import resolve_thread
 from reviewbot.report import sanitize
 from reviewbot.report.marker import decode_state
 
@@ -35,6 +37,7 @@ class Published:
     comment_action: str = ""  # created | updated | unchanged
     review: ReviewInfo | None = None
     check_run_id: int | None = None
+    resolved_threads: list[str] = field(default_factory=list)  # GraphQL ids of the threads resolved
     steps: list[str] = field(default_factory=list)  # what was done, in order
     notes: list[str] = field(default_factory=list)  # what could not be done and why
 
@@ -100,6 +103,22 @@ def _review(api: RestApi, plan: PublicationPlan, bot_login: str, done: Published
         done.review = api.create_review(plan.repo, plan.pr, payload, reconcile=already_there)
         done.notes.append(f"inline comments refused by GitHub ({exc}); posted a review without them")
         done.steps.append(f"review {done.review.id} without inline comments")
+
+
+def _resolve_threads(api: RestApi, plan: PublicationPlan, done: Published) -> None:
+    for th in plan.resolve_threads:
+        try:
+            resolved = resolve_thread(api.client, th.id)
+        except ApiError as exc:
+            # The finding reads as fixed in the report either way; an open thread is no reason to
+            # hold back the check run.
+            done.notes.append(f"review thread of {th.path} not resolved: {exc}")
+            log.warning("%s #%d: review thread %s not resolved: %s", plan.repo, plan.pr, th.id, exc)
+            continue
+        if resolved:
+            done.resolved_threads.append(th.id)
+    if plan.resolve_threads:
+        done.steps.append(f"{len(done.resolved_threads)} review thread(s) of fixed findings resolved")
 
 
 def find_check_run(api: RestApi, plan: PublicationPlan) -> dict[str, Any] | None:
@@ -170,5 +189,6 @@ def publish_into(
     in place instead of creating a second one."""
     _summary(api, plan, bot_login, done)
     _review(api, plan, bot_login, done)
+    _resolve_threads(api, plan, done)
     _check_run(api, plan, done, existing_check_run)
     log.info("%s #%d at %s: %s", plan.repo, plan.pr, plan.head_sha[:12], "; ".join(done.steps))

@@ -21,8 +21,8 @@ from typing import Any
 
 from reviewbot.errors import RateLimited, StoreError
 from reviewbot.github.api import PullRequestInfo, RestApi
-from reviewbot.github.auth import Connection, connect, forget_app_cache
-from reviewbot.github.client import ApiCounter, ApiError
+from reviewbot.github.auth import Connection, connect
+from reviewbot.github.client import ApiCounter
 from reviewbot.github.commands import CommentCommand, run_command
 from reviewbot.github.history import dismissals_for, previous_round
 from reviewbot.github.permissions import Permissions
@@ -36,6 +36,7 @@ from reviewbot.github.publish import (
 )
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.source import Code, load_code, review_settings
+from reviewbot.github.threads import ReviewThread, threads_for_round
 from reviewbot.model.change import SkipReason
 from reviewbot.model.review import Review, Status
 from reviewbot.report.marker import State, decode_state
@@ -96,6 +97,7 @@ def _plan(
     lines: dict[str, frozenset[int]],
     existing: tuple[int, str] | None,
     review_exists: bool,
+    threads: list[ReviewThread],
 ) -> tuple[str, dict[str, Any], PublicationPlan]:
     markdown, doc = render_round(review, settings.lang)
     plan = build_plan(
@@ -109,6 +111,7 @@ def _plan(
         max_inline=settings.max_inline_comments,
         check_name=settings.check_name,
         lang=settings.lang,
+        threads=threads,
     )
     return markdown, doc, plan
 
@@ -203,17 +206,7 @@ def run_pr_round(
     try:
         conn = connect(settings, repo, counter, sleep=sleep)
         api = RestApi(conn.client)
-        try:
-            pr = api.get_pull(repo, n)
-        except ApiError as exc:
-            if exc.status != 401 or conn.auth_kind != "app":
-                raise
-            # A cached installation token was revoked or has expired early: get a fresh one.
-            forget_app_cache()
-            conn.close()
-            conn = connect(settings, repo, counter, sleep=sleep)
-            api = RestApi(conn.client)
-            pr = api.get_pull(repo, n)
+        pr = api.get_pull(repo, n)  # a 401 on an App token renews it in the client (github.auth)
         outcome.head_sha = pr.head_sha
         skip = _skip_reason(settings, pr, expected_head)
         if skip:
@@ -243,7 +236,8 @@ def run_pr_round(
         outcome.code_source = code.source
         outcome.review = review
         existing = (bot_comment.id, bot_comment.body) if bot_comment else None
-        _, _, plan = _plan(review, settings, pr, lines, existing, False)
+        threads, threads_note = threads_for_round(conn.client, review, repo, n, conn.bot_login)
+        _, _, plan = _plan(review, settings, pr, lines, existing, False, threads)
         review_exists = False
         if plan.review is not None and state is not None and state.head_sha == pr.head_sha:
             # A re-run of a head that was published before: its review may exist already.
@@ -257,17 +251,20 @@ def run_pr_round(
         _kpi(
             review,
             counter,
-            1 + (0 if review_exists or plan.review is None else 1) + len(plan.check_run.batches()),
+            1
+            + (0 if review_exists or plan.review is None else 1)
+            + len(plan.resolve_threads)
+            + len(plan.check_run.batches()),
             code,
             conn.bot_login,
         )
         outcome.markdown, outcome.json, outcome.plan = _plan(
-            review, settings, pr, lines, existing, review_exists
+            review, settings, pr, lines, existing, review_exists, threads
         )
         if not post:
             outcome.status = "dry_run"
             return outcome
-        outcome.published = Published()
+        outcome.published = Published(notes=[threads_note] if threads_note else [])
         publish_into(api, outcome.plan, conn.bot_login, outcome.published, existing_check_run=check_run)
         outcome.status = "published"
         if settings.record_rounds:

@@ -23,7 +23,7 @@ BOT = f"{APP_SLUG}[bot]"
 EXCHANGE = "apps/create-installation-access-token"
 # Every request a round 1 makes with the installation token, the writes first.
 WRITES = ("issues/create-comment", "pulls/create-review", "checks/create")
-READS = ("pulls/get", "issues/list-comments")
+READS = ("pulls/get", "issues/list-comments", "graphql/query")
 
 
 def _installation_tokens(seeded: Seeded) -> list[float]:
