@@ -245,3 +245,31 @@ def test_a_failed_job_shows_in_reviewbot_rounds(
     assert main(["rounds", "--pr", "9", "--repo", REPO, "--db", store.url]) == 0
     out = capsys.readouterr().out
     assert "jobs:" in out and "failed" in out and "502 five times" in out
+
+
+def test_unsent_finds_queued_jobs_without_a_message_and_only_one_worker_resends(
+    book: JobBook, store: Store
+) -> None:
+    held = book.accept("d1", wanted(1, "a" * 40)).dispatches[0]  # its message is in the queue
+    lost = book.accept("d2", wanted(2, "b" * 40)).dispatches[0]  # its message was lost
+    later = book.accept("d3", wanted(3, "c" * 40)).dispatches[0]  # a retry due in an hour, lost
+    fresh = book.accept("d4", wanted(4, "d" * 40)).dispatches[0]  # just created: its message on its way
+    running = book.accept("d5", wanted(5, "e" * 40)).dispatches[0]
+    book.claim(running.job_id, running.dispatch, "h:1:x", lease_seconds=LEASE, wait_seconds=0.1)
+    with store.engine.begin() as conn:
+        old = utcnow() - timedelta(seconds=60)
+        conn.execute(sa.update(jobs).where(jobs.c.id != fresh.job_id).values(updated_at=old))
+        conn.execute(
+            sa.update(jobs).where(jobs.c.id == later.job_id).values(not_before=utcnow() + timedelta(hours=1))
+        )
+    in_queue = {(held.job_id, held.dispatch), (lost.job_id, lost.dispatch - 1)}  # a stale copy of lost's
+    first = book.unsent(in_queue, grace_seconds=5)
+    assert sorted((d.job_id, d.dispatch) for d in first) == [(lost.job_id, 2), (later.job_id, 2)]
+    delays = {d.job_id: d.delay for d in first}
+    assert delays[lost.job_id] == 0.0 and 3500 < delays[later.job_id] <= 3600
+    # Another worker sweeping within the grace finds nothing to send: those jobs changed just now.
+    assert book.unsent(in_queue, grace_seconds=5) == []
+    # Once the new messages are in the queue, nothing is missing even without a grace.
+    now_queued = in_queue | {(d.job_id, d.dispatch) for d in [*first, fresh]}
+    assert book.unsent(now_queued, grace_seconds=0) == []
+    assert book.read_counters()["jobs_resent"] == {"{}": 2.0}
