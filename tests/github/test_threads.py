@@ -14,6 +14,7 @@ import pytest
 import requests
 
 from reviewbot.github import run_pr_round
+from reviewbot.github.dryrun import plan_json, plan_text
 from reviewbot.github.threads import finding_marker
 from tests.fakegithub import push
 from tests.github.conftest import APP_SLUG, PR, REPO, Seeded, bot_comments, settings
@@ -233,3 +234,22 @@ def test_threads_github_refuses_do_not_hold_back_the_round(
     _one_of_each(seeded)
     what = "could not be read" if operation == "graphql/query" else "not resolved"
     assert [n for n in second.published.notes if what in n]
+
+
+def test_the_dry_run_names_the_threads_post_would_resolve_and_writes_nothing(
+    seeded: Seeded, tmp_path: Path
+) -> None:
+    s = settings(seeded, tmp_path, app=True)
+    run_pr_round(s, REPO, PR, post=True)
+    seeded.fake.set_head(REPO, PR, seeded.remote.round2)
+    seeded.fake.clear_log()
+    dry = run_pr_round(s, REPO, PR, post=False)
+    assert dry.status == "dry_run" and dry.plan is not None
+    assert seeded.fake.writes(auth=False) == []  # the thread query is a read, though a POST
+    assert [r.operation for r in seeded.fake.log if r.operation.startswith("graphql/")] == ["graphql/query"]
+    (planned,) = plan_json(dry.plan)["resolve_threads"]
+    assert planned["thread_id"] in plan_text(dry.plan) and not any(t["isResolved"] for t in _threads(seeded))
+    assert dry.plan.write_calls == 3  # the summary edit, the resolution, the check run
+
+    posted = run_pr_round(s, REPO, PR, post=True)
+    assert posted.published is not None and posted.published.resolved_threads == [planned["thread_id"]]
