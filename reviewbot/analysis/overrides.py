@@ -84,7 +84,7 @@ def _new_writes(s: Side) -> list[Assignment]:
         and a.guard is None
         and a.kind is AssignKind.PLAIN
         and a.receiver not in ("self", "this", "")
-        and not re.search(rf"(?<![\w]){re.escape(a.field)}(?![\w])", a.value)
+        and not (a.field in a.value and re.search(rf"(?<![\w]){re.escape(a.field)}(?![\w])", a.value))
         and not is_init_function(a.function)
     ]
 

@@ -43,17 +43,20 @@ _UNIMPLEMENTED = re.compile(
 )
 
 
-def _validations(s: Side, heads: list[Side]) -> list[Removal]:
-    assert s.base is not None and s.head is not None
-    out: list[Removal] = []
-    live = {h.function for h in s.head.clauses}
-    # Validations of the head's changed files, by condition and by statement (a raise with the same
-    # message under a rewritten condition moved too).
-    elsewhere = {
+def _head_validations(heads: list[Side]) -> set[tuple[ClauseKind, frozenset[str]]]:
+    """Validations of the head's changed files, by condition and by statement (a raise with the same
+    message under a rewritten condition moved too). Once per change, not once per changed file."""
+    return {
         key
         for t in heads if t.head is not None for h in t.head.clauses if h.kind.validates
         for key in ((h.kind, h.guard_atoms if h.guards else frozenset({h.text})), (h.kind, frozenset({h.text})))
     }  # fmt: skip
+
+
+def _validations(s: Side, elsewhere: set[tuple[ClauseKind, frozenset[str]]]) -> list[Removal]:
+    assert s.base is not None and s.head is not None
+    out: list[Removal] = []
+    live = {h.function for h in s.head.clauses}
     for c in s.base.clauses:
         if not c.kind.validates or not any(n in s.removed for n in range(c.line, c.end_line + 1)):
             continue
@@ -159,7 +162,18 @@ def _moved(a: Assignment, heads: list[Side], index: RepoIndex) -> bool:
     )
 
 
-def _derivations(s: Side, heads: list[Side], index: RepoIndex) -> list[Removal]:
+def _head_env_writes(heads: list[Side]) -> set[str]:
+    """The environment variables the head's changed files write (once per change)."""
+    return {
+        h.env_name
+        for t in heads
+        if t.head is not None
+        for h in t.head.clauses
+        if h.kind is ClauseKind.ENV_WRITE
+    }
+
+
+def _derivations(s: Side, heads: list[Side], kept: set[str], index: RepoIndex) -> list[Removal]:
     assert s.base_facts is not None and s.head_facts is not None and s.base is not None and s.head is not None
     out: list[Removal] = []
     live = s.head_functions()
@@ -191,14 +205,8 @@ def _derivations(s: Side, heads: list[Side], index: RepoIndex) -> list[Removal]:
                     a.text or f"{a.target} = {a.value}", lost, target=a.target,
                     names=(a.field,))
         )  # fmt: skip
-    # Environment writes (compatibility shims): `os.environ["NEW"] = os.environ.get("OLD")`.
-    kept = {
-        h.env_name
-        for t in heads
-        if t.head is not None
-        for h in t.head.clauses
-        if h.kind is ClauseKind.ENV_WRITE
-    }
+    # Environment writes (compatibility shims): `os.environ["NEW"] = os.environ.get("OLD")`; `kept`:
+    # the variables the head still writes.
     live_clauses = {h.function for h in s.head.clauses}
     for c in s.base.clauses:
         if c.kind is not ClauseKind.ENV_WRITE or c.env_name in kept or c.function not in live_clauses:
@@ -235,14 +243,15 @@ def removals(sides: list[Side], index: RepoIndex) -> list[Removal]:
     """Every removed guard, validation and derivation of the change, by path and line."""
     out: list[Removal] = []
     heads = [s for s in sides if s.head is not None]
+    elsewhere, kept = _head_validations(heads), _head_env_writes(heads)
     for s in sides:
         if s.base is None or s.head is None or s.base_facts is None or s.head_facts is None:
             continue
         if _kernel_code(s.path):
             continue
         out += dropped_guards(s, index)
-        out += _validations(s, heads)
-        out += _derivations(s, heads, index)
+        out += _validations(s, elsewhere)
+        out += _derivations(s, heads, kept, index)
     return sorted(out, key=lambda r: (r.path, r.line, r.kind.value, r.text))
 
 

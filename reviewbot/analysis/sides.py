@@ -14,6 +14,7 @@ change in the same pull request" reads them there.
 from __future__ import annotations
 
 import re
+import weakref
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -77,6 +78,23 @@ def _source(f: ChangedFile) -> bool:
     )
 
 
+# The statements of each changed file, kept as long as the file (the round's change) lives: seven
+# rules of a round ask for the sides of the same change, and `clauses`' own small cache cannot hold a
+# large change's files (500 changed files: 7 x 1,000 tree-sitter parses and walks without this).
+_CLAUSES: weakref.WeakKeyDictionary[ChangedFile, tuple[Clauses | None, Clauses | None]]
+_CLAUSES = weakref.WeakKeyDictionary()
+
+
+def _clauses_of(f: ChangedFile) -> tuple[Clauses | None, Clauses | None]:
+    found = _CLAUSES.get(f)
+    if found is None:
+        old = f.old_path or f.path
+        base = clauses(old, f.base_text) if f.base_text is not None and f.old_path is not None else None
+        head = clauses(f.path, f.head_text) if f.head_text is not None else None
+        found = _CLAUSES[f] = (base, head)
+    return found
+
+
 def sides(
     change: ChangeSet, base_facts: dict[str, FileFacts], head_facts: dict[str, FileFacts]
 ) -> list[Side]:
@@ -86,8 +104,7 @@ def sides(
         if not _source(f):
             continue
         old = f.old_path or f.path
-        base = clauses(old, f.base_text) if f.base_text is not None and f.old_path is not None else None
-        head = clauses(f.path, f.head_text) if f.head_text is not None else None
+        base, head = _clauses_of(f)
         out.append(
             Side(
                 path=f.path,

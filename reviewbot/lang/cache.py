@@ -86,6 +86,10 @@ class FactsCache:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
         self._broken = False
+        # Bytes this process stored since it last summed the file's size: `_trim` sums the table (a
+        # scan of every row) only when they could have taken the file over its bound, not on every
+        # store (which made storing n files cost n^2). Other processes' stores are theirs to trim.
+        self._unsummed: int | None = None
 
     def _connect(self) -> sqlite3.Connection | None:
         if self._db is None and not self._broken:
@@ -158,7 +162,7 @@ class FactsCache:
             try:
                 db.execute("BEGIN IMMEDIATE")
                 db.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?, ?)", rows)
-                self._trim(db)
+                self._trim(db, sum(size for _, _, size, _ in rows))
                 db.execute("COMMIT")
             except sqlite3.Error as exc:
                 with contextlib.suppress(sqlite3.Error):
@@ -168,8 +172,12 @@ class FactsCache:
     def put(self, key: str, facts: object) -> None:
         self.put_many([(key, facts)])
 
-    def _trim(self, db: sqlite3.Connection) -> None:
+    def _trim(self, db: sqlite3.Connection, stored: int) -> None:
+        if self._unsummed is not None and self._unsummed + stored <= self.max_bytes // 64:
+            self._unsummed += stored  # at most 1/64 of the bound over it (until the next check)
+            return
         (total,) = db.execute("SELECT COALESCE(SUM(size), 0) FROM facts").fetchone()
+        self._unsummed = 0
         if total <= self.max_bytes:
             return
         # Down to 80% of the bound, oldest use first, so that trimming is rare.
