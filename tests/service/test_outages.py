@@ -240,3 +240,39 @@ def test_a_delivery_during_a_store_outage_is_refused_with_503_and_its_redelivery
         twice = deliver(server.url, "pull_request", event, delivery="during-outage")
         assert twice.json()["outcome"] == "duplicate_delivery"
     assert [j.head_sha for j in pg_runtime.book.list(repository=REPO, pr=PR)] == ["e" * 40]
+
+
+@pytest.mark.redis
+def test_a_delivery_while_redis_is_down_is_recorded_and_runs_once_redis_is_back(settings: Settings) -> None:
+    """The server records the job and answers 202 even when it cannot enqueue (the store is the
+    truth); the worker's heartbeat sends the message once Redis is back."""
+    redis = PrivateRedis()
+    try:
+        rt = Runtime.open(settings.with_(queue_url=redis.url, queue_name="outage"))
+        ran: list[int] = []
+
+        def round_fn(job: Job) -> RoundResult:
+            ran.append(job.id)
+            return RoundResult("done", "ok", 1, job.head_sha)
+
+        try:
+            app = create_app(rt.settings, rt.book, rt.queue)
+            with ServerThread(app) as server, consuming(rt, round_fn, threads=1):
+                redis.stop()
+                answer = deliver(
+                    server.url, "pull_request", pull_request_event("synchronize", REPO, PR, "f" * 40)
+                )
+                assert answer.status_code == 202, answer.text
+                (job_id,) = answer.json()["jobs"]
+                time.sleep(2 * rt.settings.job_lease_seconds)  # Redis stays down a while
+                assert ran == []
+                redis.start()
+                back = time.monotonic()
+                job = wait_for(_final_of(rt, job_id), timeout=30, what="the job to run")
+                took = time.monotonic() - back
+        finally:
+            rt.close()
+    finally:
+        redis.close()
+    assert job.state == "done" and ran == [job_id]
+    print(f"\nenqueue failed while Redis was down: the job ran {took:.1f} s after Redis came back")
