@@ -206,6 +206,8 @@ def for_mutants(
             unique.append(d)
     if len(unique) <= budget.mutants:
         return list(derivations), []
+    # Every write on a kept line goes (one mutant may revert them together); build_mutants makes
+    # no second mutant for a line.
     kept = {(d.head.path, d.head.line) for d in unique[: budget.mutants]}
     first = unique[budget.mutants].head
     note = Note.of(

@@ -16,14 +16,18 @@ from typing import Any
 
 import pytest
 
+from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.change.diff import load_change
 from reviewbot.config import parse_repo_config
 from reviewbot.execution.execute import ExecSettings, executor
+from reviewbot.execution.mutants import build_mutants
+from reviewbot.lang.predicate import Atom
 from reviewbot.model.budget import RoundBudget
-from reviewbot.model.change import SkipReason
+from reviewbot.model.change import ChangedFile, ChangeSet, FileStatus, Hunk, SkipReason
 from reviewbot.model.review import Status
 from reviewbot.review.budget import bracket_depth
 from reviewbot.review.pipeline import ReviewSettings, review_change
+from tests.execution.seedfacts import assign
 from tests.gitrepo import Repo
 
 # One round in a fresh interpreter: the figures printed are that round's (CPU, peak memory).
@@ -231,3 +235,47 @@ def test_the_budget_is_a_setting_of_the_cli_and_the_app(tmp_path: Path) -> None:
     assert [n["message"] for n in doc["notes"] if n["reason"] == "budget"] == [
         "the round's budget is 2 changed files, so 3 of 5 changed files were left out (from pkg/m2.py on)"
     ]
+
+
+def test_build_mutants_makes_one_mutant_per_changed_line_and_stops_at_the_limit() -> None:
+    base = "void f() {\n  if (c) {\n    cfg.x = 1;\n  }\n}\n"
+    head = "void f() {\n  if (c) {\n    cfg.x = 2; cfg.y = 2;\n  }\n  if (d) {\n    cfg.z = 3;\n  }\n}\n"
+    hunk = Hunk(
+        1, 5, 1, 8, "@@", ((3, "    cfg.x = 2; cfg.y = 2;"), (5, "  if (d) {"), (6, "    cfg.z = 3;")), ()
+    )
+    change = ChangeSet(
+        "b" * 40,
+        "h" * 40,
+        "b" * 40,
+        [ChangedFile("f.cc", "f.cc", FileStatus.MODIFIED, (hunk,), base, head)],
+        0,
+    )
+    b_x = assign("cfg.x", "1", 3, Atom("c"), path="f.cc", function="f", guard_line=2, text="cfg.x = 1;")
+    x = ChangedDerivation(
+        assign("cfg.x", "2", 3, Atom("c"), path="f.cc", function="f", guard_line=2), (b_x,), False
+    )
+    y = ChangedDerivation(
+        assign("cfg.y", "2", 3, Atom("c"), path="f.cc", function="f", guard_line=2), (), True
+    )
+    z = ChangedDerivation(
+        assign("cfg.z", "3", 6, Atom("d"), path="f.cc", function="f", guard_line=5), (), True
+    )
+
+    mutants = build_mutants(change, [x, y, z])
+    assert [(m.line, m.covers) for m in mutants] == [(2, (("f.cc", 3),)), (5, (("f.cc", 6),))]
+    assert len(build_mutants(change, [x, y, z], limit=1)) == 1
+
+
+def test_past_the_memory_budget_the_stages_left_are_skipped_and_named(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.commit({"README.md": "x\n"})
+    repo.checkout("pr", create=True)
+    repo.commit({"pkg/m0.py": DUPLICATE.format(i=0)})
+    change = load_change(repo.path, "main", "pr")
+    review = review_change(change, ReviewSettings(budget=RoundBudget(memory_mb=1)))
+    change.close()
+
+    assert review.status is Status.INCOMPLETE
+    said = [n.message for n in review.notes if n.reason is SkipReason.BUDGET]
+    assert said and all(", over the memory budget of 1 MiB: " in s for s in said)
+    assert said[0].endswith("1 changed file(s) were not parsed (from pkg/m0.py on)")
