@@ -299,19 +299,32 @@ class Worker:
         lease = self.settings.job_lease_seconds
         beat = self._beat()
         last_sweep = time.monotonic()
+
+        def sweep() -> None:
+            nonlocal last_sweep
+            if time.monotonic() - last_sweep >= lease:
+                last_sweep = time.monotonic()
+                self.recover(startup=False)
+
+        # Each step on its own: the queue being down must not stop heartbeats, nor the store retention.
+        steps = (self.pay_owed, self._heartbeat, self.resend_lost, sweep, self.prune_when_due)
         while not self._stop.wait(beat):
-            try:
-                self.pay_owed()
-                with self._lock:
-                    running = set(self._running)
-                self.book.heartbeat(self.owner, running)
-                self.resend_lost()
-                if time.monotonic() - last_sweep >= lease:
-                    last_sweep = time.monotonic()
-                    self.recover(startup=False)
-                self.prune_when_due()
-            except Exception as exc:  # the thread must outlive a database or queue outage
-                log.warning("heartbeat failed (%s: %s); retrying in %.1fs", type(exc).__name__, exc, beat)
+            for step in steps:
+                try:
+                    step()
+                except Exception as exc:  # the thread must outlive a database or queue outage
+                    log.warning(
+                        "%s failed (%s: %s); retrying in %.1fs",
+                        step.__name__.strip("_"),
+                        type(exc).__name__,
+                        exc,
+                        beat,
+                    )
+
+    def _heartbeat(self) -> None:
+        with self._lock:
+            running = set(self._running)
+        self.book.heartbeat(self.owner, running)
 
     def prune_when_due(self) -> None:
         """Retention (see `reviewbot.service.retention`), at most once per `prune_interval_seconds`."""
