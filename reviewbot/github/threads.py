@@ -50,7 +50,7 @@ query ReviewbotThreads($owner: String!, $name: String!, $number: Int!, $after: S
           path
           line
           comments(first: 1) {
-            nodes { fullDatabaseId author { login } body }
+            nodes { fullDatabaseId author { __typename login } body }
           }
         }
       }
@@ -87,9 +87,16 @@ class ReviewThread:
     comment_id: int | None  # the REST id of the first comment
 
 
-def _same_login(graphql_login: str, rest_login: str) -> bool:
-    # GraphQL names an App's bot by its slug; REST (and reviewbot's settings) add "[bot]".
-    return graphql_login.lower().removesuffix("[bot]") == rest_login.lower().removesuffix("[bot]")
+def _by_bot(author: Any, bot_login: str) -> bool:
+    """Whether a GraphQL comment author is the bot reviewbot posts as (`bot_login`, as REST spells it)."""
+    if not isinstance(author, dict):
+        return False  # a deleted account
+    login, kind = str(author.get("login") or "").lower(), author.get("__typename")
+    if bot_login.lower().endswith("[bot]"):
+        # GraphQL names an App's bot by its slug, without the "[bot]" REST adds; anyone may register a
+        # user account under that slug, so the author must be a Bot too.
+        return kind == "Bot" and login == bot_login.lower().removesuffix("[bot]")
+    return login == bot_login.lower()  # a token's user
 
 
 def _thread(node: Any, bot_login: str) -> ReviewThread | None:
@@ -99,9 +106,8 @@ def _thread(node: Any, bot_login: str) -> ReviewThread | None:
     first = comments[0] if comments and isinstance(comments[0], dict) else None
     if first is None:
         return None
-    author = str((first.get("author") or {}).get("login") or "")
     found = _MARKER.findall(str(first.get("body") or ""))
-    if not found or not _same_login(author, bot_login):
+    if not found or not _by_bot(first.get("author"), bot_login):
         return None  # someone else's thread, or a pasted marker: never touched
     raw_id = first.get("fullDatabaseId")
     line = node.get("line")

@@ -86,12 +86,13 @@ def test_threads_are_read_page_by_page_and_only_the_bots_count(seeded: Seeded, t
     bot = f"{APP_SLUG}[bot]"
     _seed_threads(seeded, 150, user=bot)
     _seed_threads(seeded, 3, user="junna2016")  # a human pasting the bot's marker: never the bot's thread
+    _seed_threads(seeded, 2, user=APP_SLUG)  # a user account named like the App's bot (GraphQL login alike)
     counter = ApiCounter()
     conn = connect(settings(seeded, tmp_path, app=True), REPO, counter)
     try:
         threads = list_bot_threads(conn.client, REPO, PR, conn.bot_login)
         assert len(threads) == 150 and len({t.id for t in threads}) == 150
-        assert [r.status for r in seeded.fake.calls("graphql/query")] == [200, 200]  # 100 + 50
+        assert [r.status for r in seeded.fake.calls("graphql/query")] == [200, 200]  # 100 + 55
         assert counter.reads == 2 and counter.writes == 0  # queries are reads, though sent as POST
         assert threads[0].comment_id is not None and threads[0].line == 1 and not threads[0].resolved
 
