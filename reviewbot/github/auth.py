@@ -7,8 +7,9 @@ for an installation token, and its login is the App's slug + `[bot]`. The slug, 
 and tokens are cached per process, so a long-running worker does not repeat the handshake every round.
 
 Installation tokens live an hour. A round starts only with a token that outlives the longest round
-(`ROUND_MARGIN`: git's fetch timeout, 900 s, plus the test stage's budget, 300 s, plus publishing, with
-room to spare), because the clone's fetch holds the token it started with. During the round every
+(`ROUND_MARGIN`: git's fetch timeout, 900 s, plus the analysis budget, 600 s by default with the tests
+in it, plus publishing: about 25 minutes), because git holds the token it was given for the clone's
+fetches, the lazy ones of a partial clone included. During the round every
 request asks `InstallationToken` for the token, which renews it when it is within `REQUEST_MARGIN` of
 expiring; and a 401 (a token revoked or expired early, e.g. by clock skew) renews it once and the
 request is sent again (reviewbot.github.client).
@@ -30,7 +31,7 @@ from reviewbot.github.settings import GitHubSettings
 
 __all__ = ["Connection", "InstallationToken", "connect", "forget_app_cache", "ROUND_MARGIN", "REQUEST_MARGIN"]
 
-ROUND_MARGIN = 1800.0  # a round starts only with a token that has this long left (the longest round: ~20 min)
+ROUND_MARGIN = 1800.0  # a round starts only with a token that has this long left (the longest round: ~25 min)
 REQUEST_MARGIN = 60.0  # within a round, a request renews a token that has less than this left
 _lock = threading.Lock()
 _slugs: dict[tuple[str, int], str] = {}
