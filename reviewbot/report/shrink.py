@@ -47,14 +47,20 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _short_finding(f: Finding) -> Finding:
+    title = _clip(f.title, _TEXT)
     evidence = tuple(_clip(e, _TEXT) for e in f.evidence[:_EVIDENCE])
     suggestion = _clip(f.suggestion, _TEXT)
     # A sketch cut in the middle would not compile: a long one goes, the suggestion still says what to pin.
     code = f.suggestion_code if len(f.suggestion_code) <= _CODE else ""
-    keep = {"title"} | ({"suggestion"} if suggestion == f.suggestion else set())
+    # A shortened text no longer renders from its catalogue message (that would give it back whole).
+    keep = {k for k, a, b in (("title", title, f.title), ("suggestion", suggestion, f.suggestion)) if a == b}
     keep |= {f"evidence.{i}" for i, (a, b) in enumerate(zip(evidence, f.evidence, strict=False)) if a == b}
     return replace(
         f,
+        title=title,
+        # The anchor names the finding across rounds: shortened, it keeps its fingerprint.
+        anchor=_clip(f.anchor, _TEXT),
+        fingerprint_override=f.fingerprint,
         evidence=evidence,
         suggestion=suggestion,
         suggestion_code=code,

@@ -279,3 +279,43 @@ def test_past_the_memory_budget_the_stages_left_are_skipped_and_named(tmp_path: 
     said = [n.message for n in review.notes if n.reason is SkipReason.BUDGET]
     assert said and all(", over the memory budget of 1 MiB: " in s for s in said)
     assert said[0].endswith("1 changed file(s) were not parsed (from pkg/m0.py on)")
+
+
+def test_a_report_over_its_budget_keeps_its_findings_shown_and_their_fingerprints() -> None:
+    """Findings carrying a huge expression (title, anchor, evidence, suggestion, sketch): the stored
+    report is cut to the budget, the findings keep their fingerprints, and the comment shows them."""
+    from reviewbot.model.finding import Finding, Severity
+    from reviewbot.model.review import ChecklistResult, Review
+    from reviewbot.report.comment import GITHUB_LIMIT
+    from reviewbot.runner import fit_round, stored_json
+
+    expr = " and ".join(f"cfg.v{j}" for j in range(6_000))  # about 50 KB
+    findings = [
+        Finding(
+            rule="duplicated-predicate",
+            severity=Severity.P2 if i < 3 else Severity.P3,
+            path=f"pkg/m{i}.py",
+            line=2,
+            title=f"The predicate `{expr}` is written 2 times",
+            anchor=expr + str(i),
+            evidence=(expr,) * 4,
+            suggestion=expr,
+            suggestion_code=expr,
+        )
+        for i in range(20)
+    ]
+    budget = RoundBudget(report_bytes=256 << 10)
+    review = Review(Status.LGTM, "b" * 40, "h" * 40, "b" * 40, "now", findings, ChecklistResult(), [], [], {})
+    review.budget = budget
+
+    fitted, markdown, doc = fit_round(review)
+
+    assert len(markdown.encode()) + len(stored_json(doc).encode()) <= budget.report_bytes
+    assert len(markdown) <= GITHUB_LIMIT
+    assert fitted.status is Status.INCOMPLETE
+    assert fitted.notes[0].message.startswith("the stored report came to ")
+    kept = fitted.findings
+    assert len(kept) == 20  # shortening was enough: every finding stays
+    assert [f.fingerprint for f in kept] == [f.fingerprint for f in findings]
+    assert all(f"`pkg/m{i}.py:2`" in markdown for i in range(3))  # the P2s are shown with their places
+    assert "F1" in markdown
