@@ -9,9 +9,10 @@ target in source order. The records are values: report.truth_tables spells them 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from reviewbot.analysis.derive import ChangedDerivation
@@ -103,28 +104,53 @@ class _Vars:
         self._var(name, "bool")
         self.meaning[atom.text] = (name, "is", True)
 
-    def eval(self, p: Pred | None, row: _Inputs) -> bool:
+    def compiled(self, p: Pred | None) -> _Test:
+        """`p` as a function of a row, with the atoms' meanings as they are now. A table evaluates
+        every guard on up to 2^16 rows: walking the predicate tree for each cost minutes."""
         if p is None:
-            return True
+            return _always
         if isinstance(p, Atom):
             name, how, want = self.meaning[p.text]
-            got = row[name]
             if how == "is":
-                return bool(got) is bool(want)
-            return bool(got == want) if how == "==" else bool(got != want)
+                truth = bool(want)
+                return lambda row: bool(row[name]) is truth
+            if how == "==":
+                return lambda row: bool(row[name] == want)
+            return lambda row: bool(row[name] != want)
         if isinstance(p, Not):
-            return not self.eval(p.arg, row)
-        if isinstance(p, And):
-            return all(self.eval(a, row) for a in p.args)
-        if isinstance(p, Or):
-            return any(self.eval(a, row) for a in p.args)
+            inner = self.compiled(p.arg)
+            return lambda row: not inner(row)
+        if isinstance(p, And | Or):
+            parts = [self.compiled(a) for a in p.args]
+            return functools.reduce(_both if isinstance(p, And) else _either, parts) if parts else _empty(p)
         raise TypeError(f"not a predicate: {p!r}")
+
+
+def _both(left: _Test, right: _Test) -> _Test:
+    return lambda row: left(row) and right(row)  # short-circuits as all() did
+
+
+def _either(left: _Test, right: _Test) -> _Test:
+    return lambda row: left(row) or right(row)
+
+
+def _empty(p: Pred) -> _Test:
+    truth = isinstance(p, And)  # all(()) is True, any(()) is False
+    return lambda row: truth
+
+
+_Test = Callable[[_Inputs], bool]
+
+
+def _always(row: _Inputs) -> bool:
+    return True
 
 
 def _is_const(value: str) -> bool:
     return bool(_CONST.match(value) or _ENUM_CONST.match(value))
 
 
+@functools.lru_cache(maxsize=4096)
 def written(value: str) -> Outcome:
     """The outcome of a plain write of `value`: a constant or an expression."""
     return Outcome("const" if _is_const(value) else "expr", value)
@@ -155,10 +181,11 @@ def _revision(assigns: list[Assignment], target: str) -> _Revision:
     return _Revision(tuple(assigns), Outcome("input", target))
 
 
-def _replay(rev: _Revision, vs: _Vars, row: _Inputs) -> Outcome:
+def _replay(rev: _Revision, tests: tuple[_Test, ...], row: _Inputs) -> Outcome:
+    """The outcome of one row; `tests[i]` is `rev.writes[i]`'s guard (`_Vars.compiled`)."""
     out = rev.start
-    for a in rev.writes:
-        if not vs.eval(a.guard, row):
+    for a, holds in zip(rev.writes, tests, strict=True):
+        if not holds(row):
             continue
         if a.kind is AssignKind.AUGMENTED:
             prior = "input" if out.kind == "input" else out.text
@@ -260,8 +287,11 @@ def truth_table(
             vs.meaning[text] = (input_name, how, want)
     variables = [_finished(v, index, lang) for v in vs.vars.values()]
 
+    base_tests = tuple(vs.compiled(a.guard) for a in base.writes)
+    head_tests = tuple(vs.compiled(a.guard) for a in head.writes)
+
     def outcomes(row: _Inputs) -> tuple[Outcome, Outcome]:
-        return _replay(base, vs, row), _replay(head, vs, row)
+        return _replay(base, base_tests, row), _replay(head, head_tests, row)
 
     guard_reads_input = any(name == input_name for name, _, _ in vs.meaning.values())
     # A guard that tests the incoming value needs it as a boolean column, whatever the writes assign.
