@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -175,6 +176,7 @@ def run(deliveries: int, concurrency: int, db: str | None, queue: str | None) ->
         server.terminate()
         server.wait(timeout=30)
         log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
         if pg is not None and db:
             _drop_pg(db, pg[1])
         if queue:
