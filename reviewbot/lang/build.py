@@ -16,7 +16,7 @@ from reviewbot.lang.index import DEFAULT_EXCLUDES, RepoIndex, TestRef, is_exclud
 from reviewbot.lang.parse import parse_many
 from reviewbot.model.change import RepoTree
 
-__all__ = ["build_index", "names_pattern", "NameSet", "DEFAULT_EXCLUDES", "is_excluded"]
+__all__ = ["build_index", "prefilter", "names_pattern", "NameSet", "DEFAULT_EXCLUDES", "is_excluded"]
 
 # Files that only matter as tests (smoke suites, build rules, scripts) when they live under a test path.
 _TEST_ONLY_SUFFIXES = (".bzl", ".bazel", "BUILD", ".sh", ".cmake", "CMakeLists.txt", ".yaml", ".yml", ".toml")
@@ -144,7 +144,7 @@ def _grep_word(name: str) -> str:
     return max(_WORD.findall(name), key=len, default="")
 
 
-def _prefilter(tree: RepoTree, names: Iterable[str]) -> set[str] | None:
+def prefilter(tree: RepoTree, names: Iterable[str]) -> set[str] | None:
     """The files that can mention one of `names`, from one `git grep` when the tree can run one;
     None (read every candidate) otherwise."""
     grep = getattr(tree, "grep", None)
@@ -185,7 +185,7 @@ def build_index(
     index.reused_files = len(changed)
     wanted = NameSet(names)
     in_tests = wanted if test_names is None else NameSet(test_names)
-    hits = _prefilter(tree, (*wanted.names, *in_tests.names))
+    hits = prefilter(tree, (*wanted.names, *in_tests.names))
     paths = [
         p
         for p in tree.paths()
