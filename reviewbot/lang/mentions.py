@@ -53,11 +53,11 @@ def scan_readers(tree: RepoTree, index: RepoIndex, graph: CallGraph, names: Iter
         return
     # One `git grep` names the files that can mention a name (a superset of what the patterns below
     # match); reading every source file instead cost most of a warm review on rtp-llm (4,100 files).
-    hits = prefilter(tree, wanted)
+    candidates = prefilter(tree, wanted)
     paths = [
         p
         for p in tree.paths()
-        if (hits is None or p in hits)
+        if (candidates is None or p in candidates)
         and lang_for_path(p) is not None
         and not is_test_path(p)
         and not index.is_excluded(p)
