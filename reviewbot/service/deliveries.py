@@ -26,6 +26,35 @@ from reviewbot.store.tables import commands, deliveries, jobs
 
 __all__ = ["Ledger", "DeliveryIntake"]
 
+# The statements of the acknowledgement path, built once (bound parameters): building a statement
+# costs more CPU than running it, and the webhook's answer waits for all of them (issue 15 item 14).
+_SEEN = sa.select(deliveries.c.outcome).where(deliveries.c.delivery_id == sa.bindparam("delivery_id"))
+_SAME_PR = (jobs.c.repository == sa.bindparam("repository"), jobs.c.pr == sa.bindparam("pr"))
+_QUEUED_FOR_HEAD = {
+    has_head: sa.select(jobs.c.id).where(*_SAME_PR, head, jobs.c.state == "queued").limit(1)
+    for has_head, head in (
+        (True, jobs.c.head_sha == sa.bindparam("head_sha")),
+        (False, jobs.c.head_sha.is_(None)),
+    )
+}
+_JOB_FOR_HEAD = {
+    has_head: sa.select(jobs.c.id, jobs.c.state)
+    .where(*_SAME_PR, head, jobs.c.state.in_(("queued", "running", "done")))
+    .order_by(jobs.c.id.desc())
+    .limit(1)
+    for has_head, head in (
+        (True, jobs.c.head_sha == sa.bindparam("head_sha")),
+        (False, jobs.c.head_sha.is_(None)),
+    )
+}
+_ROUND_OF_HEAD = sa.select(rounds.c.round_index).where(
+    rounds.c.repository == sa.bindparam("repository"),
+    rounds.c.pr == sa.bindparam("pr"),
+    rounds.c.head_sha == sa.bindparam("head_sha"),
+)
+_INSERT_JOB = sa.insert(jobs)
+_INSERT_DELIVERY = sa.insert(deliveries)
+
 _JOB_LOCK = 0x72626A62  # "rbjb"; paired with a hash of (repository, PR)
 
 
@@ -110,9 +139,7 @@ class DeliveryIntake(Ledger):
     def _accept(self, delivery_id: str, decision: Decision) -> Accepted:
         decision, head_notes = self._by_head(decision)
         with self._tx(*((r.repository, r.pr) for r in decision.requests)) as conn:
-            seen = conn.execute(
-                sa.select(deliveries.c.outcome).where(deliveries.c.delivery_id == delivery_id)
-            ).scalar()
+            seen = conn.execute(_SEEN, {"delivery_id": delivery_id}).scalar()
             if seen is not None:
                 counters.bump(conn, "deliveries", {"event": decision.event, "outcome": "duplicate_delivery"})
                 return Accepted("duplicate_delivery", f"delivery already received ({seen})", (), ())
@@ -157,7 +184,7 @@ class DeliveryIntake(Ledger):
                     "created_at": now,
                     "updated_at": now,
                 }
-                key = conn.execute(sa.insert(jobs).values(**values)).inserted_primary_key
+                key = conn.execute(_INSERT_JOB, values).inserted_primary_key
                 assert key is not None
                 job_id = int(key[0])
                 created.append(Dispatch(job_id, 1))
@@ -170,16 +197,17 @@ class DeliveryIntake(Ledger):
                 outcome = decision.kind  # ping | ignored
             detail = "; ".join(notes) if notes else decision.reason
             conn.execute(
-                sa.insert(deliveries).values(
-                    delivery_id=delivery_id,
-                    event=decision.event,
-                    action=decision.action,
-                    repository=decision.repository,
-                    pr=decision.pr,
-                    outcome=outcome,
-                    detail=detail[:2000],
-                    received_at=now,
-                )
+                _INSERT_DELIVERY,
+                {
+                    "delivery_id": delivery_id,
+                    "event": decision.event,
+                    "action": decision.action,
+                    "repository": decision.repository,
+                    "pr": decision.pr,
+                    "outcome": outcome,
+                    "detail": detail[:2000],
+                    "received_at": now,
+                },
             )
             counters.bump(conn, "deliveries", {"event": decision.event, "outcome": outcome})
         return Accepted(outcome, detail, tuple(d.job_id for d in created), tuple(created))
@@ -195,30 +223,15 @@ class DeliveryIntake(Ledger):
             return self._command(conn, key) is not None
 
     def _duplicate(self, conn: Connection, request: RoundRequest) -> str | None:
-        same_pr = (jobs.c.repository == request.repository, jobs.c.pr == request.pr)
-        head_match = (
-            jobs.c.head_sha.is_(None) if request.head_sha is None else jobs.c.head_sha == request.head_sha
-        )
+        params = {"repository": request.repository, "pr": request.pr, "head_sha": request.head_sha}
+        has_head = request.head_sha is not None
         if request.force:
-            queued = conn.execute(
-                sa.select(jobs.c.id).where(*same_pr, head_match, jobs.c.state == "queued").limit(1)
-            ).scalar()
+            queued = conn.execute(_QUEUED_FOR_HEAD[has_head], params).scalar()
             return None if queued is None else f"job {queued} is already queued for this head"
-        existing = conn.execute(
-            sa.select(jobs.c.id, jobs.c.state)
-            .where(*same_pr, head_match, jobs.c.state.in_(("queued", "running", "done")))
-            .order_by(jobs.c.id.desc())
-            .limit(1)
-        ).first()
+        existing = conn.execute(_JOB_FOR_HEAD[has_head], params).first()
         if existing is not None:
             return f"head {str(request.head_sha)[:12]} already has job {existing[0]} ({existing[1]})"
-        round_index = conn.execute(
-            sa.select(rounds.c.round_index).where(
-                rounds.c.repository == request.repository,
-                rounds.c.pr == request.pr,
-                rounds.c.head_sha == request.head_sha,
-            )
-        ).scalar()
+        round_index = conn.execute(_ROUND_OF_HEAD, params).scalar()
         if round_index is not None:
             return f"head {str(request.head_sha)[:12]} was reviewed in round {round_index}"
         return None
