@@ -48,12 +48,19 @@ class CheckRunHandlers(HandlerBase):
         if status == "completed" and run.completed_at is None:
             run.completed_at = data.get("completed_at") or iso()
 
+    def _require_checks_write(self, req: Request) -> None:
+        tok = req.token
+        inst = self.world.installations.get(tok.installation_id) if tok and tok.installation_id else None
+        if inst is not None and inst.permissions.get("checks") != "write":
+            raise Problem(403, "Resource not accessible by integration")
+
     def create_check_run(self, req: Request) -> Reply:
         full = self._repo(req)
         data = self._body(req)
         app_id = self._app_of(req)
         if app_id is None and not self.options.allow_pat_check_runs:
             raise Problem(403, "You must authenticate via a GitHub App.")
+        self._require_checks_write(req)
         if not data.get("name") or not data.get("head_sha"):
             raise Problem(422, 'Invalid request.\n\n"name", "head_sha" weren\'t supplied.')
         run = CheckRun(
@@ -81,6 +88,7 @@ class CheckRunHandlers(HandlerBase):
             raise Problem(404, "Not Found")
         if run.app_id is not None and self._app_of(req) != run.app_id:
             raise Problem(403, "Resource not accessible by integration")
+        self._require_checks_write(req)
         data = self._body(req)
         self._check_status(run, data)
         self._check_output(run, data)

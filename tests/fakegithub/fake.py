@@ -83,6 +83,18 @@ class FakeGitHub:
             self.world.installations[inst.id] = inst
         return inst.id
 
+    def reinstall(self, installation_id: int) -> int:
+        """The App uninstalled and installed again on the same account and repositories: the old
+        installation and its tokens are gone (401 Bad credentials; 404 on its token exchange), the
+        new one has a new id, which is returned."""
+        with self.world.lock:
+            return self.world.reinstall(installation_id)
+
+    def set_installation_permission(self, installation_id: int, name: str, level: str) -> None:
+        """E.g. ("checks", "read"): the installation may no longer create check runs (403)."""
+        with self.world.lock:
+            self.world.installations[installation_id].permissions[name] = level
+
     def add_repo(
         self,
         full_name: str,

@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 
 __all__ = ["Fault", "FaultPlan"]
 
-KINDS = ("status", "delay", "primary_rate_limit", "secondary_rate_limit", "disconnect", "token_expiry")
+KINDS = (
+    "status",
+    "delay",
+    "primary_rate_limit",
+    "secondary_rate_limit",
+    "disconnect",
+    "token_expiry",
+    "reinstall",
+)
 
 
 @dataclass
@@ -30,6 +38,9 @@ class Fault:
       disconnect           close the connection without an answer
       token_expiry         the request's token expires now: this request and every later one with it
                            answer 401 `Bad credentials` (an installation token outlived by a long round)
+      reinstall            the App is uninstalled and installed again now (World.reinstall): the
+                           request's token is gone (401), its installation id answers 404, a new
+                           installation with a new id covers the same repositories
     """
 
     kind: str = "status"

@@ -69,6 +69,12 @@ def merge_base(repo: Path, base: str, head: str) -> str:
     return _git(repo, "merge-base", base, head).strip()
 
 
+def is_ancestor(repo: Path, commit: str, head: str) -> bool:
+    """`commit` is `head` or one of its ancestors (a commit of the PR's history)."""
+    out = subprocess.run(["git", "merge-base", "--is-ancestor", commit, head], cwd=repo, capture_output=True)
+    return out.returncode == 0
+
+
 def blob_sha(repo: Path, rev: str, path: str) -> str:
     out = _git(repo, "rev-parse", f"{rev}:{path}", check=False).strip()
     return out or "0" * 40

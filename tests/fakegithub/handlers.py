@@ -199,6 +199,15 @@ class Handlers(ReviewHandlers, CheckRunHandlers, PermissionHandlers):
         c.updated_at = iso()
         return Reply(200, self.urls.issue_comment(c))
 
+    def get_comment(self, req: Request) -> Reply:
+        """`GET /repos/{o}/{r}/issues/comments/{id}` (operation `issues/get-comment`; not in the
+        OpenAPI subset: it answers the same issue-comment object as `issues/update-comment`)."""
+        full = self._repo(req)
+        c = self.world.comments.get(int(req.params["comment_id"]))
+        if c is None or c.repo != full:
+            raise Problem(404, "Not Found")
+        return Reply(200, self.urls.issue_comment(c))
+
     def delete_comment(self, req: Request) -> Reply:
         full = self._repo(req)
         c = self.world.comments.get(int(req.params["comment_id"]))
@@ -259,6 +268,7 @@ class Handlers(ReviewHandlers, CheckRunHandlers, PermissionHandlers):
                 self.update_comment,
                 "token",
             ),
+            ("GET", f"{R}/issues/comments/{{comment_id}}", "issues/get-comment", self.get_comment, "token"),
             (
                 "DELETE",
                 f"{R}/issues/comments/{{comment_id}}",

@@ -97,6 +97,11 @@ class HandlerBase:
             return []
         return gitdiff.pr_files(bare, pr.base_sha, pr.head_sha, self.options.patch_limit)
 
+    def _in_history(self, pr: Any, commit: str) -> bool:
+        """`commit` is in the PR's head history (a force-push takes the old head out of it)."""
+        bare = self.world.repos[pr.repo].bare_path
+        return bare is None or gitdiff.is_ancestor(bare, commit, pr.head_sha)
+
     def _actor(self, req: Request) -> str:
         if req.token is None:
             raise Problem(401, "Requires authentication")

@@ -34,6 +34,10 @@ class ReviewHandlers(HandlerBase):
             raise Problem(422, "Unprocessable Entity", ["Body is too long (maximum is 65536 characters)"])
         if event is not None and event not in ("APPROVE", "REQUEST_CHANGES", "COMMENT"):
             raise Problem(422, "Unprocessable Entity", [f"Unknown event {event}"])
+        commit = data.get("commit_id")
+        if commit and commit != pr.head_sha and not self._in_history(pr, str(commit)):
+            # GitHub's answer for a commit a force-push took out of the PR (the review is refused).
+            raise Problem(422, "Unprocessable Entity", ["Commit is not part of the pull request"])
         login = self._actor(req)
         if event in ("APPROVE", "REQUEST_CHANGES") and login == pr.user:
             raise Problem(

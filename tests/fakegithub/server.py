@@ -190,6 +190,15 @@ class Server:
             token.expires_at = time.time()
         raise Problem(401, "Bad credentials")
 
+    def revoke(self, kind: str, token: Token | None) -> None:
+        """The request's token stops working now: it expires (`token_expiry`), or its installation
+        is replaced by a new one (`reinstall`: the App uninstalled and installed again)."""
+        if kind == "token_expiry":
+            self.expire(token)
+        if token is not None and token.installation_id in self.world.installations:
+            self.world.reinstall(token.installation_id)
+        raise Problem(401, "Bad credentials")
+
     def rate_window(self, token: Token | None) -> RateWindow:
         window = self.world.rates.setdefault(token.value if token else "", self.options.new_rate())
         window.roll(time.time())
@@ -304,9 +313,9 @@ def _make_handler(server: Server) -> type[BaseHTTPRequestHandler]:
                     operation, fn, params, need = found
                     token, app_id, auth_kind = server.authenticate(headers.get("authorization", ""), need)
                     fault = server.faults.pick(operation, self.command)
-                    if fault is not None and fault.kind == "token_expiry":
+                    if fault is not None and fault.kind in ("token_expiry", "reinstall"):
                         fault_name = fault.kind
-                        server.expire(token)
+                        server.revoke(fault.kind, token)
                 if fault is not None and fault.kind == "disconnect":
                     server.record(
                         RequestRecord(

@@ -66,6 +66,9 @@ class Installation:
     app_id: int
     account: str
     repositories: set[str] = field(default_factory=set)  # full names
+    # The permissions the installation was granted (GitHub: set in the App, accepted per installation);
+    # only `checks` is enforced (create and update check runs need "write").
+    permissions: dict[str, str] = field(default_factory=lambda: {"checks": "write"})
 
 
 @dataclass
@@ -223,6 +226,18 @@ class World:
             bot = login.endswith("[bot]")
             self.users[login] = User(login, self.next_id(), "Bot" if bot else "User")
         return self.users[login]
+
+    def reinstall(self, installation_id: int) -> int:
+        """The App uninstalled and installed again (callers hold `lock`): the installation and its
+        tokens are gone, a new one with a new id covers the same repositories; returns its id."""
+        old = self.installations.pop(installation_id)
+        for value in [v for v, t in self.tokens.items() if t.installation_id == installation_id]:
+            del self.tokens[value]
+        inst = Installation(
+            self.next_id(), old.app_id, old.account, set(old.repositories), dict(old.permissions)
+        )
+        self.installations[inst.id] = inst
+        return inst.id
 
     def repo_of_installation(self, token: Token, full_name: str) -> bool:
         if token.kind != "installation" or token.installation_id is None:
