@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from urllib.parse import quote
 
 from reviewbot.change.patch import parse_patch
 from reviewbot.change.tree import decode_text
@@ -76,7 +77,9 @@ def _head_text(api: RestApi, pr: PullRequestInfo, path: str) -> tuple[str | None
     try:
         _, data = api.client.request(
             "GET",
-            f"/repos/{pr.repo}/contents/{path}",
+            # Each segment percent-encoded, `/` kept: a `#`, `?` or `%` in a file name would
+            # otherwise end the path (or be read as an escape) and fetch another file or none.
+            f"/repos/{pr.repo}/contents/{quote(path, safe='/')}",
             label="GET contents/{path}",
             params={"ref": pr.head_sha},
         )

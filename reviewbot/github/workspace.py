@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import base64
 import fcntl
+import functools
 import logging
 import re
 import shutil
+import subprocess
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
@@ -26,7 +28,7 @@ from pathlib import Path
 from reviewbot.change.gitproc import run_git
 from reviewbot.errors import EnvironmentProblem, GitError
 
-__all__ = ["Checkout", "GitWorkspace"]
+__all__ = ["Checkout", "GitWorkspace", "require_git", "GIT_MINIMUM"]
 
 log = logging.getLogger(__name__)
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -44,8 +46,34 @@ class Checkout:
     seconds: float
 
 
+GIT_MINIMUM = (2, 31)  # GIT_CONFIG_COUNT/KEY/VALUE: how the token reaches git (see _auth_env)
+
+
+@functools.cache
+def require_git(executable: str = "git") -> tuple[int, ...]:
+    """git's version, once per process; EnvironmentProblem when git is missing or older than 2.31,
+    whose fetches would ignore the token given through the environment (and fail as "not found" on
+    a private repository, far from the cause)."""
+    try:
+        out = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise EnvironmentProblem(f"git is needed to fetch pull requests and could not be run: {exc}") from exc
+    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", out)
+    if match is None:
+        raise EnvironmentProblem(f"cannot tell git's version from {out.strip()[:80]!r}")
+    version = tuple(int(g) for g in match.groups() if g is not None)
+    if version[:2] < GIT_MINIMUM:
+        raise EnvironmentProblem(
+            f"git {'.'.join(map(str, version))} is too old: reviewbot needs git >= "
+            f"{'.'.join(map(str, GIT_MINIMUM))} (it passes credentials through GIT_CONFIG_COUNT); "
+            "upgrade git, or set use_git off to review from the API's patches only"
+        )
+    return version
+
+
 class GitWorkspace:
     def __init__(self, cache_dir: Path, *, timeout: float = 900.0) -> None:
+        require_git()  # once per process: a clear message instead of a failed fetch
         self.cache_dir = cache_dir
         self.timeout = timeout
 

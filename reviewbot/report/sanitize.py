@@ -42,10 +42,9 @@ _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _ISSUE_REF = re.compile(r"(?<!&)#(?=\d)")
 _GH_REF = re.compile(r"\b(GH)-(?=\d)", re.IGNORECASE)
 # A link to an issue or pull request adds a "mentioned this" event to it; breaking the scheme stops
-# GitHub from turning the text into a link.
-_GH_URL = re.compile(
-    r"\b(https?)(?=://(?:www\.)?github\.com/[^/\s]+/[^/\s]+/(?:issues|pull|discussions)/\d)", re.I
-)
+# GitHub from turning the text into a link. Any host, not only github.com: a GitHub Enterprise Server
+# links its own host's URLs, and reviewbot's report does not know which host that is.
+_GH_URL = re.compile(r"\b(https?)(?=://[^/\s]+/[^/\s]+/[^/\s]+/(?:issues|pull|discussions)/\d)", re.I)
 _BACKTICKS = re.compile(r"`+")
 # Markdown and HTML specials in running text. `_` only where it could open or close emphasis: inside
 # a word (`use_kvcache`, `rtp_llm/x`) GitHub never reads it as emphasis, and escaping it there would
