@@ -142,6 +142,9 @@ class Settings(BaseSettings):
     # PyGithub's pause between requests / writes; None keeps GitHub's recommended pacing.
     request_interval: float | None = Field(default=None, ge=0)
     write_interval: float | None = Field(default=None, ge=0)
+    # How long an unanswered GitHub write may still land (GitHub ends requests after 10 s): looked
+    # for until then before it is sent again, and waited out before an interrupted job runs again.
+    late_write_seconds: float | None = Field(default=None, ge=0)
     # Retention (service/retention.py), in days (0: keep for good); the worker prunes every interval.
     keep_deliveries_days: float = Field(default=30.0, ge=0)  # deliveries that queued a round
     keep_ignored_days: float = Field(default=3.0, ge=0)  # the rest (ignored events, duplicates, pings)

@@ -147,14 +147,23 @@ class RestApi:
         return data if isinstance(data, IssueComment) else IssueComment.from_json(data)
 
     def update_issue_comment(self, repo: str, comment_id: int, body: str) -> IssueComment:
-        # Idempotent: sending the same body twice leaves the same comment.
+        # Sending the same body twice leaves the same comment, but an unanswered PATCH that lands
+        # after a later one would put an older body back: it is looked for before it is sent again.
+        def landed() -> IssueComment | None:
+            _, data = self.client.request(
+                "GET", f"/repos/{repo}/issues/comments/{comment_id}", label="GET issues/comments/{id}"
+            )
+            found = IssueComment.from_json(data)
+            return found if found.body == body else None
+
         _, data = self.client.request(
             "PATCH",
             f"/repos/{repo}/issues/comments/{comment_id}",
             label="PATCH issues/comments/{id}",
             body={"body": body},
+            reconcile=_wrap(landed),
         )
-        return IssueComment.from_json(data)
+        return data if isinstance(data, IssueComment) else IssueComment.from_json(data)
 
     def list_reviews(self, repo: str, number: int) -> list[ReviewInfo]:
         items = self.client.paginate(f"/repos/{repo}/pulls/{number}/reviews", label="GET pulls/{n}/reviews")
@@ -177,9 +186,25 @@ class RestApi:
         )
         return data if isinstance(data, ReviewInfo) else ReviewInfo.from_json(data)
 
-    def create_check_run(self, repo: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def create_check_run(
+        self,
+        repo: str,
+        payload: dict[str, Any],
+        *,
+        reconcile: Callable[[], dict[str, Any] | None] | None = None,
+    ) -> dict[str, Any]:
         _, data = self.client.request(
-            "POST", f"/repos/{repo}/check-runs", label="POST check-runs", body=payload
+            "POST",
+            f"/repos/{repo}/check-runs",
+            label="POST check-runs",
+            body=payload,
+            reconcile=_wrap(reconcile),
+        )
+        return dict(data)
+
+    def get_check_run(self, repo: str, run_id: int) -> dict[str, Any]:
+        _, data = self.client.request(
+            "GET", f"/repos/{repo}/check-runs/{run_id}", label="GET check-runs/{id}"
         )
         return dict(data)
 
@@ -194,9 +219,22 @@ class RestApi:
         runs = data.get("check_runs") if isinstance(data, dict) else None
         return [dict(r) for r in runs or () if isinstance(r, dict)]
 
-    def update_check_run(self, repo: str, run_id: int, payload: dict[str, Any]) -> dict[str, Any]:
+    def update_check_run(
+        self,
+        repo: str,
+        run_id: int,
+        payload: dict[str, Any],
+        *,
+        reconcile: Callable[[], dict[str, Any] | None] | None = None,
+    ) -> dict[str, Any]:
+        """PATCH a check run. Idempotent unless it carries annotations (GitHub appends them): then
+        pass `reconcile`, which tells whether an unanswered PATCH landed after all."""
         _, data = self.client.request(
-            "PATCH", f"/repos/{repo}/check-runs/{run_id}", label="PATCH check-runs/{id}", body=payload
+            "PATCH",
+            f"/repos/{repo}/check-runs/{run_id}",
+            label="PATCH check-runs/{id}",
+            body=payload,
+            reconcile=_wrap(reconcile),
         )
         return dict(data)
 

@@ -17,11 +17,13 @@ request is sent again (reviewbot.github.client).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from github import Auth, Github, GithubIntegration
 
@@ -29,7 +31,17 @@ from reviewbot.errors import UsageError
 from reviewbot.github.client import ApiCounter, ApiError, GitHubClient
 from reviewbot.github.settings import GitHubSettings
 
-__all__ = ["Connection", "InstallationToken", "connect", "forget_app_cache", "ROUND_MARGIN", "REQUEST_MARGIN"]
+__all__ = [
+    "Connection",
+    "InstallationToken",
+    "connect",
+    "forget_app_cache",
+    "forget_installation",
+    "ROUND_MARGIN",
+    "REQUEST_MARGIN",
+]
+
+log = logging.getLogger(__name__)
 
 ROUND_MARGIN = 1800.0  # a round starts only with a token that has this long left (the longest round: ~25 min)
 REQUEST_MARGIN = 60.0  # within a round, a request renews a token that has less than this left
@@ -45,6 +57,24 @@ def forget_app_cache() -> None:
         _slugs.clear()
         _installations.clear()
         _tokens.clear()
+
+
+def forget_installation(installation_id: int | None = None, repos: Iterable[str] = ()) -> int:
+    """Drop what is cached for an installation (its id for every repository, its tokens) or for
+    `repos`: after an `installation` or `installation_repositories` event, or a 404 on its token.
+    Returns how many entries went."""
+    repos = set(repos)
+    with _lock:
+        gone = [k for k, v in _installations.items() if v == installation_id or k[2] in repos]
+        ids = {_installations[k] for k in gone} | (
+            {installation_id} if installation_id is not None else set()
+        )
+        for k in gone:
+            del _installations[k]
+        tokens = [t for t in _tokens if t[2] in ids]
+        for t in tokens:
+            del _tokens[t]
+    return len(gone) + len(tokens)
 
 
 @dataclass
@@ -114,14 +144,22 @@ def _app_token(
     *,
     margin: float = ROUND_MARGIN,
     refused: str | None = None,
+    installation_id: int | None = None,
 ) -> tuple[str, str]:
     """(installation token, bot login) for `repo`: the cached token while it has more than `margin`
-    seconds left and is not the `refused` one, else a new one from GitHub."""
+    seconds left and is not the `refused` one, else a new one from GitHub.
+
+    `installation_id`: the installation a webhook named for this round; a cached id that differs is
+    stale (the App was installed again) and is replaced by it."""
     assert settings.app_id is not None
     api, app_id = settings.api_url, settings.app_id
     with _lock:
         slug = _slugs.get((api, app_id))
         inst = _installations.get((api, app_id, repo))
+        if installation_id is not None and inst != installation_id:
+            if inst is not None:
+                _tokens.pop((api, app_id, inst), None)
+            inst = _installations[(api, app_id, repo)] = installation_id
         cached = _tokens.get((api, app_id, inst)) if inst is not None else None
         if inst is not None and cached is not None and cached[0] == refused:
             # Another round may share it: every holder of the refused token gets a new one.
@@ -138,27 +176,45 @@ def _app_token(
         seconds_between_writes=settings.seconds_between_writes or None,
     )
     client = GitHubClient(integration.requester, settings, counter, auth=True, sleep=sleep)
+    owner, name = repo.split("/", 1)
+
+    def installation() -> int:
+        try:
+            found: int = client.call(
+                "GET",
+                "GET /repos/{owner}/{repo}/installation",
+                lambda: integration.get_repo_installation(owner, name),
+            ).id
+        except ApiError as exc:
+            if exc.status == 404:
+                raise UsageError(
+                    f"the GitHub App {app_id} is not installed on {repo}; install it there, or use GITHUB_TOKEN"
+                ) from exc
+            raise
+        return found
+
+    def exchange(inst: int) -> Any:
+        return client.call(
+            "POST", "POST /app/installations/{id}/access_tokens", lambda: integration.get_access_token(inst)
+        )
+
     try:
         if slug is None:
             slug = client.call("GET", "GET /app", lambda: integration.get_app()).slug
+        looked_up = inst is None
         if inst is None:
-            owner, name = repo.split("/", 1)
-            try:
-                inst = client.call(
-                    "GET",
-                    "GET /repos/{owner}/{repo}/installation",
-                    lambda: integration.get_repo_installation(owner, name),
-                ).id
-            except ApiError as exc:
-                if exc.status == 404:
-                    raise UsageError(
-                        f"the GitHub App {app_id} is not installed on {repo}; "
-                        "install it there, or use GITHUB_TOKEN"
-                    ) from exc
+            inst = installation()
+        try:
+            auth = exchange(inst)
+        except ApiError as exc:
+            if exc.status != 404 or looked_up:
                 raise
-        auth = client.call(
-            "POST", "POST /app/installations/{id}/access_tokens", lambda: integration.get_access_token(inst)
-        )
+            # The cached installation is gone (the App was uninstalled and installed again: a new
+            # id). Forget it and ask GitHub which installation covers the repository now, once.
+            log.warning("installation %d of %s is gone (404); looking it up again", inst, repo)
+            forget_installation(inst)
+            inst = installation()
+            auth = exchange(inst)
     finally:
         integration.close()
     token, expires = auth.token, auth.expires_at.timestamp()
@@ -176,8 +232,11 @@ def connect(
     *,
     sleep: Callable[[float], None] = time.sleep,
     env: Mapping[str, str] | None = None,
+    installation_id: int | None = None,
 ) -> Connection:
-    """An authenticated, counted client for `repo` (OWNER/NAME) and the login the bot posts as."""
+    """An authenticated, counted client for `repo` (OWNER/NAME) and the login the bot posts as.
+
+    `installation_id`: the App installation a webhook named (see `_app_token`)."""
     settings.require_credentials()
     env = os.environ if env is None else env
     if settings.uses_app:
@@ -185,7 +244,15 @@ def connect(
 
         def fetch(margin: float, refused: str | None) -> str:
             nonlocal slug_login
-            token, slug_login = _app_token(settings, repo, counter, sleep, margin=margin, refused=refused)
+            token, slug_login = _app_token(
+                settings,
+                repo,
+                counter,
+                sleep,
+                margin=margin,
+                refused=refused,
+                installation_id=installation_id,
+            )
             return token
 
         auth = InstallationToken(fetch)

@@ -5,9 +5,11 @@ module sends the requests through its Requester with PyGithub's own retries turn
 each HTTP attempt is counted (reads and writes, for the KPI `api_calls`) and the retry policy of
 reviewbot.github.resilience applies to all of them in one place.
 
-A write that failed without a clear answer (timeout, 5xx) may still have happened on GitHub's
-side. Before sending it again the caller's `reconcile` function looks for it (for example the
-comment just created); a write is never repeated blindly.
+A write that failed without a clear answer (timeout, dropped connection, 5xx) may still have
+happened on GitHub's side, or may still happen: GitHub goes on with a request whose client gave up,
+for up to its own 10 s limit. Before sending it again the caller's `reconcile` function looks for
+it (for example the comment just created), again and again until `late_write_window` seconds after
+the write was sent; only then is it sent again. A write is never repeated blindly.
 
 A 401 on a client with `renew` (App installation tokens) renews the token and sends the request
 again, once per request: the token may have expired or been revoked while a long round ran.
@@ -27,7 +29,7 @@ import requests
 from github import GithubException
 from github.Requester import Requester
 
-from reviewbot.errors import GitHubError, RateLimited
+from reviewbot.errors import GitHubError, RateLimited, UsageError
 from reviewbot.github.resilience import Decision, Failure, decide, describe
 from reviewbot.github.settings import GitHubSettings
 
@@ -152,13 +154,24 @@ class GitHubClient:
         while True:
             attempt += 1
             self.counter.count(method, label, auth=self.auth, read=is_read)
+            sent_at = self._clock()
             try:
                 return send()
+            except RuntimeError as exc:
+                if "redirect" not in str(exc):
+                    raise
+                # PyGithub refuses a redirect to another scheme or host: the API URL is wrong
+                # (http:// for an https:// server, a GHES URL without /api/v3), not a passing fault.
+                raise UsageError(
+                    f"GitHub redirected {label} elsewhere: {exc}; set the API URL (REVIEWBOT_API_URL) "
+                    "to where the server answers (GitHub Enterprise Server: https://HOST/api/v3)"
+                ) from exc
             except (GithubException, requests.exceptions.RequestException) as exc:
                 failure = _failure_of(exc)
                 assert failure is not None
                 decision = self._decide(failure, attempt, self.renew is not None and not renewed)
                 status, data = failure.status, getattr(exc, "data", None)
+            ambiguous = not is_read and (status is None or status >= 500) and reconcile is not None
             if decision.kind == "renew" and self.renew is not None:
                 log.warning("%s %s: %s", method, label, decision.reason)
                 renewed = True
@@ -173,8 +186,12 @@ class GitHubClient:
                     decision.reset_at,
                 )
             if decision.kind == "fail":
+                if ambiguous and reconcile is not None:
+                    # The last attempt may still land: what it did counts, not how it was answered.
+                    found = self._landed(method, label, reconcile, sent_at)
+                    if found is not None:
+                        return found
                 raise ApiError(f"GitHub refused {label}: {describe(failure)}", status, data)
-            ambiguous = not is_read and (status is None or status >= 500)
             log.warning(
                 "%s %s: %s; retrying in %.1fs (attempt %d)",
                 method,
@@ -186,12 +203,32 @@ class GitHubClient:
             self.counter.count_retry(decision.wait)
             self._sleep(decision.wait)
             if ambiguous and reconcile is not None:
-                found = reconcile()
+                found = self._landed(method, label, reconcile, sent_at)
                 if found is not None:
-                    log.info(
-                        "%s %s had reached GitHub before the failure; not sending it again", method, label
-                    )
                     return found
+
+    def _landed(self, method: str, label: str, reconcile: Callable[[], T | None], sent_at: float) -> T | None:
+        """What an unanswered write did, looked up until it can no longer land (`late_write_window`
+        after it was sent), every `reconcile_interval`; None: it did not land, send it again."""
+        deadline = sent_at + self.settings.late_write_window
+        looks = 0
+        while True:
+            looks += 1
+            found = reconcile()
+            if found is not None:
+                log.info(
+                    "%s %s reached GitHub despite the failure (found on look %d); not sending it again",
+                    method,
+                    label,
+                    looks,
+                )
+                return found
+            left = deadline - self._clock()
+            if left <= 0:
+                return None
+            wait = min(self.settings.reconcile_interval, left)
+            self.counter.waited_s += wait  # a look, not a send: no retry is counted
+            self._sleep(wait)
 
     def request(
         self,

@@ -16,16 +16,17 @@ import re
 from reviewbot.github.api import RestApi
 from reviewbot.github.auth import connect
 from reviewbot.github.client import ApiCounter, ApiError
+from reviewbot.github.plan import COMMENT_LIMIT, fit_body
 from reviewbot.github.publish import find_bot_comment
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.report import sanitize
 
-__all__ = ["report_failure", "FAILURE_MARKER", "failure_line"]
+__all__ = ["report_failure", "FAILURE_MARKER", "failure_line", "gate_line", "with_line"]
 
 log = logging.getLogger(__name__)
 
 FAILURE_MARKER = "<!-- reviewbot:round-failed -->"
-_LINE = re.compile(r"^> reviewbot could not finish.*" + re.escape(FAILURE_MARKER) + r"\n*", re.MULTILINE)
+_LINE = re.compile(r"^> reviewbot could not .*" + re.escape(FAILURE_MARKER) + r"\n*", re.MULTILINE)
 _REASON_CHARS = 300
 
 
@@ -38,6 +39,24 @@ def failure_line(head_sha: str | None, reason: str, check_note: str = "") -> str
         f"> reviewbot could not finish the round{head}: {why} — {gate}; comment `/reviewbot review` to retry. "
         f"{FAILURE_MARKER}"
     )
+
+
+def gate_line(check_name: str, head_sha: str, reason: str) -> str:
+    """The line a published round puts at the top of its summary comment when GitHub refused its
+    check run (`reason`: why, and what to grant): the report is there, the gate is not."""
+    why = sanitize.inline(" ".join(reason.split()), _REASON_CHARS * 2)
+    return (
+        f"> reviewbot could not create the check run {sanitize.code_span(check_name)} for "
+        f"{sanitize.code_span(head_sha[:12])}, so this PR has no reviewbot gate: {why}; then comment "
+        f"`/reviewbot review`. {FAILURE_MARKER}"
+    )
+
+
+def with_line(body: str, line: str) -> str:
+    """`body` (the bot's summary comment) with `line` on top, replacing an earlier such line."""
+    # Cut in the report, never at the end: the state marker there is how the comment is found.
+    text, _ = fit_body(line + "\n\n" + _LINE.sub("", body), COMMENT_LIMIT, "({n} characters left out)")
+    return text
 
 
 def report_failure(
@@ -75,8 +94,7 @@ def report_failure(
         comments = api.list_issue_comments(repo, pr)
         summary = find_bot_comment(comments, conn.bot_login)
         if summary is not None:
-            body = line + "\n\n" + _LINE.sub("", summary.body)
-            api.update_issue_comment(repo, summary.id, body[:65_536])
+            api.update_issue_comment(repo, summary.id, with_line(summary.body, line))
             done.append(f"note added to comment {summary.id}")
         else:
             mine = next(

@@ -30,6 +30,7 @@ from reviewbot.report import sanitize
 from reviewbot.report.render import render_finding
 
 __all__ = [
+    "ANNOTATION_BATCH",
     "COMMENT_LIMIT",
     "InlineComment",
     "ReviewPlan",
@@ -128,6 +129,10 @@ class CheckRunPlan:
     def update_payloads(self) -> list[dict[str, Any]]:
         """The PATCH bodies that append the annotations beyond the first 50."""
         return [{"output": self._output(batch)} for batch in self.batches()[1:]]
+
+    def output_with(self, annotations: list[dict[str, Any]]) -> dict[str, Any]:
+        """The run's output carrying `annotations` (appended by GitHub to those it has)."""
+        return self._output(annotations)
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,24 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewbot.errors import GitHubError
 from reviewbot.github.api import IssueComment, RestApi, ReviewInfo
 from reviewbot.github.client import ApiError
-from reviewbot.github.plan import PublicationPlan, review_marker
+from reviewbot.github.plan import ANNOTATION_BATCH, PublicationPlan, review_marker
+from reviewbot.github.resilience import errors_of
 from reviewbot.github.threads import resolve_thread
 from reviewbot.report import sanitize
 from reviewbot.report.marker import decode_state
 
-__all__ = ["Published", "publish", "publish_into", "find_bot_comment", "find_bot_review", "find_check_run"]
+__all__ = [
+    "HeadMoved",
+    "Published",
+    "publish",
+    "publish_into",
+    "find_bot_comment",
+    "find_bot_review",
+    "find_check_run",
+]
 
 log = logging.getLogger(__name__)
 _STATE_PREFIX = "<!-- reviewbot:state v"
@@ -38,6 +48,7 @@ class Published:
     review: ReviewInfo | None = None
     check_run_id: int | None = None
     resolved_threads: list[str] = field(default_factory=list)  # GraphQL ids of the threads resolved
+    gate_refused: str = ""  # why the check run could not be created (GitHub's 403), else empty
     steps: list[str] = field(default_factory=list)  # what was done, in order
     notes: list[str] = field(default_factory=list)  # what could not be done and why
 
@@ -83,26 +94,51 @@ def _summary(api: RestApi, plan: PublicationPlan, bot_login: str, done: Publishe
     done.steps.append(f"summary comment {done.comment.id} created")
 
 
+class HeadMoved(GitHubError):
+    """GitHub refused the review because its commit is no longer the PR's head (a force-push
+    mid-round): the round is planned again on `head_sha`."""
+
+    def __init__(self, head_sha: str, reason: str) -> None:
+        super().__init__(reason)
+        self.head_sha = head_sha
+
+
+# GitHub's errors[] for an inline comment it cannot place on the diff (the only 422 that a review
+# without inline comments fixes); anything else is not a placement problem and is not retried so.
+_PLACEMENT = ("part of the diff", "could not be resolved", "same hunk", "line must be", "position")
+
+
 def _review(api: RestApi, plan: PublicationPlan, bot_login: str, done: Published) -> None:
     if plan.review is None:
         return
 
     def already_there() -> ReviewInfo | None:
-        return find_bot_review(api.list_reviews(plan.repo, plan.pr), bot_login, plan.head_sha)
+        found = find_bot_review(api.list_reviews(plan.repo, plan.pr), bot_login, plan.head_sha)
+        return found if found is None or found.commit_id in ("", plan.head_sha) else None
 
     try:
         done.review = api.create_review(plan.repo, plan.pr, plan.review.payload(), reconcile=already_there)
         done.steps.append(f"review {done.review.id} with {len(plan.review.comments)} inline comment(s)")
+        return
     except ApiError as exc:
         if exc.status != 422:
             raise
-        # GitHub placed the diff differently than we did; the findings are in the summary anyway.
-        payload = {**plan.review.payload(), "comments": []}
-        places = "\n".join(f"- {sanitize.code_span(f'{c.path}:{c.line}')}" for c in plan.review.comments)
-        payload["body"] = f"{plan.review.body}\n\nGitHub refused the inline placement of:\n{places}"
-        done.review = api.create_review(plan.repo, plan.pr, payload, reconcile=already_there)
-        done.notes.append(f"inline comments refused by GitHub ({exc}); posted a review without them")
-        done.steps.append(f"review {done.review.id} without inline comments")
+        errors = errors_of(exc.data) or [str(exc)]
+        refused = exc
+    # The head may have moved (a force-push): GitHub then refuses the review's commit, whatever
+    # errors[] says. Asked of GitHub, not guessed from the message.
+    head = api.get_pull(plan.repo, plan.pr).head_sha
+    if head != plan.head_sha:
+        raise HeadMoved(head, f"the PR's head moved from {plan.head_sha[:12]} to {head[:12]} ({refused})")
+    if not plan.review.comments or not any(p in e.lower() for e in errors for p in _PLACEMENT):
+        raise refused
+    # GitHub placed the diff differently than we did; the findings are in the summary anyway.
+    payload = {**plan.review.payload(), "comments": []}
+    places = "\n".join(f"- {sanitize.code_span(f'{c.path}:{c.line}')}" for c in plan.review.comments)
+    payload["body"] = f"{plan.review.body}\n\nGitHub refused the inline placement of:\n{places}"
+    done.review = api.create_review(plan.repo, plan.pr, payload, reconcile=already_there)
+    done.notes.append(f"inline comments refused by GitHub ({refused}); posted a review without them")
+    done.steps.append(f"review {done.review.id} without inline comments")
 
 
 def _resolve_threads(api: RestApi, plan: PublicationPlan, done: Published) -> None:
@@ -130,40 +166,85 @@ def find_check_run(api: RestApi, plan: PublicationPlan) -> dict[str, Any] | None
     return None
 
 
+def _annotations_on(run: dict[str, Any]) -> int:
+    return int((run.get("output") or {}).get("annotations_count") or 0)
+
+
+def _append_annotations(api: RestApi, plan: PublicationPlan, run_id: int, have: int) -> int:
+    """Send the plan's annotations from number `have` on, 50 per PATCH; returns the requests sent.
+
+    GitHub appends annotations, so a PATCH that was answered late (or not at all) must not be sent
+    again once it landed: each one is reconciled by the run's `annotations_count`."""
+    rest = list(plan.check_run.annotations[have:])
+    sent = 0
+    for at in range(0, len(rest), ANNOTATION_BATCH):
+        batch = rest[at : at + ANNOTATION_BATCH]
+        target = have + at + len(batch)
+
+        def landed(target: int = target) -> dict[str, Any] | None:
+            run = api.get_check_run(plan.repo, run_id)
+            return run if _annotations_on(run) >= target else None
+
+        api.update_check_run(
+            plan.repo, run_id, {"output": plan.check_run.output_with(batch)}, reconcile=landed
+        )
+        sent += 1
+    return sent
+
+
 def _check_run(
     api: RestApi, plan: PublicationPlan, done: Published, found: dict[str, Any] | None = None
 ) -> None:
     details = done.comment.html_url if done.comment and done.comment.html_url else None
     if found is not None:
-        # Updated in place, without annotations: GitHub appends annotations, so sending them again
-        # would list each twice; the ones sent with the run's creation stay.
+        # Updated in place, without the annotations it has: GitHub appends annotations, so sending
+        # them again would list each twice. The ones an earlier run did not get to are sent.
         done.check_run_id = int(found["id"])
         payload = plan.check_run.create_payload(details)
         payload = {k: v for k, v in payload.items() if k not in ("head_sha", "external_id")}
         payload["output"] = {k: v for k, v in payload["output"].items() if k != "annotations"}
         api.update_check_run(plan.repo, done.check_run_id, payload)
+        added = _append_annotations(api, plan, done.check_run_id, _annotations_on(found))
         done.steps.append(
             f"check run {done.check_run_id} of this head updated in place: {plan.check_run.conclusion}"
+            + (f", {added} annotation batch(es) it lacked" if added else "")
         )
         return
     try:
-        run = api.create_check_run(plan.repo, plan.check_run.create_payload(details))
+        run = api.create_check_run(
+            plan.repo, plan.check_run.create_payload(details), reconcile=lambda: find_check_run(api, plan)
+        )
     except ApiError as exc:
         if exc.status == 403:
-            done.notes.append(
-                f"check run `{plan.check_run.name}` not created: GitHub accepts check runs only from a "
-                "GitHub App (or the Actions GITHUB_TOKEN); run reviewbot with App credentials to get one"
-            )
+            done.gate_refused = _gate_refused(api, plan, exc)
+            done.notes.append(done.gate_refused)
+            log.error("%s #%d: %s", plan.repo, plan.pr, done.gate_refused)
             return
         raise
     done.check_run_id = int(run["id"])
-    updates = plan.check_run.update_payloads()
-    for payload in updates:
-        api.update_check_run(plan.repo, done.check_run_id, payload)
+    first = min(len(plan.check_run.annotations), ANNOTATION_BATCH)
+    batches = _append_annotations(api, plan, done.check_run_id, max(_annotations_on(run), first))
     total = len(plan.check_run.annotations)
     done.steps.append(
         f"check run {done.check_run_id} {plan.check_run.conclusion} with {total} annotation(s) "
-        f"in {1 + len(updates)} request(s)"
+        f"in {1 + batches} request(s)"
+    )
+
+
+def _gate_refused(api: RestApi, plan: PublicationPlan, exc: ApiError) -> str:
+    """Why GitHub refused the check run, for the log, the job and the PR: an App without the
+    `checks: write` permission, or credentials that are not an App's at all."""
+    name = plan.check_run.name
+    if api.client.renew is not None:  # App credentials
+        return (
+            f"check run `{name}` not created: GitHub refused it ({exc.status}: "
+            f"{exc.data.get('message') if isinstance(exc.data, dict) else exc}); the App lacks the "
+            "`checks: write` permission on this repository. Grant it (the App's settings, Permissions, "
+            "Checks: Read and write) and accept it on the installation"
+        )
+    return (
+        f"check run `{name}` not created: GitHub accepts check runs only from a GitHub App (or the "
+        "Actions GITHUB_TOKEN with `checks: write`); run reviewbot with App credentials to get one"
     )
 
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Failure", "Decision", "decide", "backoff", "describe"]
+__all__ = ["Failure", "Decision", "decide", "backoff", "describe", "errors_of"]
 
 _SECONDARY = re.compile(
     r"secondary rate limit|please retry your request again later|wait a few minutes", re.I
@@ -40,7 +40,24 @@ class Failure:
     def of_answer(cls, status: int, headers: Mapping[str, Any] | None, data: Any) -> Failure:
         lowered = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
         message = data.get("message", "") if isinstance(data, dict) else str(data or "")
+        details = errors_of(data)
+        if details:  # GitHub's reasons (a 422's "Unprocessable Entity" alone says nothing)
+            message = f"{message} ({'; '.join(details)})" if message else "; ".join(details)
         return cls(status, lowered, str(message))
+
+
+def errors_of(data: Any) -> list[str]:
+    """GitHub's `errors[]` of an error answer as text: strings, or objects with `message` or
+    `resource`/`field`/`code` (REST API "Client errors")."""
+    items = data.get("errors") if isinstance(data, dict) else None
+    out: list[str] = []
+    for e in items if isinstance(items, list) else ():
+        if isinstance(e, dict):
+            text = e.get("message") or " ".join(str(e[k]) for k in ("resource", "field", "code") if e.get(k))
+            out.append(str(text))
+        elif e:
+            out.append(str(e))
+    return [" ".join(t.split())[:300] for t in out if t]
 
 
 @dataclass(frozen=True)

@@ -22,12 +22,14 @@ from typing import Any
 from reviewbot.errors import RateLimited, StoreError
 from reviewbot.github.api import PullRequestInfo, RestApi
 from reviewbot.github.auth import Connection, connect
-from reviewbot.github.client import ApiCounter
+from reviewbot.github.client import ApiCounter, ApiError
 from reviewbot.github.commands import CommentCommand, run_command
+from reviewbot.github.failure import gate_line, with_line
 from reviewbot.github.history import dismissals_for, previous_round
 from reviewbot.github.permissions import Permissions
 from reviewbot.github.plan import PublicationPlan, build_plan, commentable_lines
 from reviewbot.github.publish import (
+    HeadMoved,
     Published,
     find_bot_comment,
     find_bot_review,
@@ -71,6 +73,12 @@ class PrRoundOutcome:
     code_source: str = ""  # "git" | "api"
     retry_at: float | None = None  # epoch seconds, when rate-limited
     recorded: bool = False  # the round was saved in the rounds store
+    replanned: str = ""  # why the round was planned again on a new head (a force-push mid-round)
+
+    @property
+    def gate_refused(self) -> str:
+        """Why GitHub refused the check run (the round published without its gate), else ""."""
+        return self.published.gate_refused if self.published is not None else ""
 
     @property
     def round_index(self) -> int | None:
@@ -189,6 +197,36 @@ def run_pr_round(
     sleep: Callable[[float], None] = time.sleep,
     requested_by: str | None = None,
     command: CommentCommand | None = None,
+    installation_id: int | None = None,
+) -> PrRoundOutcome:
+    """Review PR `pr_number` of `repo_full_name` as its next round (see `_run`).
+
+    When GitHub refuses the review because the PR's head moved on while the round ran (a
+    force-push), the round is planned and published again on the new head, once.
+    `installation_id`: the App installation a webhook named for this round (github.auth)."""
+    args: dict[str, Any] = dict(
+        post=post, sleep=sleep, requested_by=requested_by, command=command, installation_id=installation_id
+    )
+    try:
+        return _run(settings, repo_full_name, pr_number, expected_head=expected_head, **args)
+    except HeadMoved as moved:
+        log.warning("%s #%d: %s; the round runs again on the new head", repo_full_name, pr_number, moved)
+        outcome = _run(settings, repo_full_name, pr_number, expected_head=moved.head_sha, **args)
+        outcome.replanned = str(moved)
+        return outcome
+
+
+def _run(
+    settings: GitHubSettings,
+    repo_full_name: str,
+    pr_number: int,
+    *,
+    post: bool,
+    expected_head: str | None,
+    sleep: Callable[[float], None],
+    requested_by: str | None,
+    command: CommentCommand | None,
+    installation_id: int | None,
 ) -> PrRoundOutcome:
     """Review PR `pr_number` of `repo_full_name` (OWNER/NAME) as its next round; publish when `post`.
 
@@ -204,7 +242,7 @@ def run_pr_round(
     outcome = PrRoundOutcome("incomplete", repo, n)
     conn: Connection | None = None
     try:
-        conn = connect(settings, repo, counter, sleep=sleep)
+        conn = connect(settings, repo, counter, sleep=sleep, installation_id=installation_id)
         api = RestApi(conn.client)
         pr = api.get_pull(repo, n)  # a 401 on an App token renews it in the client (github.auth)
         outcome.head_sha = pr.head_sha
@@ -267,6 +305,8 @@ def run_pr_round(
         outcome.published = Published(notes=[threads_note] if threads_note else [])
         publish_into(api, outcome.plan, conn.bot_login, outcome.published, existing_check_run=check_run)
         outcome.status = "published"
+        if outcome.published.gate_refused:
+            _say_gate_refused(api, outcome.plan, outcome.published)
         if settings.record_rounds:
             markdown_en = outcome.markdown if settings.lang == "en" else render_round(review, "en")[0]
             outcome.recorded = _record(settings, review, markdown_en, outcome.json, n)
@@ -283,6 +323,27 @@ def run_pr_round(
         outcome.api = counter.kpi()
         if conn is not None:
             conn.close()
+
+
+def _say_gate_refused(api: RestApi, plan: PublicationPlan, done: Published) -> None:
+    """Put the refused check run's line at the top of the summary comment just published (the
+    next round's rewrite removes it). Best effort: the log and the job say it too."""
+    comment = done.comment
+    if comment is None:  # unchanged: the body on GitHub is the plan's
+        if plan.summary_comment_id is None:
+            return
+        body, comment_id = plan.summary_body, plan.summary_comment_id
+    else:
+        body, comment_id = comment.body or plan.summary_body, comment.id
+    try:
+        done.comment = api.update_issue_comment(
+            plan.repo,
+            comment_id,
+            with_line(body, gate_line(plan.check_run.name, plan.head_sha, done.gate_refused)),
+        )
+        done.steps.append(f"summary comment {comment_id}: the missing check run said on top")
+    except ApiError as exc:
+        log.error("%s #%d: could not say that the check run is missing: %s", plan.repo, plan.pr, exc)
 
 
 def _skip_reason(settings: GitHubSettings, pr: PullRequestInfo, expected_head: str | None) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from reviewbot.errors import UsageError
 from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
@@ -61,6 +62,11 @@ class GitHubSettings:
     secondary_wait_max: float = 300.0  # longest retry-after honoured before giving up
     seconds_between_requests: float = 0.25  # PyGithub's throttle, as GitHub recommends
     seconds_between_writes: float = 1.0
+    # A write that failed without an answer (timeout, dropped connection, 5xx) may still land: GitHub
+    # ends a request that runs past 10 s, so one sent longer ago than this has landed or never will.
+    # Until then the client looks for it (every `reconcile_interval`) before sending it again.
+    late_write_window: float = 12.0
+    reconcile_interval: float = 2.0
     git_timeout: float = 900.0
     # Publishing
     max_inline_comments: int = 30
@@ -73,6 +79,14 @@ class GitHubSettings:
             raise UsageError("max_inline_comments must not be negative")
         if not self.api_url.startswith(("http://", "https://")):
             raise UsageError(f"the GitHub API URL must start with http:// or https://, not {self.api_url!r}")
+        if self.api_url.startswith("http://") and not _loopback(self.api_url):
+            # GitHub Enterprise Server redirects http:// to https://, and a redirected POST arrives as a
+            # GET (PyGithub then raises RuntimeError on every write): a configuration error, not a
+            # transient one. Plain HTTP is allowed on this machine only (a proxy, the tests' fake).
+            raise UsageError(
+                f"the GitHub API URL {redact_url(self.api_url)} uses http://; use https:// "
+                "(GitHub Enterprise Server: https://HOST/api/v3)"
+            )
         if self.repo_config_errors not in REPO_CONFIG_ERRORS:
             raise UsageError(f"repo_config_errors must be one of {', '.join(REPO_CONFIG_ERRORS)}")
 
@@ -132,6 +146,7 @@ class GitHubSettings:
             "review_drafts": settings.review_drafts,
             "seconds_between_requests": settings.request_interval,
             "seconds_between_writes": settings.write_interval,
+            "late_write_window": settings.late_write_seconds,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**{k: v for k, v in values.items() if v is not None})
@@ -148,3 +163,7 @@ class GitHubSettings:
 
     def with_(self, **changes: Any) -> GitHubSettings:
         return replace(self, **changes)
+
+
+def _loopback(url: str) -> bool:
+    return (urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")

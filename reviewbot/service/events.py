@@ -211,6 +211,29 @@ def _rerun(event: str, payload: dict[str, Any], action: str | None, app_id: int 
     return Decision(event, action, "round", how, requests, repo, first)
 
 
+def _installation_event(event: str, payload: dict[str, Any], action: str | None) -> Decision:
+    """The App installed, uninstalled, suspended, or given other repositories. Nothing to queue:
+    every job carries the installation id of the event that made it, and a worker whose cached id
+    differs (a reinstall gives a new one) drops its cache for the repository (github.auth); an id
+    that is gone answers 404 on its token, after which the worker looks it up again. Recorded with
+    the delivery, so the log shows when the installation changed."""
+    inst = _installation(payload)
+    repos = []
+    for key in ("repositories", "repositories_added", "repositories_removed"):
+        for item in items(payload, key, 1000):
+            if isinstance(item, dict) and isinstance(item.get("full_name"), str):
+                repos.append(
+                    f"{key.removeprefix('repositories').strip('_') or 'listed'}: {item['full_name']}"
+                )
+    listed = f" ({', '.join(repos[:10])}{', ...' if len(repos) > 10 else ''})" if repos else ""
+    return _ignored(
+        event,
+        action,
+        f"installation {inst} {action or 'changed'}{listed}: no round; jobs carry their installation id, "
+        "and a worker drops a cached id that differs or answers 404",
+    )
+
+
 def classify(
     event: str,
     payload: Any,
@@ -234,6 +257,8 @@ def classify(
         return _issue_comment(payload, action, command)
     if event in ("check_run", "check_suite"):
         return _rerun(event, payload, action, app_id, event)
+    if event in ("installation", "installation_repositories"):
+        return _installation_event(event, payload, action)
     return _ignored(
         event,
         action,

@@ -7,6 +7,7 @@ The job's head is passed as `expected_head`, so a job whose push has been supers
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from reviewbot.errors import RateLimited, StoreError
@@ -34,6 +35,10 @@ def github_round(settings: Settings) -> RoundFn:
     gh.require_credentials()
     if gh.uses_app:
         gh.app_private_key()  # an unreadable key fails the worker's start, not every job
+    if gh.use_git:
+        from reviewbot.github.workspace import require_git
+
+        require_git()  # git too old or missing fails the worker's start with the reason
 
     def run(job: Job) -> RoundResult:
         try:
@@ -47,6 +52,16 @@ def github_round(settings: Settings) -> RoundFn:
     def run_job(job: Job) -> RoundResult:
         from reviewbot.github.commands import CommentCommand
 
+        if (job.reason or "").startswith("re-queued:"):
+            # The attempt before was cut off mid-round (its worker died), maybe mid-write: a write it
+            # sent may still land. The round looks for what landed only once that can no longer
+            # happen, so that it finds it instead of sending it a second time.
+            log.info(
+                "job %d: interrupted before; waiting %.0fs for its writes to land",
+                job.id,
+                gh.late_write_window,
+            )
+            time.sleep(gh.late_write_window)
         comment = job.trigger.startswith("issue_comment.")
         outcome = run_pr_round(
             gh,
@@ -57,6 +72,7 @@ def github_round(settings: Settings) -> RoundFn:
             # A comment command runs only for users GitHub says may write to the repository.
             requested_by=job.requested_by if comment else None,
             command=CommentCommand.from_json(job.command) if comment and job.command else None,
+            installation_id=job.installation_id,
         )
         if outcome.status == "incomplete":
             # GitHub's rate limit stopped the round part-way; the retry re-runs it (publication
@@ -78,6 +94,11 @@ def github_round(settings: Settings) -> RoundFn:
         verb = "published" if outcome.status == "published" else "computed (dry run, nothing posted)"
         status = outcome.review.status.value if outcome.review is not None else "?"
         reason = f"round {index} {verb}: {status}, head {str(head)[:12]}"
+        if outcome.gate_refused:
+            # Published without its gate: the job says so (the log and the PR's comment too).
+            reason += f"; NO CHECK RUN: {outcome.gate_refused}"
+        if outcome.replanned:
+            reason += f"; planned again: {outcome.replanned}"
         return RoundResult("done", reason, index, head, api)
 
     return run

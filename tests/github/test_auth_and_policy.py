@@ -90,7 +90,12 @@ def test_settings_come_from_the_environment_and_hide_secrets(tmp_path: Path) -> 
     s = GitHubSettings.from_env(env)
     assert s.uses_app and s.app_private_key() == "PEM" and s.cache_root == tmp_path / "c"
     assert s.api_url == "https://ghe.example.com/api/v3" and "t0k" not in repr(s)
-    assert GitHubSettings.from_env(env, api_url="http://x").api_url == "http://x"
+    assert GitHubSettings.from_env(env, api_url="https://x").api_url == "https://x"
+    # GHES over http:// redirects, and PyGithub turns redirected writes into RuntimeError: refused up
+    # front (issue 15 item 10); plain http stays allowed on loopback (a local proxy, the tests' fake).
+    with pytest.raises(UsageError, match="uses http://; use https://"):
+        GitHubSettings.from_env(env, api_url="http://ghe.example.com/api/v3")
+    assert GitHubSettings.from_env(env, api_url="http://127.0.0.1:8080").api_url == "http://127.0.0.1:8080"
     with pytest.raises(UsageError, match="GITHUB_TOKEN"):
         GitHubSettings.from_env({}).require_credentials()
     with pytest.raises(UsageError, match="numeric"):

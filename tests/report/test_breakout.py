@@ -144,6 +144,9 @@ class _RefusingApi:
     def list_reviews(self, repo: str, pr: int) -> list[Any]:
         return []
 
+    def get_pull(self, repo: str, pr: int) -> Any:  # asked after a 422: the head has not moved
+        return type("Pull", (), {"head_sha": "c" * 40})()
+
     def create_review(self, repo: str, pr: int, payload: dict[str, Any], reconcile: Any = None) -> Any:
         self.payloads.append(payload)
         if payload["comments"]:
