@@ -1,7 +1,7 @@
 """A worker killed (SIGKILL) while a write of its round is on its way to GitHub (issue 15, fault matrix).
 
 The whole App on loopback: the fake GitHub, the webhook server, workers as processes authenticating
-as the App. The fake holds the write 1.5 s before handling it, the worker is killed meanwhile, and
+as the App. The fake holds the write 3 s before handling it, the worker is killed meanwhile, and
 the write lands after its death. A second worker recovers the job (its owner is dead), waits until a
 write of the dead attempt can no longer land (`late_write_seconds`), and runs the round again: it
 finds what landed and publishes the rest. Exactly one summary comment, one review and one check run
@@ -23,7 +23,10 @@ from reviewbot.settings import Settings
 from tests.service.e2e import PR, REPO, app_stack
 from tests.service.helpers import wait_for
 
-LATE = 2.0  # late_write_seconds of the workers
+LATE = 4.0  # late_write_seconds of the workers
+# The fake holds the write this long before handling it: longer than a new worker takes to start and
+# recover the job (about 2 s here), so that a round that does not wait would look before it lands.
+HOLD = 3.0
 
 
 @pytest.mark.parametrize(
@@ -39,7 +42,7 @@ def test_a_worker_killed_mid_write_leaves_one_comment_review_and_check_run(
             assert stack.push(head, action="opened") == "queued"
             stack.wait_settled(timeout=60)
             head = stack.remote.round2
-        hold = stack.fake.inject(kind="delay", operation=operation, delay=1.5, when="before")
+        hold = stack.fake.inject(kind="delay", operation=operation, delay=HOLD, when="before")
         assert stack.push(head, action="opened" if head == stack.remote.round1 else "synchronize") == "queued"
         wait_for(lambda: hold.total_fired == 1, timeout=60, what=f"the round to send {operation}")
         os.kill(worker.pid, signal.SIGKILL)
@@ -49,14 +52,16 @@ def test_a_worker_killed_mid_write_leaves_one_comment_review_and_check_run(
         jobs = stack.wait_settled(timeout=90)
         recovered = time.monotonic() - killed_at
 
+        # The dead worker's write lands in any case; the state is read once it has.
+        wait_for(lambda: any(r.fault for r in stack.fake.calls(operation)), timeout=10, what="the late write")
         assert all(j.state == "done" for j in jobs), [(j.state, j.reason) for j in jobs]
         last = max(jobs, key=lambda j: j.id)
         assert last.attempts == 2 and last.result_head == head, last
         landed = [r for r in stack.fake.calls(operation) if 200 <= r.status < 300]
-        assert landed and landed[0].fault == "delay"  # the dead worker's write did land
         assert len(stack.bot_comments()) == 1 and len(stack.fake.comments(REPO, PR)) == 1
         assert len(stack.fake.reviews(REPO, PR)) == 1
         assert len(stack.fake.check_runs(REPO, head)) == 1
+        assert landed[0].fault == "delay"  # the dead worker's write landed, and was the one kept
         if operation != "issues/update-comment":  # a PATCH of the same body may be sent again
             assert len(landed) == 1
         print(f"\nSIGKILL during {operation}: done {recovered:.1f}s after the kill, {len(landed)} landed")
