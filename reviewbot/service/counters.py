@@ -30,10 +30,15 @@ def labels_key(labels: Mapping[str, str]) -> str:
 def _upsert(dialect: str) -> sa.Insert:
     """`INSERT ... ON CONFLICT (name, labels) DO UPDATE value = value + excluded.value`, built once:
     building a statement costs more CPU than running it, and every delivery bumps a counter."""
-    module = postgresql if dialect == "postgresql" else sqlite
-    stmt = module.insert(service_metrics)
-    return stmt.on_conflict_do_update(
-        index_elements=["name", "labels"], set_={"value": service_metrics.c.value + stmt.excluded.value}
+    index, set_ = ["name", "labels"], "value"
+    if dialect == "postgresql":
+        pg = postgresql.insert(service_metrics)
+        return pg.on_conflict_do_update(
+            index_elements=index, set_={set_: service_metrics.c.value + pg.excluded.value}
+        )
+    lite = sqlite.insert(service_metrics)
+    return lite.on_conflict_do_update(
+        index_elements=index, set_={set_: service_metrics.c.value + lite.excluded.value}
     )
 
 
