@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reviewbot.change.diff import load_change
 from reviewbot.change.git import diff_patch_chunks, is_ancestor, run_git
@@ -38,8 +38,9 @@ from reviewbot.report.shrink import Rendered, fit_report
 from reviewbot.review.pipeline import ReviewSettings, review_change
 from reviewbot.review.progress import terminal_progress
 from reviewbot.review.rounds import Delta, PreviousRound, apply_round
-from reviewbot.store.dismissals import dismissals_of
-from reviewbot.store.store import RoundRecord, Store
+
+if TYPE_CHECKING:  # the store (SQLAlchemy, 0.13 s to import) is loaded only by a round that records
+    from reviewbot.store.store import RoundRecord, Store
 
 __all__ = [
     "RoundOutcome",
@@ -243,6 +244,8 @@ def run_local_round(
         previous, existing = (None, None)
         dismissed: dict[str, Dismissal] = {}
         if store is not None and pr is not None:
+            from reviewbot.store.dismissals import dismissals_of
+
             previous, existing = previous_from_store(store, name, pr, change.head_sha)
             dismissed = dismissals_of(store.engine, name, pr)
         review = continue_round(repo, change, review, previous, repository=name, pr=pr, dismissals=dismissed)
@@ -253,6 +256,8 @@ def run_local_round(
     review, markdown, doc = fit_round(review, lang)
     created = False
     if store is not None and pr is not None:
+        from reviewbot.store.store import RoundRecord
+
         record = RoundRecord.from_review(
             review,
             repository=name,

@@ -9,6 +9,7 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reviewbot.change.staged import staged_commit, upstream_or_head
 from reviewbot.checks.registry import KNOWN_RULES
@@ -24,8 +25,9 @@ from reviewbot.review.checklist import bundled_names
 from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.runner import RoundOutcome, run_local_round
 from reviewbot.settings import Settings, load_settings
-from reviewbot.store.db import engine_url
-from reviewbot.store.store import Store
+
+if TYPE_CHECKING:
+    from reviewbot.store.store import Store
 
 __all__ = ["add_arguments", "main", "review_local", "emit", "check_arguments"]
 
@@ -102,6 +104,8 @@ def check_db_url(url: str) -> None:
             f"--db wants a database URL such as sqlite:///PATH/rounds.db or postgresql://USER@HOST/DB, "
             f"not {url!r}"
         )
+    from reviewbot.store.db import engine_url  # SQLAlchemy: loaded only when a database is named
+
     try:
         parsed = engine_url(url)
     except StoreError as exc:
@@ -134,6 +138,8 @@ def _probe_sqlite(url: str, file: Path) -> None:
 
 def open_store(url: str) -> Store:
     """The rounds store; one that cannot be opened is the user's to fix (exit 2), not a crash."""
+    from reviewbot.store.store import Store
+
     try:
         return Store.open(url)
     except StoreError as exc:
