@@ -49,6 +49,7 @@ _lock = threading.Lock()
 _slugs: dict[tuple[str, int], str] = {}
 _installations: dict[tuple[str, int, str], int] = {}
 _tokens: dict[tuple[str, int, int], tuple[str, float]] = {}
+_gone: set[int] = set()  # installation ids whose token exchange answered 404
 
 
 def forget_app_cache() -> None:
@@ -57,6 +58,7 @@ def forget_app_cache() -> None:
         _slugs.clear()
         _installations.clear()
         _tokens.clear()
+        _gone.clear()
 
 
 def forget_installation(installation_id: int | None = None, repos: Iterable[str] = ()) -> int:
@@ -156,7 +158,7 @@ def _app_token(
     with _lock:
         slug = _slugs.get((api, app_id))
         inst = _installations.get((api, app_id, repo))
-        if installation_id is not None and inst != installation_id:
+        if installation_id is not None and inst != installation_id and installation_id not in _gone:
             if inst is not None:
                 _tokens.pop((api, app_id, inst), None)
             inst = _installations[(api, app_id, repo)] = installation_id
@@ -213,6 +215,8 @@ def _app_token(
             # id). Forget it and ask GitHub which installation covers the repository now, once.
             log.warning("installation %d of %s is gone (404); looking it up again", inst, repo)
             forget_installation(inst)
+            with _lock:
+                _gone.add(inst)  # a webhook (or a redelivery) naming it again is not believed
             inst = installation()
             auth = exchange(inst)
     finally:
