@@ -17,6 +17,7 @@ request is sent again (reviewbot.github.client).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import threading
@@ -29,6 +30,7 @@ from github import Auth, Github, GithubIntegration
 
 from reviewbot.errors import UsageError
 from reviewbot.github.client import ApiCounter, ApiError, GitHubClient
+from reviewbot.github.pacing import WritePacer
 from reviewbot.github.settings import GitHubSettings
 
 __all__ = [
@@ -229,6 +231,14 @@ def _app_token(
     return token, f"{slug}[bot]"
 
 
+def _pacer(settings: GitHubSettings, who: str, sleep: Callable[[float], None]) -> WritePacer | None:
+    """The pacer of `who`'s writes on this host (github.pacing), None when writes are not spaced."""
+    if not settings.seconds_between_writes:
+        return None
+    key = f"{settings.api_url} {who}"
+    return WritePacer(settings.cache_root / "pacing", key, settings.seconds_between_writes, sleep=sleep)
+
+
 def connect(
     settings: GitHubSettings,
     repo: str,
@@ -261,10 +271,13 @@ def connect(
 
         auth = InstallationToken(fetch)
         gh = _github(settings, auth)
-        client = GitHubClient(gh.requester, settings, counter, sleep=sleep, renew=auth.renew)
+        # An installation is the App on one account: its writes are paced together.
+        pacer = _pacer(settings, f"app {settings.app_id} on {repo.split('/', 1)[0]}", sleep)
+        client = GitHubClient(gh.requester, settings, counter, sleep=sleep, renew=auth.renew, pacer=pacer)
         return Connection(client, gh, settings.bot_login or slug_login, "app")
     assert settings.token is not None
     gh = _github(settings, Auth.Token(settings.token))
-    client = GitHubClient(gh.requester, settings, counter, sleep=sleep)
+    digest = hashlib.sha256(settings.token.encode()).hexdigest()
+    client = GitHubClient(gh.requester, settings, counter, sleep=sleep, pacer=_pacer(settings, digest, sleep))
     login = settings.bot_login or _token_login(client, env)
     return Connection(client, gh, login, "token")

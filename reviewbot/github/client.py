@@ -30,6 +30,7 @@ from github import GithubException
 from github.Requester import Requester
 
 from reviewbot.errors import GitHubError, RateLimited, UsageError
+from reviewbot.github.pacing import WritePacer
 from reviewbot.github.resilience import Decision, Failure, decide, describe
 from reviewbot.github.settings import GitHubSettings
 
@@ -111,8 +112,10 @@ class GitHubClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         renew: Callable[[], None] | None = None,
+        pacer: WritePacer | None = None,
     ) -> None:
         self.requester = requester
+        self.pacer = pacer  # spaces writes per installation across this host's workers
         self.renew = renew  # gets fresh credentials into `requester` after a 401
         self.settings = settings
         self.counter = counter
@@ -153,6 +156,8 @@ class GitHubClient:
         renewed = False
         while True:
             attempt += 1
+            if self.pacer is not None and not is_read:
+                self.counter.waited_s += self.pacer.wait()
             self.counter.count(method, label, auth=self.auth, read=is_read)
             sent_at = self._clock()
             try:
