@@ -34,7 +34,7 @@ from reviewbot.github.pacing import WritePacer
 from reviewbot.github.resilience import Decision, Failure, decide, describe
 from reviewbot.github.settings import GitHubSettings
 
-__all__ = ["ApiCounter", "ApiError", "GitHubClient"]
+__all__ = ["ApiCounter", "ApiError", "GitHubClient", "Unreachable"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -48,6 +48,20 @@ class ApiError(GitHubError):
         super().__init__(message)
         self.status = status
         self.data = data
+
+
+class Unreachable(ApiError):
+    """No answer at all from GitHub, after the retries: no network, a wrong host or port, a proxy.
+
+    A worker retries the job later (no status: not permanent); on the command line it is the user's
+    environment to fix, so it exits 2 like any other environment problem."""
+
+    exit_code = 2
+
+
+def _named(method: str, label: str) -> str:
+    """`label` as logs show it: with its method once (labels usually start with it)."""
+    return label if label.startswith(f"{method} ") else f"{method} {label}"
 
 
 @dataclass
@@ -178,7 +192,7 @@ class GitHubClient:
                 status, data = failure.status, getattr(exc, "data", None)
             ambiguous = not is_read and (status is None or status >= 500) and reconcile is not None
             if decision.kind == "renew" and self.renew is not None:
-                log.warning("%s %s: %s", method, label, decision.reason)
+                log.warning("%s: %s", _named(method, label), decision.reason)
                 renewed = True
                 attempt -= 1  # the refused attempt was answered at once; it does not use up a retry
                 self.counter.count_retry(0.0)
@@ -196,11 +210,20 @@ class GitHubClient:
                     found = self._landed(method, label, reconcile, sent_at)
                     if found is not None:
                         return found
+                if status is None:
+                    raise Unreachable(
+                        f"no answer from GitHub at {self.settings.api_url} to {label} "
+                        f"({describe(failure)}, {attempt} attempts); check the network and the API URL "
+                        "(--api-url, REVIEWBOT_API_URL)",
+                        None,
+                        data,
+                    )
                 raise ApiError(f"GitHub refused {label}: {describe(failure)}", status, data)
-            log.warning(
-                "%s %s: %s; retrying in %.1fs (attempt %d)",
-                method,
-                label,
+            # INFO, not WARNING: a retry that then succeeds is routine, and a command line that
+            # ends in an error shows that error alone (-v shows the retries).
+            log.info(
+                "%s: %s; retrying in %.1fs (attempt %d)",
+                _named(method, label),
                 decision.reason,
                 decision.wait,
                 attempt,

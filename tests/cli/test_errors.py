@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -32,8 +33,12 @@ class Tiny:
         self.repo.checkout("pr", create=True)
         self.head = self.repo.commit({"cfg.py": "def derive(cfg):\n    cfg.x = 1\n    return cfg\n"}, "head")
 
-    def run(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        extra = env or {}
         env = {k: v for k, v in os.environ.items() if not k.startswith(("REVIEWBOT_", "GITHUB_", "GH_"))}
+        env.update(extra)
         env.update(
             PYTHONPATH=str(ROOT),
             HOME=str(self.tmp / "home"),
@@ -123,6 +128,29 @@ def test_post_without_repo_or_credentials_is_refused(tiny: Tiny) -> None:
     _one_line_exit_2(no_remote, r"cannot tell the GitHub repository: .* give --repo OWNER/NAME")
     no_token = tiny.run("--path", str(tiny.repo.path), "--pr", "3", "--post", "--repo", "octo/tiny")
     _one_line_exit_2(no_token, r"no GitHub credentials: set GITHUB_TOKEN")
+    assert _files(tiny.tmp) == before
+
+
+def test_no_answer_from_the_api_is_one_line_and_exit_2(tiny: Tiny) -> None:
+    """No network to the API: was `GitHub refused GET /user: ConnectionError`, exit 3, after three
+    retry warnings naming the verb twice (`GET GET /user`)."""
+    with socket.socket() as s:  # a port nobody listens on: connection refused at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    before = _files(tiny.tmp)
+    done = tiny.run(
+        "--path",
+        str(tiny.repo.path),
+        "--pr",
+        "3",
+        "--repo",
+        "octo/tiny",
+        "--api-url",
+        f"http://127.0.0.1:{port}",
+        env={"GITHUB_TOKEN": "ghp_unused"},
+    )
+    line = _one_line_exit_2(done, rf"no answer from GitHub at http://127\.0\.0\.1:{port} to GET /user")
+    assert "check the network and the API URL" in line and "GET GET" not in done.stderr
     assert _files(tiny.tmp) == before
 
 
