@@ -44,7 +44,7 @@ from reviewbot.model.review import Review, Status
 from reviewbot.report.marker import State, decode_state
 from reviewbot.review.pipeline import review_change
 from reviewbot.review.rounds import apply_round
-from reviewbot.runner import continue_round, render_round
+from reviewbot.runner import continue_round, fit_round, render_round
 
 __all__ = ["PrRoundOutcome", "run_pr_round"]
 
@@ -106,8 +106,11 @@ def _plan(
     existing: tuple[int, str] | None,
     review_exists: bool,
     threads: list[ReviewThread],
-) -> tuple[str, dict[str, Any], PublicationPlan]:
-    markdown, doc = render_round(review, settings.lang)
+) -> tuple[Review, str, dict[str, Any], PublicationPlan]:
+    """The round as published: `review` cut to the stored-report budget (runner.fit_round), its
+    report, and the plan of writes made from that cut review, so the check run's conclusion and the
+    comment's status agree (a cut report is INCOMPLETE on both)."""
+    review, markdown, doc = fit_round(review, settings.lang)
     plan = build_plan(
         review,
         markdown,
@@ -121,7 +124,7 @@ def _plan(
         lang=settings.lang,
         threads=threads,
     )
-    return markdown, doc, plan
+    return review, markdown, doc, plan
 
 
 def _record(settings: GitHubSettings, review: Review, markdown_en: str, doc: dict[str, Any], pr: int) -> bool:
@@ -275,7 +278,7 @@ def _run(
         outcome.review = review
         existing = (bot_comment.id, bot_comment.body) if bot_comment else None
         threads, threads_note = threads_for_round(conn.client, review, repo, n, conn.bot_login)
-        _, _, plan = _plan(review, settings, pr, lines, existing, False, threads)
+        _, _, _, plan = _plan(review, settings, pr, lines, existing, False, threads)
         review_exists = False
         if plan.review is not None and state is not None and state.head_sha == pr.head_sha:
             # A re-run of a head that was published before: its review may exist already.
@@ -296,9 +299,10 @@ def _run(
             code,
             conn.bot_login,
         )
-        outcome.markdown, outcome.json, outcome.plan = _plan(
+        review, outcome.markdown, outcome.json, outcome.plan = _plan(
             review, settings, pr, lines, existing, review_exists, threads
         )
+        outcome.review = review
         if not post:
             outcome.status = "dry_run"
             return outcome

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import urllib.parse
+from dataclasses import replace
 from pathlib import Path
 
 from reviewbot.github import run_pr_round
+from reviewbot.model.budget import RoundBudget
 from reviewbot.model.review import Status
 from reviewbot.report.marker import decode_state
 from tests.fakegithub import push
@@ -136,3 +138,25 @@ def test_the_bot_comment_is_found_beyond_the_first_page(seeded: Seeded, tmp_path
     assert pages == [{"per_page": "100"}, {"per_page": "100", "page": "2"}]
     assert outcome.published is not None and outcome.published.comment_action == "updated"
     assert len(bot_comments(seeded, BOT)) == 1 and outcome.api["api_calls"] == len(seeded.fake.log)
+
+
+def test_a_round_cut_to_its_report_budget_concludes_its_check_run_as_incomplete(
+    seeded: Seeded, tmp_path: Path
+) -> None:
+    """The check run is planned from the review as published: the comment said INCOMPLETE (findings
+    left out to fit the stored-report budget) while the check run said success."""
+    s = settings(seeded, tmp_path, app=True)
+    assert run_pr_round(s, REPO, PR, post=True).status == "published"
+    seeded.fake.set_head(REPO, PR, seeded.remote.round2)
+    full = run_pr_round(replace(s, record_rounds=False), REPO, PR, post=False)
+    assert full.review is not None and full.review.status is Status.LGTM  # round 2 as it stands
+    tight = replace(s, budget=RoundBudget(report_bytes=len(full.markdown) + 2_000))
+    second = run_pr_round(tight, REPO, PR, post=True)
+    assert second.status == "published" and second.review is not None
+    assert second.review.status is Status.INCOMPLETE
+    assert len(second.review.findings) < len(full.review.findings)
+    (comment,) = bot_comments(seeded, BOT)
+    assert "INCOMPLETE" in comment.body
+    (run,) = seeded.fake.check_runs(REPO, seeded.remote.round2)
+    assert run.conclusion == "neutral"
+    assert len(run.annotations) == len(second.review.findings)
