@@ -29,13 +29,23 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from reviewbot.execution import reaper
-from reviewbot.execution.sandbox_argv import UNPRIVILEGED, bwrap_argv, kept_dirs, unshare_argv, within
+from reviewbot.execution.sandbox_argv import (
+    NOTE_PREFIX,
+    PRELUDE_END,
+    UNPRIVILEGED,
+    bwrap_argv,
+    kept_dirs,
+    unshare_argv,
+    within,
+)
 from reviewbot.execution.sandbox_env import sandbox_env
 from reviewbot.settings import private_paths, sqlite_file
 
@@ -70,6 +80,18 @@ _CREDENTIAL_PATHS = (
     "~/.git-credentials",
     "~/.netrc",
     "~/.pypirc",
+    # Inside toolchain prefixes the sandbox keeps (~/.cargo for its bin/): their credential files.
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.npmrc",
+    "~/.yarnrc.yml",
+    "~/.gem/credentials",
+    "~/.m2/settings.xml",
+    "~/.gradle/gradle.properties",
+    "~/.config/pip/pip.conf",
+    "~/.pip/pip.conf",
+    "~/.terraformrc",
+    "~/.config/hub",
 )
 
 # Applied by a tiny launcher between us and the sandbox: preexec_fn is unsafe with threads, and the
@@ -192,15 +214,32 @@ def _hand_over(root: Path, owner: tuple[int, int]) -> None:
                 os.chown(os.path.join(parent, name), *owner, follow_symlinks=False)
 
 
-def _tail(path: Path, limit: int = 4096) -> str:
-    try:
-        with path.open("rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - limit))
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
+def _read_output(out: BinaryIO, prelude: bool, limit: int = 4096) -> tuple[str, list[str]]:
+    """The last `limit` bytes of the run's output, and the unshare prelude's notes.
+
+    Read from the file reviewbot opened, never by a path: the run directory is the test's, and a
+    name there may by now be a link to anything reviewbot can read. The prelude's notes are the lines
+    before its end marker (the test's own output comes after it and cannot forge one)."""
+    out.seek(0)
+    head = out.read(64 << 10).decode("utf-8", "replace")
+    notes: dict[str, list[str]] = {}
+    start = 0
+    if prelude and PRELUDE_END in head:  # only the unshare path has a prelude
+        before, _, _ = head.partition(PRELUDE_END)
+        start = len(before.encode("utf-8", "replace")) + len(PRELUDE_END) + 1
+        for line in before.splitlines():
+            if line.startswith(NOTE_PREFIX):
+                kind, _, what = line[len(NOTE_PREFIX) :].partition(" ")
+                notes.setdefault(kind, []).append(what)
+    size = out.seek(0, os.SEEK_END)
+    out.seek(max(start, size - limit))
+    text = out.read().decode("utf-8", "replace")
+    said = {
+        "read-only": "could not make read-only: ",
+        "private": "could not make private: ",
+        "hide": "could not hide: ",
+    }
+    return text, [said.get(k, f"{k}: ") + ", ".join(v) for k, v in notes.items()]
 
 
 def run_sandboxed(
@@ -232,10 +271,10 @@ def run_sandboxed(
     if drop is not None and sandbox in CONFINING_SANDBOXES:
         _hand_over(root, drop)
     launcher = [sys.executable, "-I", "-c", _LAUNCHER, json.dumps(limits.rlimits()), str(os.getpid()), *argv]
-    log = root / f"output-{time.monotonic_ns()}.log"
     started = time.monotonic()
     reaper.check_open()  # reviewbot is stopping: start nothing
-    with log.open("wb") as out:
+    # An unnamed file outside the run directory: nothing the test does can change what is read back.
+    with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(
             launcher,
             cwd=workdir,
@@ -258,19 +297,13 @@ def run_sandboxed(
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             reaper.unregister(proc.pid)
-    seconds = time.monotonic() - started
-    notes = []
-    failures = root / ".sandbox-mount-failures"
-    if failures.exists():
-        notes.append("could not make read-only: " + ", ".join(failures.read_text().split()))
-    hide_failures = root / ".sandbox-hide-failures"
-    if hide_failures.exists():
-        notes.append("could not hide: " + ", ".join(hide_failures.read_text().split()))
+        seconds = time.monotonic() - started
+        output, notes = _read_output(out, prelude=sandbox == "unshare")
     return RunResult(
         exit_code=None if timed_out else proc.returncode,
         timed_out=timed_out,
         seconds=round(seconds, 3),
-        output=_tail(log),
+        output=output,
         sandbox=sandbox,
         notes=notes,
     )

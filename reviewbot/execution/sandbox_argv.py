@@ -22,13 +22,21 @@ import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["SYSTEM_SET", "UNPRIVILEGED", "bwrap_argv", "drop_argv", "kept_dirs", "unshare_argv", "within"]
+__all__ = [
+    "NOTE_PREFIX",
+    "PRELUDE_END",
+    "SYSTEM_SET",
+    "UNPRIVILEGED",
+    "bwrap_argv",
+    "drop_argv",
+    "kept_dirs",
+    "unshare_argv",
+    "within",
+]
 
 SYSTEM_SET = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 # nobody/nogroup on Debian and most images; REVIEWBOT_SANDBOX_UID / _GID name another.
 UNPRIVILEGED = (65534, 65534)
-# Directories covered by an empty private file system: where host servers keep their sockets.
-PRIVATE = ("/tmp", "/run", "/var/tmp", "/dev/shm")
 
 
 def within(path: Path, parent: Path) -> bool:
@@ -169,50 +177,77 @@ def _stage_dir() -> str:
     return "/mnt"
 
 
-def unshare_prelude(root: Path, kept: Sequence[Path], hidden: Sequence[Path], uid: int, gid: int) -> str:
-    """Shell run as the namespace's root: the same view as `bwrap_argv`, then the privileges go.
+# The prelude's own notes go to the output before this line; the test's output comes after it, so a
+# test cannot forge a note (reviewbot reads notes only before the first marker).
+PRELUDE_END = "reviewbot-sandbox: prelude done"
+NOTE_PREFIX = "reviewbot-sandbox: "
 
-    The run directory and `kept` are bound into a staging tmpfs first, because the private file
-    systems laid over /tmp, /run and the home directory would hide them; then moved back in place."""
+
+def _covers(stage: str) -> list[str]:
+    """Every top-level directory outside the system set (where a host server may keep a socket or a
+    checkout of another pull request may lie), and /dev/shm: each gets an empty private file system."""
+    out = []
+    for entry in sorted(Path("/").iterdir()):
+        top = str(entry)
+        if entry.is_symlink() or not entry.is_dir() or top in SYSTEM_SET or top == stage:
+            continue
+        if top in ("/proc", "/dev", "/sys"):
+            continue
+        out.append(top)
+    return [*out, "/dev/shm"] if Path("/dev/shm").is_dir() else out
+
+
+def unshare_prelude(root: Path, kept: Sequence[Path], hidden: Sequence[Path], uid: int, gid: int) -> str:
+    """Shell run as the namespace's root: the view of `bwrap_argv` built on the host's mounts, then
+    the privileges go.
+
+    Everything is remounted read-only; every top-level directory outside the system set (/tmp, /run,
+    /var, /home, /root, /srv, ...) gets an empty private file system; the run directory and `kept`,
+    bound into a staging tmpfs first, are moved back in place. What fails is said on the output
+    before `PRELUDE_END` (read by `run_sandboxed`)."""
     q = shlex.quote
-    fail = q(str(root / ".sandbox-mount-failures"))
-    hide_fail = q(str(root / ".sandbox-hide-failures"))
     stage = _stage_dir()
+
+    def note(kind: str, what: str) -> str:
+        return f"echo {q(NOTE_PREFIX + kind + ' ' + what)} >&2"
+
     lines = ["set -u", f"mount -t tmpfs -o mode=700 none {stage} || exit 97"]
     keep = [root, *kept]
     for i, d in enumerate(keep):
         lines.append(f"mkdir {stage}/{i} && mount --rbind {q(str(d))} {stage}/{i} || exit 97")
-    covers = [p for p in PRIVATE if Path(p).is_dir() and not Path(p).is_symlink()]
-    homes = sorted({str(Path(os.path.expanduser("~")))} | {"/root", "/home"})
-    covers += [h for h in homes if Path(h).is_dir() and h not in SYSTEM_SET]
-    covers = [c for c in covers if not any(c != o and within(Path(c), Path(o)) for o in covers)]
     for point, opts in _mountinfo():  # everything read-only before the private file systems go on top
         if point in ("/proc", "/dev") or point.startswith(("/proc/", "/dev/")) or point == stage:
             continue
         if point.startswith(f"{stage}/"):
             continue
         flags = ",".join(["remount,bind,ro", *(o for o in opts.split(",") if o in _KEEP_FLAGS)])
-        lines.append(f"mount -o {flags} {q(point)} 2>/dev/null || echo {q(point)} >> {stage}/mount-failures")
+        lines.append(f"mount -o {flags} {q(point)} 2>/dev/null || {note('read-only', point)}")
+    covers = _covers(stage)
     for c in covers:
-        mode = "1777" if c in ("/tmp", "/var/tmp", "/dev/shm") else "755"
-        lines.append(
-            f"mount -t tmpfs -o mode={mode},size=64m none {q(c)} || echo {q(c)} >> {stage}/mount-failures"
-        )
+        mode = "1777" if c in ("/tmp", "/dev/shm") else "755"
+        lines.append(f"mount -t tmpfs -o mode={mode},size=64m none {q(c)} || {note('private', c)}")
+    if "/var" in covers:  # what programs expect under /var: a temp directory and the /run link
+        lines.append("mkdir -m 1777 /var/tmp; ln -s ../run /var/run")
+    for entry in sorted(Path("/").iterdir()):  # top-level files (a container's info file)
+        if entry.is_file() and not entry.is_symlink():
+            lines.append(
+                f"mount --bind /dev/null {q(str(entry))} 2>/dev/null || {note('private', str(entry))}"
+            )
     for i, d in reversed(list(enumerate(keep))):
         lines.append(f"mkdir -p {q(str(d))} 2>/dev/null; mount --move {stage}/{i} {q(str(d))} || exit 97")
-    lines.append(f"[ -f {stage}/mount-failures ] && cat {stage}/mount-failures >> {fail}")
-    lines.append(f"umount -l {stage} 2>/dev/null")
+    lines.append(f"umount -l {stage} && mount -t tmpfs -o ro,size=0 none {stage} || {note('private', stage)}")
     for secret in hidden:
         if any(within(secret, Path(c)) for c in covers) and not any(within(secret, d) for d in keep):
             continue  # gone with a private file system
         if within(root, secret):  # a tmpfs here would hide the run directory too
-            lines.append(f"echo {q(str(secret))} >> {hide_fail}")
+            lines.append(note("hide", str(secret)))
             continue
         if secret.is_dir():
             how = f"mount -t tmpfs -o ro,size=0 none {q(str(secret))}"
         else:
             how = f"mount --bind /dev/null {q(str(secret))}"
-        lines.append(f"{how} 2>/dev/null || echo {q(str(secret))} >> {hide_fail}")
+        lines.append(f"{how} 2>/dev/null || {note('hide', str(secret))}")
+    lines.append(f"echo {q(PRELUDE_END)} >&2")
     lines.append('cd "$REVIEWBOT_WORKDIR" || exit 97')
     if os.geteuid() == 0:
         become = drop_argv(uid, gid)

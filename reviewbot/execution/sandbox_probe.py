@@ -42,10 +42,11 @@ def host_unix_sockets(limit: int = _MAX_SOCKETS) -> list[str]:
     return paths[:limit]
 
 
-def _script(port: int, sockets: list[str], outside: list[Path], read_shadow: bool) -> str:
+def _script(port: int, sockets: list[str], outside: list[Path], read_shadow: bool, hidden: list[Path]) -> str:
     q = shlex.quote
     lines = [
         'echo "uid=$(id -u)"',
+        "sed -n 's/^CapEff:[[:space:]]*/caps=/p' /proc/self/status",
         "echo probe > owned",
         # env, not /proc/self/environ: a process that changed its uid may not read its own.
         "env | grep -E '^[A-Za-z_][A-Za-z0-9_]*=' | cut -d= -f1 | sed 's/^/env=/'",
@@ -59,6 +60,10 @@ def _script(port: int, sockets: list[str], outside: list[Path], read_shadow: boo
         lines.append(f"[ -e {q(path)} ] && echo sock={q(path)}")
     if read_shadow:
         lines.append("cat /etc/shadow >/dev/null 2>&1 && echo shadow=read")
+    for secret in hidden:  # masked is fine (an empty directory, /dev/null); content is not
+        h = q(str(secret))
+        lines.append(f'[ -d {h} ] && [ -n "$(ls -A {h} 2>/dev/null)" ] && echo seen={h}')
+        lines.append(f"[ -f {h} ] && [ -s {h} ] && echo seen={h}")
     lines.append("exit 0")
     return "\n".join(lines)
 
@@ -74,7 +79,13 @@ def _limit(line: str) -> str:
 
 
 def _lines(
-    kind: str, out: dict[str, list[str]], owner: int | None, landed: list[Path], n_sockets: int
+    kind: str,
+    out: dict[str, list[str]],
+    owner: int | None,
+    landed: list[Path],
+    n_sockets: int,
+    n_checked: int,
+    n_hidden: int,
 ) -> dict[str, str]:
     uid = out.get("uid", ["?"])[0]
     result: dict[str, str] = {}
@@ -82,26 +93,33 @@ def _lines(
         result["user"] = "NOT unprivileged: the test ran as root"
     elif "shadow" in out:
         result["user"] = f"NOT unprivileged: uid {owner} read /etc/shadow"
+    elif out.get("caps", ["?"])[0].strip("0"):
+        result["user"] = f"NOT without privileges: uid {owner} held capabilities {out.get('caps', ['?'])[0]}"
     else:
-        how = "no capabilities" if os.geteuid() == 0 else "the worker's own uid, in a user namespace"
-        result["user"] = f"uid {owner} on the host, {uid} inside, not root ({how})"
+        how = "" if os.geteuid() == 0 else "; the worker's own uid, in a user namespace"
+        result["user"] = f"uid {owner} on the host, {uid} inside, not root, no capabilities{how}"
     result["network"] = (
         "NOT denied: the host's loopback is visible"
         if "tcp" in out
         else "denied (own network namespace: the host's loopback listener was not visible)"
     )
     seen = out.get("sock", [])
+    tried = f" (the first {n_checked} tried)" if n_checked < n_sockets else ""
     result["sockets"] = (
         f"NOT hidden: {len(seen)} of the host's Unix sockets reachable ({', '.join(seen[:3])})"
         if seen
-        else f"none of the host's {n_sockets} Unix socket(s) reachable (private /run and /tmp)"
+        else f"none of the host's {n_sockets} Unix socket path(s) reachable{tried}"
     )
-    result["filesystem"] = (
-        f"NOT confined: wrote {', '.join(str(p) for p in landed)} on the host"
-        if landed
-        else "writes outside the run directory did not reach the host (/etc, /usr, /var, its temp directory); "
-        "reviewbot's key, config, state and caches not mounted"
-    )
+    shown = out.get("seen", [])
+    if landed or shown:
+        wrote = f"wrote {', '.join(str(p) for p in landed)} on the host" if landed else ""
+        saw = f"read {', '.join(shown[:3])}" if shown else ""
+        result["filesystem"] = "NOT confined: " + "; ".join(x for x in (wrote, saw) if x)
+    else:
+        result["filesystem"] = (
+            "writes outside the run directory did not reach the host (/etc, /usr, /var, its temp "
+            f"directory); {n_hidden} secret or state path(s) of reviewbot empty or absent"
+        )
     names = sorted(set(out.get("env", [])) - _SET_BY_US)
     extra = [n for n in names if n not in ALLOWED and not n.startswith("LC_")]
     result["environment"] = (
@@ -133,12 +151,14 @@ def verify(kind: str, scratch: Path | None = None, limits: Limits | None = None)
     root = Path(tempfile.mkdtemp(prefix="probe-", dir=scratch))
     name = f".reviewbot-probe-{os.getpid()}-{kind}"
     outside = [Path(d) / name for d in ("/etc", "/usr", "/var", tempfile.gettempdir(), scratch)]
-    sockets = host_unix_sockets()
+    every = host_unix_sockets(limit=1 << 20)
+    sockets = every[:_MAX_SOCKETS]
+    hidden = hidden_paths(root)
     srv = socket.socket()
     try:
         srv.bind(("127.0.0.1", 0))
         srv.listen(1)
-        script = _script(srv.getsockname()[1], sockets, outside, read_shadow=os.geteuid() == 0)
+        script = _script(srv.getsockname()[1], sockets, outside, os.geteuid() == 0, hidden)
         res = run_sandboxed(script, root, root, timeout=30, sandbox=kind, limits=limits)
     finally:
         srv.close()
@@ -155,7 +175,7 @@ def verify(kind: str, scratch: Path | None = None, limits: Limits | None = None)
         with contextlib.suppress(OSError):
             p.unlink()
     shutil.rmtree(root, ignore_errors=True)
-    result = _lines(kind, out, owner, landed, len(sockets))
+    result = _lines(kind, out, owner, landed, len(every), len(sockets), len(hidden))
     if res.exit_code != 0:
         result["probe"] = f"NOT verified: the probe exited {res.exit_code}"
     _CACHE[key] = result

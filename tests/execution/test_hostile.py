@@ -65,6 +65,10 @@ def test_etc_shadow_is_unreadable_even_when_reviewbot_is_root(kind: str, tmp_pat
 def host_socket(tmp_path: Path) -> Iterator[list[Path]]:
     """Listening Unix sockets on the host where servers keep them: /run and the temp directory."""
     places = [Path("/run") / f"reviewbot-test-{os.getpid()}.sock", tmp_path / "state" / "server.sock"]
+    # Where other distributions keep them (MySQL on RHEL: /var/lib/mysql/mysql.sock), and a directory
+    # of the host's own: read-only is not enough, a socket on a read-only mount still answers.
+    places += [Path("/var/lib") / f"reviewbot-test-{os.getpid()}" / "s.sock"]
+    places += [Path("/srv") / f"reviewbot-test-{os.getpid()}" / "s.sock"]
     socks = []
     for p in places:
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -77,6 +81,8 @@ def host_socket(tmp_path: Path) -> Iterator[list[Path]]:
     for s, p in zip(socks, places, strict=True):
         s.close()
         p.unlink(missing_ok=True)
+        if p.parent.name.startswith("reviewbot-test-"):
+            p.parent.rmdir()
 
 
 CONNECT = """
@@ -173,3 +179,34 @@ def test_the_unconfined_path_says_NOT_where_it_does_not_hold(tmp_path: Path) -> 
     assert lines["network"].startswith("NOT") and lines["filesystem"].startswith("NOT")
     if os.geteuid() == 0:
         assert lines["user"].startswith("NOT")
+
+
+@pytest.mark.parametrize("kind", CONFINING_SANDBOXES, indirect=True)
+def test_links_planted_in_the_run_directory_are_never_read_back(kind: str, tmp_path: Path) -> None:
+    """What comes back (the output, the notes) is read from what reviewbot opened, never by a name in
+    the run directory: the test owns it and may leave a link to any file reviewbot can read."""
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("host-secret-value-7c1e\n")
+    secret.chmod(0o600)
+    names = ["output-1.log", ".sandbox-mount-failures", ".sandbox-hide-failures", "output.log"]
+    command = "; ".join(f"ln -sf {secret} {n}" for n in names) + "; echo done; exit 0"
+    root = tmp_path / "run"
+    root.mkdir()
+    res = run_sandboxed(command, root, root, timeout=60, sandbox=kind)
+    assert res.exit_code == 0 and "done" in res.output
+    assert "host-secret-value" not in res.output and not any("host-secret" in n for n in res.notes)
+
+
+@pytest.mark.parametrize("kind", CONFINING_SANDBOXES, indirect=True)
+def test_a_forged_prelude_note_in_the_tests_output_is_not_a_note(kind: str, tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    root.mkdir()
+    res = run_sandboxed(
+        "echo 'reviewbot-sandbox: hide /etc/forged'; echo 'reviewbot-sandbox: prelude done'; exit 0",
+        root,
+        root,
+        timeout=60,
+        sandbox=kind,
+    )
+    assert res.exit_code == 0 and res.notes == []
+    assert "/etc/forged" in res.output  # the test's output, shown as output
