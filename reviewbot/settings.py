@@ -98,11 +98,8 @@ def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
 
 
 class Settings(BaseSettings):
-    """Everything a reviewbot process needs. Build with `load_settings()`.
-
-    `Settings(...)` takes exactly its arguments (no environment, no file): tests build it directly and
-    change it with `with_()`.
-    """
+    """Everything a reviewbot process needs. Build with `load_settings()`; `Settings(...)` takes exactly
+    its arguments (no environment, no file): tests build it directly and change it with `with_()`."""
 
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="forbid", frozen=True, populate_by_name=True
@@ -134,16 +131,13 @@ class Settings(BaseSettings):
     job_lease_seconds: float = Field(default=60.0, ge=0)
     lock_retry_seconds: float = Field(default=1.0, ge=0)
     max_body_bytes: int = Field(default=MAX_WEBHOOK_BYTES, ge=0)
-    # The webhook server (docs/security.md): a request's line and headers must arrive within
-    # header_timeout_s of the connection (or of the previous response on it), its body within
-    # body_timeout_s of its headers; otherwise the connection is closed (408 for a late body).
+    # The webhook server's deadlines for a request's line and headers, then its body (docs/security.md).
     header_timeout_s: float = Field(default=10.0, gt=0)
     body_timeout_s: float = Field(default=30.0, gt=0)
     # PyGithub's pause between requests / writes; None keeps GitHub's recommended pacing.
     request_interval: float | None = Field(default=None, ge=0)
     write_interval: float | None = Field(default=None, ge=0)
-    # How long an unanswered GitHub write may still land (GitHub ends requests after 10 s): looked
-    # for until then before it is sent again, and waited out before an interrupted job runs again.
+    # How long an unanswered GitHub write may still land (looked for, then sent again; docs/reliability.md).
     late_write_seconds: float | None = Field(default=None, ge=0)
     # Retention (service/retention.py), in days (0: keep for good); the worker prunes every interval.
     keep_deliveries_days: float = Field(default=30.0, ge=0)  # deliveries that queued a round
@@ -151,6 +145,7 @@ class Settings(BaseSettings):
     keep_jobs_days: float = Field(default=30.0, ge=0)  # finished jobs
     keep_rounds_days: float = Field(default=365.0, ge=0)  # rounds, but never a PR's newest two
     prune_interval_seconds: float = Field(default=3600.0, ge=0)  # 0: never prune
+    tests_env: list[str] = Field(default_factory=list)  # the App: names a repo's [tests] env may pass
     # One round's bounds (model/budget.py): REVIEWBOT_BUDGET='{"files": 500}', `budget: {files: 500}`.
     budget: RoundBudget = Field(default_factory=RoundBudget)
     # The file these settings were read from ($REVIEWBOT_CONFIG / --config); not a key of the file.

@@ -59,6 +59,9 @@ class ExecSettings:
     allowed_sandboxes: tuple[str, ...] = SANDBOXES
     limits: Limits = field(default_factory=Limits)
     max_timeout_s: float | None = None  # caps the configured per-run timeout
+    # Names a repository's `[tests] env` may pass. None: all it names (a local run: the user's own
+    # config); the App passes its operator's list, so a repository cannot ask for the worker's secrets.
+    env_allowed: frozenset[str] | None = None
     max_mutants: int | None = None  # mutants per round (the pipeline passes at most its budget's worth)
     # The base revision's .reviewbot.toml as the round parsed it (its `tests` may be None: no [tests]);
     # None: the stage reads the base's file itself.
@@ -335,6 +338,9 @@ def execute(
         return _not_run(str(exc), mutants)
     if cfg is None:
         return _not_run(msg("note.tests-not-run.no-command"), mutants)
+    refused = [n for n in cfg.env if settings.env_allowed is not None and n not in settings.env_allowed]
+    if refused:
+        cfg = cfg.model_copy(update={"env": tuple(n for n in cfg.env if n not in refused)})
     # Resolved: JUnit files are read only along a path without symbolic links (junit.open_inside), so
     # a temp dir reached through a link (/tmp -> /private/tmp) must not count as one.
     scratch = Path(tempfile.mkdtemp(prefix="reviewbot-tests-", dir=settings.scratch_dir)).resolve()
@@ -366,7 +372,13 @@ def execute(
         else:
             results = _run_mutants(mutants, cfg, pristine, scratch, kind, settings, timeout, deadline, head)
         log.info("tests: head %s in %.1fs, %d mutant(s)", head.exit_code, head.seconds, len(results))
-        return _finish(change, cfg, kind, head, head_limit, results, started, settings)
+        done = _finish(change, cfg, kind, head, head_limit, results, started, settings)
+        if refused:
+            why = (
+                f"[tests] env names not on this service's list (tests_env), not passed: {', '.join(refused)}"
+            )
+            done.notes.append(Note.of(SkipReason.UNAVAILABLE, msg("note.test-run", label="env", note=why)))
+        return done
     finally:
         if not settings.keep_runs:
             _remove(scratch)

@@ -48,6 +48,7 @@ class GitHubSettings:
     lang: str = "en"
     use_git: bool = True  # False: review from the API's patches only
     run_tests: bool = True  # run the repository's tests (only for trusted authors, see below)
+    tests_env: tuple[str, ...] = ()  # names a repository's [tests] env may pass to its tests
     trusted_associations: frozenset[str] = TRUSTED_ASSOCIATIONS
     review_drafts: bool = True
     extra_checklists: tuple[str, ...] = ()  # on top of the base revision's .reviewbot.toml
@@ -147,6 +148,7 @@ class GitHubSettings:
             "seconds_between_requests": settings.request_interval,
             "seconds_between_writes": settings.write_interval,
             "late_write_window": settings.late_write_seconds,
+            "tests_env": tuple(settings.tests_env),
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**{k: v for k, v in values.items() if v is not None})

@@ -131,7 +131,11 @@ def review_settings(
         # The author's code must never run unconfined here: an unconfined test could read the worker's
         # environment (/proc) and files, the App key among them, and reach the network.
         exec_settings = ExecSettings(
-            trusted=trusted, not_trusted_reason=why, allowed_sandboxes=CONFINING_SANDBOXES, repo_config=cfg
+            trusted=trusted,
+            not_trusted_reason=why,
+            allowed_sandboxes=CONFINING_SANDBOXES,
+            repo_config=cfg,
+            env_allowed=frozenset(settings.tests_env),  # the operator's, never the repository's alone
         )
         out = replace(out, execute=executor(code.repo_path, exec_settings))
     return out

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from reviewbot.execution.execute import ExecSettings, execute
 from reviewbot.execution.sandbox import CONFINING_SANDBOXES, SANDBOXES, Limits, detect_sandbox, run_sandboxed
 from reviewbot.execution.sandbox_probe import verify
+from tests.execution.probe import change_of, flag_derivation, make_repo, toml
 
 SECRETS = {
     "MYSQL_PWD": "mysql-pw-4f1c9a",
@@ -210,3 +212,26 @@ def test_a_forged_prelude_note_in_the_tests_output_is_not_a_note(kind: str, tmp_
     )
     assert res.exit_code == 0 and res.notes == []
     assert "/etc/forged" in res.output  # the test's output, shown as output
+
+
+@pytest.mark.parametrize("allowed", [None, frozenset(), frozenset({"PROBE_VISIBLE"})])
+def test_the_app_passes_only_the_names_its_operator_allows(
+    allowed: frozenset[str] | None, working: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository's `[tests] env` is its owner's wish; in the App the owner is not the operator, so
+    only names on the operator's list (`tests_env`) pass. None: a local run, the user's own config."""
+    kind = next(k for k in CONFINING_SANDBOXES if k in working)
+    monkeypatch.setenv("PROBE_VISIBLE", "operator-value")
+    cfg = toml('test "$PROBE_VISIBLE" = operator-value') + 'env = ["PROBE_VISIBLE"]\n'
+    repo, base, head = make_repo(tmp_path / "r", {".reviewbot.toml": cfg}, {})
+    ex = execute(
+        change_of(repo, base, head),
+        repo.path,
+        flag_derivation(),
+        ExecSettings(sandbox=kind, env_allowed=allowed),
+    )
+    assert ex.head is not None
+    passed = allowed is None or "PROBE_VISIBLE" in allowed
+    assert (ex.head.exit_code == 0) is passed
+    refused = [n.message for n in ex.notes if "not passed: PROBE_VISIBLE" in n.message]
+    assert bool(refused) is not passed
