@@ -113,8 +113,13 @@ def prune(engine: Engine, settings: Settings) -> Pruned:
             )
         if settings.keep_deliveries_days > 0:
             when = cutoff(settings.keep_deliveries_days)
+            # Only deliveries that queued a round: the others keep to keep_ignored_days (0: for good),
+            # even when that is longer than this.
             out.counts["service_deliveries"] = out.counts.get("service_deliveries", 0) + _batched(
-                engine, deliveries, deliveries.c.delivery_id, deliveries.c.received_at < when
+                engine,
+                deliveries,
+                deliveries.c.delivery_id,
+                sa.and_(deliveries.c.received_at < when, deliveries.c.outcome.in_(ROUND_OUTCOMES)),
             )
             out.counts["service_commands"] = _batched(
                 engine, commands, commands.c.command_key, commands.c.received_at < when

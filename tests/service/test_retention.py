@@ -164,6 +164,21 @@ def test_an_age_of_zero_keeps_that_kind_for_good(store: Store, settings: Setting
     assert _count(store, deliveries) == 1 and _count(store, rounds) == 3
 
 
+def test_ignored_deliveries_follow_their_own_age_not_the_deliveries_one(
+    store: Store, settings: Settings
+) -> None:
+    """keep_ignored_days=0 keeps them for good even while deliveries that queued rounds are pruned
+    (the deliveries' age deleted every old delivery, ignored ones included)."""
+    book = JobBook(store.engine)
+    book.accept("ignored-old", _ignored("ignored-old"))
+    book.accept("queued-old", _round("queued-old", 1, "a" * 40))
+    _age(store, deliveries, "received_at", deliveries.c.delivery_id.in_(["ignored-old", "queued-old"]))
+    prune(store.engine, settings.with_(keep_ignored_days=0, keep_deliveries_days=30, keep_jobs_days=0))
+    with store.engine.connect() as conn:
+        kept = {d for (d,) in conn.execute(sa.select(deliveries.c.delivery_id))}
+    assert kept == {"ignored-old"}
+
+
 def test_the_worker_prunes_on_its_schedule(settings: Settings) -> None:
     # About a second of retention for ignored deliveries, and a prune every half second.
     fast = settings.with_(keep_ignored_days=1.0 / 86400, prune_interval_seconds=0.5)
