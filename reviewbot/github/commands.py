@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewbot.errors import StoreError, UsageError
-from reviewbot.github.api import PullRequestInfo, RestApi
+from reviewbot.github.api import IssueComment, PullRequestInfo, RestApi
 from reviewbot.github.permissions import Permissions
 from reviewbot.model.finding import Finding
 from reviewbot.report.marker import State
@@ -107,5 +107,9 @@ def run_command(
 
 def _refuse(api: RestApi, pr: PullRequestInfo, text: str, post: bool) -> str:
     if post:
-        api.create_issue_comment(pr.repo, pr.number, text)
+        # An unanswered POST may land late: look for the reply before sending it again.
+        def landed() -> IssueComment | None:
+            return next((c for c in api.list_issue_comments(pr.repo, pr.number) if c.body == text), None)
+
+        api.create_issue_comment(pr.repo, pr.number, text, reconcile=landed)
     return text

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import re
 
-from reviewbot.github.api import RestApi
+from reviewbot.github.api import IssueComment, RestApi
 from reviewbot.github.auth import connect
 from reviewbot.github.client import ApiCounter, ApiError
 from reviewbot.github.plan import COMMENT_LIMIT, fit_body
@@ -109,7 +109,21 @@ def report_failure(
                 api.update_issue_comment(repo, mine.id, line)
                 done.append(f"note comment {mine.id} updated")
             else:
-                done.append(f"note comment {api.create_issue_comment(repo, pr, line).id} created")
+                bot = conn.bot_login.lower()
+
+                def landed() -> IssueComment | None:  # an unanswered POST may land late
+                    return next(
+                        (
+                            c
+                            for c in api.list_issue_comments(repo, pr)
+                            if c.user.lower() == bot and c.body == line
+                        ),
+                        None,
+                    )
+
+                done.append(
+                    f"note comment {api.create_issue_comment(repo, pr, line, reconcile=landed).id} created"
+                )
     finally:
         conn.close()
     return done

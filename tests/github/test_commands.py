@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -218,3 +219,20 @@ def test_the_authors_tests_follow_githubs_permission_not_the_association(
     # A writer through a team reads CONTRIBUTOR in payloads: trusted, stopped only by the missing sandbox.
     assert "no confining sandbox" in reasons["team-writer"]
     assert "ex-owner has read permission" in reasons["ex-owner"]
+
+
+def test_a_refusal_reply_that_lands_late_is_posted_once(seeded: Seeded, tmp_path: Path) -> None:
+    """The reply is a comment like any other: an unanswered POST that lands after the client's
+    timeout is found, not sent again (it was re-sent blindly: two replies)."""
+    fake = seeded.fake
+    s = settings(seeded, tmp_path, app=True, timeout=1.0, late_write_window=2.5, reconcile_interval=0.25)
+    assert run_pr_round(s, REPO, PR, post=True).status == "published"
+    fake.add_user("reader")
+    before = len(fake.comments(REPO, PR))
+    fake.inject(operation="issues/create-comment", kind="delay", delay=1.5, when="before")
+    dismiss = CommentCommand("dismiss", _blocking_fingerprint(seeded), "not applicable here")
+    refused = run_pr_round(s, REPO, PR, post=True, requested_by="reader", command=dismiss)
+    assert refused.status == "skipped"
+    time.sleep(1.0)  # anything sent twice has landed by now
+    replies = fake.comments(REPO, PR)[before:]
+    assert len(replies) == 1 and "@reader" in replies[0].body
