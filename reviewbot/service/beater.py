@@ -19,6 +19,7 @@ import os
 import select
 import subprocess
 import sys
+import time
 from typing import IO, Any
 
 __all__ = ["Beating", "main"]
@@ -33,10 +34,13 @@ class Beating:
         self._proc = proc
 
     @classmethod
-    def start(cls, db_url: str, owner: str, job_id: int, beat: float) -> Beating:
-        """Start beating for `job_id`; a beater that cannot start is logged, and the worker's
-        heartbeat thread still refreshes the job as before."""
-        orders = json.dumps({"db_url": db_url, "owner": owner, "job_id": job_id, "beat": beat})
+    def start(cls, db_url: str, owner: str, job_id: int, beat: float, lifetime: float) -> Beating:
+        """Start beating for `job_id` for at most `lifetime` seconds (a round stuck past every bound
+        of its own must look dead, so another worker can take the job); a beater that cannot start is
+        logged, and the worker's heartbeat thread still refreshes the job as before."""
+        orders = json.dumps(
+            {"db_url": db_url, "owner": owner, "job_id": job_id, "beat": beat, "lifetime": lifetime}
+        )
         try:
             proc = subprocess.Popen(  # noqa: S603 - this interpreter, a fixed module
                 [sys.executable, "-m", "reviewbot.service.beater"],
@@ -90,6 +94,7 @@ def main(stdin: IO[str] = sys.stdin) -> int:
     url = engine_url(str(orders["db_url"]))
     engine = sa.create_engine(url, connect_args={"timeout": 30} if url.get_backend_name() == "sqlite" else {})
     owner, job_id, beat = str(orders["owner"]), int(orders["job_id"]), float(orders["beat"])
+    ends = time.monotonic() + float(orders.get("lifetime", float("inf")))
     refresh = sa.update(jobs).where(jobs.c.owner == owner, jobs.c.state == "running", jobs.c.id == job_id)
     try:
         while True:
@@ -100,6 +105,9 @@ def main(stdin: IO[str] = sys.stdin) -> int:
             except sa.exc.SQLAlchemyError as exc:  # a store outage: the next beat tries again
                 print(f"reviewbot beater: job {job_id}: {type(exc).__name__}", file=sys.stderr)
             if _closed(stdin, beat):
+                return 0
+            if time.monotonic() > ends:
+                print(f"reviewbot beater: job {job_id}: past its lifetime; no more beats", file=sys.stderr)
                 return 0
     finally:
         engine.dispose()

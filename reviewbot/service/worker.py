@@ -51,6 +51,8 @@ RoundFn = Callable[[Job], RoundResult]
 
 # Failures that a retry cannot fix: the configuration or the environment is wrong.
 _PERMANENT = (UsageError, EnvironmentProblem)
+# Past the analysis budget: git's fetch timeout (900 s) and publishing with its late-write waits.
+GIT_AND_PUBLISH_S = 1200.0
 
 
 def is_permanent(exc: Exception) -> bool:
@@ -142,7 +144,9 @@ class Worker:
         started = time.monotonic()
         # A process of its own keeps this job's heartbeat fresh while the round runs, even when a
         # stage holds the interpreter (and so the heartbeat thread) in one long call: service/beater.py.
-        beating = Beating.start(self._db_url, self.owner, job.id, self._beat())
+        # Beats stop after the round's own bounds (analysis, git, publishing) with room to spare.
+        lifetime = self.settings.budget.seconds + GIT_AND_PUBLISH_S
+        beating = Beating.start(self._db_url, self.owner, job.id, self._beat(), lifetime)
         try:
             try:
                 result = self.run_round(job)

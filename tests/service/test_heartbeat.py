@@ -77,3 +77,45 @@ def test_a_stage_holding_the_interpreter_past_the_lease_keeps_its_job(settings: 
         assert seen["seen"] > 0 and seen["max_age"] < LEASE  # it saw it running, heartbeat fresh
     finally:
         runtime.close()
+
+
+def test_the_heartbeat_process_stops_after_its_lifetime(settings: Settings) -> None:
+    """A round stuck past every bound of its own (one C call that never returns) must come to look
+    dead, so that another worker can take the job: the beater beats for its lifetime, no longer."""
+    import sqlalchemy as sa
+
+    from reviewbot.service.beater import Beating
+    from reviewbot.service.events import Decision, RoundRequest
+    from reviewbot.service.jobs import JobBook
+    from reviewbot.store.store import Store
+    from reviewbot.store.tables import jobs
+
+    store = Store.open(str(settings.db_url))
+    try:
+        book = JobBook(store.engine)
+        request = RoundRequest("acme/r", 1, "a" * 40, 77, "pull_request.synchronize")
+        (dispatch,) = book.accept(
+            "d1", Decision("pull_request", "synchronize", "round", "t", (request,), "acme/r", 1)
+        ).dispatches
+        assert (
+            book.claim(dispatch.job_id, dispatch.dispatch, "w1", lease_seconds=60, wait_seconds=1).job
+            is not None
+        )
+        url = store.engine.url.render_as_string(hide_password=False)
+        beating = Beating.start(url, "w1", dispatch.job_id, 0.2, lifetime=1.5)
+
+        def beat_at() -> object:
+            with store.engine.connect() as conn:
+                return conn.execute(
+                    sa.select(jobs.c.heartbeat_at).where(jobs.c.id == dispatch.job_id)
+                ).scalar()
+
+        first = beat_at()
+        wait_for(lambda: beat_at() != first, timeout=10, what="a beat")  # it beats
+        time.sleep(2.5)  # past its lifetime
+        last = beat_at()
+        time.sleep(1.0)
+        assert beat_at() == last  # and then no more
+        beating.stop()
+    finally:
+        store.close()
