@@ -86,6 +86,9 @@ def run_command(
         with Store.open(db_url) as store:
             found, where = _candidates(store, pr, state)
             finding = match_prefix(found, command.prefix, f"{where} of PR #{pr.number}")
+            if not post:  # a dry run changes nothing, the store included
+                log.info("%s #%d: dry run: %s would dismiss %s", pr.repo, pr.number, by, finding.fingerprint)
+                return ""
             d = record_dismissal(
                 store.engine, pr.repo, pr.number, finding, reason=command.reason, by=by, source="comment"
             )

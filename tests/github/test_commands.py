@@ -236,3 +236,14 @@ def test_a_refusal_reply_that_lands_late_is_posted_once(seeded: Seeded, tmp_path
     time.sleep(1.0)  # anything sent twice has landed by now
     replies = fake.comments(REPO, PR)[before:]
     assert len(replies) == 1 and "@reader" in replies[0].body
+
+
+def test_a_dismissal_in_a_dry_run_records_nothing(seeded: Seeded, tmp_path: Path) -> None:
+    s = settings(seeded, tmp_path, app=True)
+    assert run_pr_round(s, REPO, PR, post=True).status == "published"
+    seeded.fake.set_permission(REPO, "maint", "write")
+    dismiss = CommentCommand("dismiss", _blocking_fingerprint(seeded), "covered elsewhere")
+    dry = run_pr_round(s, REPO, PR, post=False, requested_by="maint", command=dismiss)
+    assert dry.status == "dry_run"
+    with Store.open(s.db_url) as store:
+        assert dismissals_of(store.engine, REPO, PR) == {}
