@@ -1,10 +1,11 @@
 """The command lines of the two confining sandboxes: what the test process sees and who it runs as.
 
-Both build the same view (issue 16): a read-only **system set** (`SYSTEM_SET`: /usr, /etc, the
-libraries; never /run, /var/run, /home, the state directory), the toolchains the test command finds on
-PATH (`kept_dirs`: a venv under /tmp, pyenv under /root), a private /tmp and /run, and the run directory
-as the only writable place. Unix sockets of the host's servers live in /run, /tmp or a state directory,
-so none is reachable; the network namespace takes abstract sockets and loopback away.
+Both show the test a read-only **system set** (`SYSTEM_SET`: /usr, /etc, the libraries), the
+toolchains its command finds on PATH (`kept_dirs`: a venv under /tmp, pyenv under /root), and the run
+directory as the only writable place; nothing else of the host's: bwrap builds a new root of just
+those, unshare lays an empty private file system over every other top-level directory (/tmp, /run,
+/var, /home, /root, /srv, ...). So no Unix socket of a host server is reachable unless it lives inside
+the system set, and the network namespace takes abstract sockets and loopback away.
 
 Who runs the test: when reviewbot is root, the test drops to `UNPRIVILEGED` (uid/gid 65534 by default)
 with no capabilities and no-new-privs (`setpriv`), so file permissions, /etc/shadow's included, and
