@@ -12,7 +12,6 @@ with its backtick spans as <code>; `block` keeps the newlines of command output 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -23,7 +22,7 @@ from reviewbot.model.untrusted import escape_controls
 from reviewbot.model.yamltext import load_yaml
 from reviewbot.report.history_page import STATES, PrHistory
 from reviewbot.report.sanitize import segments
-from reviewbot.report.templating import LANGS, TEMPLATES
+from reviewbot.report.templating import LANGS, TEMPLATES, Chrome
 
 __all__ = ["PageTexts", "page_texts", "render_history_html", "CSP"]
 
@@ -31,21 +30,9 @@ __all__ = ["PageTexts", "page_texts", "render_history_html", "CSP"]
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
 
-class PageTexts:
-    """The page's sentences in one language: `t.key`, or `t("key", **args)` with the arguments escaped."""
-
-    def __init__(self, strings: Mapping[str, str], lang: str) -> None:
-        self._strings = strings
-        self.lang = lang
-
-    def __getitem__(self, key: str) -> Markup:
-        return Markup(self._strings[key])
-
-    def __getattr__(self, key: str) -> Markup:
-        try:
-            return self[key]
-        except KeyError:
-            raise AttributeError(key) from None
+class PageTexts(Chrome):
+    """The page's sentences in one language: `t.key`, or `t("key", **args)` with the arguments escaped
+    for HTML (the report's `Chrome` escapes them for markdown)."""
 
     def __call__(self, key: str, **args: object) -> Markup:
         return Markup(self._strings[key]).format(**{k: _safe_arg(v) for k, v in args.items()})
