@@ -209,6 +209,22 @@ time.sleep(float(sys.argv[4]))
 """
 
 
+def _worker_with_a_sandbox(tmp_path: Path, kind: str, hold_s: int) -> tuple[subprocess.Popen[str], str]:
+    """A worker process whose daemon thread runs a sleeping sandbox; its main thread returns after
+    `hold_s` s (the interpreter exits). Waits until the sandbox's child runs."""
+    marker = f"rbsleep-{uuid.uuid4().hex[:12]}"
+    (tmp_path / "slow.py").write_text(SLOW)
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER_EXIT)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, str(script), str(tmp_path), marker, kind, str(hold_s)]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if not _wait_for(lambda: _has_child(marker), 60):
+        _cleanup(proc, marker)
+        pytest.fail("the test command never started its child")
+    return proc, marker
+
+
 @pytest.mark.parametrize("kind", ["bwrap", "unshare", "subprocess"])
 def test_a_worker_that_exits_with_rounds_in_threads_takes_their_sandboxes_along(
     kind: str, working: list[str], tmp_path: Path
@@ -216,15 +232,8 @@ def test_a_worker_that_exits_with_rounds_in_threads_takes_their_sandboxes_along(
     """The worker's SIGINT ends the process while rounds run in daemon threads: nothing may stay."""
     if kind not in working:
         pytest.skip(f"the {kind} sandbox does not work on this machine")
-    marker = f"rbsleep-{uuid.uuid4().hex[:12]}"
-    (tmp_path / "slow.py").write_text(SLOW)
-    script = tmp_path / "worker.py"
-    script.write_text(WORKER_EXIT)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, str(script), str(tmp_path), marker, kind, "4"]
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, marker = _worker_with_a_sandbox(tmp_path, kind, 4)
     try:
-        assert _wait_for(lambda: _has_child(marker), 60), "the test command never started its child"
         proc.communicate(timeout=30)  # the main thread returns after 4 s: the interpreter exits
         assert _wait_for(lambda: not _marked(marker), GRACE_S), _marked(marker)
     finally:
@@ -239,15 +248,8 @@ def test_a_worker_killed_outright_takes_each_sandbox_kind_along(
     after the test dropped its privileges (a credential change clears a process's parent-death signal)."""
     if kind not in working:
         pytest.skip(f"the {kind} sandbox does not work on this machine")
-    marker = f"rbsleep-{uuid.uuid4().hex[:12]}"
-    (tmp_path / "slow.py").write_text(SLOW)
-    script = tmp_path / "worker.py"
-    script.write_text(WORKER_EXIT)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, str(script), str(tmp_path), marker, kind, "120"]
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, marker = _worker_with_a_sandbox(tmp_path, kind, 120)
     try:
-        assert _wait_for(lambda: _has_child(marker), 60), "the test command never started its child"
         os.kill(proc.pid, signal.SIGKILL)
         assert _wait_for(lambda: not _marked(marker), GRACE_S), _marked(marker)
     finally:
