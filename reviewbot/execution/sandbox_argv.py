@@ -58,7 +58,7 @@ def kept_dirs(path_env: str, root: Path, hidden: Iterable[Path], prefixes: Seque
 
     Each PATH entry outside `SYSTEM_SET` gives its prefix (`.../bin` -> `...`); reviewbot's own Python
     prefixes too (a test suite calls `sys.executable`). Nothing inside the run directory (it is bound
-    anyway) or inside a hidden path, and never a whole home directory."""
+    anyway) or inside a hidden directory, and never a whole home directory."""
     homes = {Path("/root"), Path("/home"), Path(os.path.expanduser("~")), Path("/")}
     hidden = [Path(h) for h in hidden]
     tops: set[Path] = set()
@@ -71,7 +71,9 @@ def kept_dirs(path_env: str, root: Path, hidden: Iterable[Path], prefixes: Seque
     for top in tops:
         if not top.is_dir() or top in homes or any(within(top, Path(s)) for s in SYSTEM_SET):
             continue
-        if within(top, root) or within(root, top) or any(within(top, h) or within(h, top) for h in hidden):
+        # A prefix inside a hidden directory stays out; a secret inside a prefix is masked where the
+        # prefix is mounted (bwrap_argv, unshare_prelude), so ~/.cargo keeps its bin/ and not its token.
+        if within(top, root) or within(root, top) or any(within(top, h) for h in hidden):
             continue
         found.add(top)
     out: list[Path] = []

@@ -7,13 +7,16 @@ checks from outside that nothing was read, reached, written or forked past its l
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from reviewbot.execution import sandbox as sandbox_module
 from reviewbot.execution.execute import ExecSettings, execute
 from reviewbot.execution.sandbox import CONFINING_SANDBOXES, SANDBOXES, Limits, detect_sandbox, run_sandboxed
 from reviewbot.execution.sandbox_probe import verify
@@ -235,3 +238,29 @@ def test_the_app_passes_only_the_names_its_operator_allows(
     assert (ex.head.exit_code == 0) is passed
     refused = [n.message for n in ex.notes if "not passed: PROBE_VISIBLE" in n.message]
     assert bool(refused) is not passed
+
+
+@pytest.mark.parametrize("kind", CONFINING_SANDBOXES, indirect=True)
+def test_a_credential_inside_a_kept_toolchain_is_masked_and_the_toolchain_runs(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A toolchain on PATH outside the system set (~/.cargo/bin, a venv) is mounted with its prefix; a
+    token file in that prefix (~/.cargo/credentials.toml) must not come with it."""
+    prefix = Path(tempfile.mkdtemp(prefix="reviewbot-toolchain-", dir="/srv"))
+    try:
+        prefix.chmod(0o755)
+        (prefix / "bin").mkdir()
+        tool = prefix / "bin" / "mytool"
+        tool.write_text("#!/bin/sh\necho tool-ran\n")
+        tool.chmod(0o755)
+        token = prefix / "credentials.toml"
+        token.write_text('token = "cargo-token-5e6f"\n')
+        token.chmod(0o644)
+        monkeypatch.setenv("PATH", f"{prefix / 'bin'}:{os.environ['PATH']}")
+        monkeypatch.setattr(
+            sandbox_module, "_CREDENTIAL_PATHS", (*sandbox_module._CREDENTIAL_PATHS, str(token))
+        )
+        code, out = _run(f"mytool; cat {token}; exit 0", tmp_path / "run", kind)
+        assert "tool-ran" in out and "cargo-token" not in out
+    finally:
+        shutil.rmtree(prefix, ignore_errors=True)
