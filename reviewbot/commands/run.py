@@ -21,6 +21,7 @@ from reviewbot.lang.cache import FactsCache, open_cache
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.review import Review, Status
 from reviewbot.report.render import LANGS, render_json, render_markdown, render_sarif
+from reviewbot.report.templating import cache_templates
 from reviewbot.review.checklist import bundled_names
 from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.runner import RoundOutcome, run_local_round
@@ -169,6 +170,7 @@ def review_local(args: argparse.Namespace, settings: Settings | None = None) -> 
     store = open_store(args.db or settings.database_url) if args.pr is not None else None
     cache_dir = Path(args.cache_dir).expanduser() if getattr(args, "cache_dir", None) else settings.cache_dir
     facts = None if getattr(args, "no_cache", False) else open_cache(cache_dir, settings.facts_cache_mb)
+    cache_templates(cache_dir if facts is not None else None)
     try:
         return run_local_round(
             repo,

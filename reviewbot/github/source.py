@@ -24,6 +24,7 @@ from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.workspace import GitWorkspace
 from reviewbot.lang.cache import open_cache
 from reviewbot.model.change import ChangeSet, Note, SkipReason
+from reviewbot.report.templating import cache_templates
 from reviewbot.review.checklist import bundled_names
 from reviewbot.review.pipeline import ReviewSettings
 
@@ -95,6 +96,8 @@ def review_settings(
         # INCOMPLETE (a neutral check run) and no test runs on a [tests] table nobody could read.
         cfg = RepoConfig()
         notes = (Note(SkipReason.BAD_CONFIG, f"{exc}; this round used the defaults and ran no tests."),)
+    facts = open_cache(settings.cache_root, settings.facts_cache_mb)
+    cache_templates(settings.cache_root if facts is not None else None)
     out = ReviewSettings(
         lang=settings.lang,
         checklists=list(dict.fromkeys([*cfg.checklists, *settings.extra_checklists])),
@@ -103,7 +106,7 @@ def review_settings(
         exclude=cfg.exclude,
         notes=notes,
         timings_ms={"fetch": round(code.fetch_ms, 1)} if code.fetch_ms else {},
-        facts_cache=open_cache(settings.cache_root, settings.facts_cache_mb),
+        facts_cache=facts,
         budget=settings.budget,
     )
     if settings.now is not None:

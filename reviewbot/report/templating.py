@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -21,7 +22,7 @@ from reviewbot.model.yamltext import load_yaml
 from reviewbot.report import sanitize
 from reviewbot.report.truth_tables import shown
 
-__all__ = ["Chrome", "LANGS", "TEMPLATES", "chrome", "macros", "tidy"]
+__all__ = ["Chrome", "LANGS", "TEMPLATES", "cache_templates", "chrome", "macros", "tidy"]
 
 TEMPLATES = DATA_DIR / "templates"
 LANGS = ("en", "zh")
@@ -87,6 +88,25 @@ def _env() -> jinja2.Environment:
     env.filters["cell"] = _cell
     env.filters["outcome"] = shown
     return env
+
+
+def cache_templates(directory: Path | None) -> None:
+    """Keep the templates' compiled code in `directory` (None: compile them in every process).
+
+    Compiling the report's templates costs about 0.1 s, a tenth of a warm review of a real pull request;
+    jinja2's bytecode cache keys each template by name and source checksum, so an edited template (or
+    another jinja2) compiles again."""
+    env = _env()
+    if directory is None:
+        env.bytecode_cache = None
+        return
+    try:
+        target = directory / "templates"
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        env.bytecode_cache = None  # an unwritable cache directory only costs the compile
+        return
+    env.bytecode_cache = jinja2.FileSystemBytecodeCache(str(target))
 
 
 @lru_cache(maxsize=1)

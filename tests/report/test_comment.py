@@ -12,8 +12,10 @@ from reviewbot.model.change import Note, SkipReason
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.review import ChecklistItemResult, ChecklistResult, Review, RoundInfo, Status
 from reviewbot.model.truthtable import Outcome, Row, TruthTable, Variable
+from reviewbot.report import templating
 from reviewbot.report.comment import BUDGET, CAPS, GITHUB_LIMIT, render_finding, render_markdown
 from reviewbot.report.marker import MARKER_LIMIT, MarkedFinding, State, decode_state, encode_state
+from reviewbot.report.templating import cache_templates
 from reviewbot.runner import run_local_round
 
 SKETCH = "import pytest\n\n\ndef test_pins_the_row():\n    assert derive(False) is False\n"
@@ -232,3 +234,25 @@ def test_the_seed_shaped_change_fits_twelve_kilobytes_with_its_marker(example: E
     assert "@pytest.mark.parametrize" in blocking and "**changed**" in blocking
     zh = run_local_round(Path(example.path), example.base, example.round1, None, None, lang="zh").markdown
     assert len(zh.encode()) <= 12_000 and "阻塞项" in zh
+
+
+def _forget_templates() -> None:
+    loaded = templating._env().cache  # jinja2's in-process cache of loaded templates
+    assert loaded is not None
+    loaded.clear()
+
+
+def test_compiled_templates_kept_in_the_cache_directory_render_the_same(tmp_path: Path) -> None:
+    review = _review([_finding(i) for i in range(3)])
+    plain = render_markdown(review, "en")
+    cache_templates(tmp_path)
+    try:
+        _forget_templates()  # compile again, this time through the bytecode cache
+        first = render_markdown(review, "en")
+        written = sorted((tmp_path / "templates").iterdir())
+        _forget_templates()
+        second = render_markdown(review, "en")  # loaded from the files just written
+        assert plain == first == second and written and sorted((tmp_path / "templates").iterdir()) == written
+    finally:
+        cache_templates(None)
+        _forget_templates()
