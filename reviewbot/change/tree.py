@@ -17,6 +17,8 @@ from reviewbot.change.gitproc import check_repo_dir, decode_path, git_argv, git_
 from reviewbot.errors import GitError
 from reviewbot.model.change import SkipReason
 
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a full object id (SHA-1 or SHA-256)
+
 __all__ = [
     "BINARY_SNIFF_BYTES",
     "GITLINK_MODE",
@@ -303,6 +305,21 @@ class GitTree:
             for raw in proc.stdout.split(b"\0")
             if raw
         }
+
+    def changed_since(self, other: str, limit: int) -> list[str] | None:
+        """Paths whose content differs between commit (or tree) `other` and this commit: changed,
+        added or deleted (no rename detection: a renamed file is a deletion and an addition). None
+        when git cannot tell (`other` unknown here, say after a gc) or more than `limit` differ."""
+        if not _SHA.fullmatch(other):
+            return None
+        try:
+            out = run_git(
+                self.repo, ["diff-tree", "-r", "-z", "--no-renames", "--name-only", other, self.sha]
+            )
+        except GitError:
+            return None
+        paths = [decode_path(raw) for raw in out.stdout.split(b"\0") if raw]
+        return paths if len(paths) <= limit else None
 
     def read(self, path: str) -> str | None:
         """The decoded text (stray non-UTF-8 bytes read as U+FFFD), or None for binary, mostly

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from reviewbot.lang.facts import CPP_SUFFIXES, FileFacts, lang_for_path
+from reviewbot.lang.grepcache import cached_grep
 from reviewbot.lang.index import DEFAULT_EXCLUDES, RepoIndex, TestRef, is_excluded, is_test_path
 from reviewbot.lang.parse import parse_many
 from reviewbot.model.change import RepoTree
@@ -145,16 +146,16 @@ def _grep_word(name: str) -> str:
 
 
 def prefilter(tree: RepoTree, names: Iterable[str]) -> set[str] | None:
-    """The files that can mention one of `names`, from one `git grep` when the tree can run one;
-    None (read every candidate) otherwise."""
+    """The files that can mention one of `names`, from one `git grep` when the tree can run one (or
+    its answer for an earlier tree, kept in the facts cache: see `grepcache`); None (read every
+    candidate) otherwise."""
     grep = getattr(tree, "grep", None)
     if not callable(grep):
         return None
     words = {_grep_word(n) for n in names} - {""}
     if len(words) > _GREP_MAX_WORDS:
         return None
-    found: set[str] | None = grep(words, _GREP_PATHSPECS)
-    return found
+    return cached_grep(tree, grep, words, _GREP_PATHSPECS)
 
 
 def build_index(

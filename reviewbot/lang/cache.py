@@ -113,15 +113,16 @@ class FactsCache:
         """The cached facts of those keys that are present (and readable)."""
         return self.get_values(keys, FileFacts)
 
-    def get_values(self, keys: Iterable[str], kind: type[T]) -> dict[str, T]:
+    def get_values(self, keys: Iterable[str], kind: type[T], count: bool = True) -> dict[str, T]:
         """Cached values of type `kind` (facts, or what is derived from one file's text alone: its
-        call sites) of those keys that are present and readable."""
+        call sites; a tree's grep results) of those keys that are present and readable. `count`:
+        add to `hits` and `misses` (the KPI's facts-cache figures count parses saved, not greps)."""
         wanted = list(dict.fromkeys(keys))
         out: dict[str, T] = {}
         with self._lock:
             db = self._connect()
             if db is None or not wanted:
-                self.misses += len(wanted)
+                self.misses += len(wanted) if count else 0
                 return out
             try:
                 for i in range(0, len(wanted), 500):
@@ -139,8 +140,9 @@ class FactsCache:
                     db.executemany("UPDATE facts SET used = ? WHERE key = ?", [(now, k) for k in out])
             except sqlite3.Error as exc:
                 self._give_up(exc)
-            self.hits += len(out)
-            self.misses += len(wanted) - len(out)
+            if count:
+                self.hits += len(out)
+                self.misses += len(wanted) - len(out)
         return out
 
     def get(self, key: str) -> FileFacts | None:
