@@ -54,6 +54,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from accuracy import byte_compile  # noqa: E402
 from bench_vs_semgrep import add_arguments as add_vs_semgrep_arguments  # noqa: E402
 from bench_vs_semgrep import run as run_vs_semgrep  # noqa: E402
 from bench_vs_semgrep import tree_rss_kb  # noqa: E402
@@ -367,6 +368,7 @@ def main() -> int:
     if args.repo or args.base or args.head:
         parser.error("--repo, --base and --head go with --vs-semgrep")
     everything = not (args.example or args.large or args.dense or args.both)
+    byte_compile(ROOT / "reviewbot")  # as installed: the reviews below import compiled modules
     modes = ["realistic", "dense"] if args.both else ["dense"] if args.dense else ["realistic"]
     with tempfile.TemporaryDirectory(prefix="reviewbot-bench-") as tmp:
         if args.example or everything:

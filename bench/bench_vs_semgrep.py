@@ -52,7 +52,7 @@ for _p in (str(ROOT), str(BENCH)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from accuracy import _CLI, WORKTREE, reviewbot_at  # noqa: E402
+from accuracy import _CLI, WORKTREE, byte_compile, reviewbot_at  # noqa: E402
 
 CACHE = Path.home() / ".cache" / "reviewbot-bench"
 SEMGREP_VENV_ENV = "REVIEWBOT_BENCH_SEMGREP_VENV"
@@ -398,6 +398,7 @@ def reviewbot(at: str) -> Reviewbot:
             ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
         )
         path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+        byte_compile(ROOT / "reviewbot")
         return Reviewbot(
             (sys.executable, "-c", _CLI), {"PYTHONPATH": path}, head.stdout.strip() + "+worktree"
         )
