@@ -10,6 +10,7 @@ silently: every file that is not analysed has a Note, and `ChangeSet.coverage` c
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -235,6 +236,10 @@ def load_change(repo: Path, base: str, head: str, limits: Limits = DEFAULT_LIMIT
     head_tree = GitTree(repo, head_sha, limits.max_file_bytes)
     base_tree = GitTree(repo, mb, limits.max_file_bytes)
     try:
+        # Both listings (git ls-tree -r of each side, the larger part of this stage on a large tree)
+        # run side by side: git does the work, these threads only wait.
+        with ThreadPoolExecutor(2, thread_name_prefix="git-ls-tree") as pool:
+            list(pool.map(GitTree.paths, (head_tree, base_tree)))
         # A partial clone fetches what the diff needs, in one request per side; nothing else.
         capped = entries[: limits.max_files]
         base_tree.fetch(e.old_path for e in capped if e.old_path is not None)

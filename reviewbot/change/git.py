@@ -76,6 +76,7 @@ def resolve(repo: Path, rev: str) -> str:
 
 _REF_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/+-]*")
 _HEX = re.compile(r"[0-9a-f]{7,64}")
+_FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _fetch_hint(repo: Path, rev: str) -> str:
@@ -107,7 +108,8 @@ def _fetch_hint(repo: Path, rev: str) -> str:
 
 def merge_base(repo: Path, base: str, head: str) -> str:
     """The commit GitHub diffs a pull request against: the best common ancestor of base and head."""
-    base_sha, head_sha = resolve(repo, base), resolve(repo, head)
+    # Callers often pass what `resolve` returned: a full sha needs no second `rev-parse` (a spawn).
+    base_sha, head_sha = (rev if _FULL_SHA.fullmatch(rev) else resolve(repo, rev) for rev in (base, head))
     proc = run_git(repo, ["merge-base", base_sha, head_sha], ok_codes=(0, 1))
     sha = proc.stdout.decode("ascii").strip()
     if proc.returncode == 1 or not sha:
