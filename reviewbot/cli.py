@@ -8,6 +8,7 @@ every running test sandbox first (`reviewbot.execution.reaper`): they run in the
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import sys
@@ -58,7 +59,16 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return None
 
 
+# The cyclic garbage collector's youngest generation is collected every 700 allocations by default;
+# a review allocates millions of small objects that form no cycles (facts unpickled from the cache,
+# tree-sitter walks), and those collections took half of the time of unpickling a warm review's
+# facts (0.15 s -> 0.07 s with the collector off). A larger first threshold, as mypy sets for the
+# same reason, leaves collection on but rare: PR #1361 warm 0.84 s -> 0.80 s.
+GC_THRESHOLDS = (200_000, 30, 30)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    gc.set_threshold(*GC_THRESHOLDS)
     argv = list(sys.argv[1:] if argv is None else argv)
     parser, modules = _parser(_command_in(argv))
     try:
