@@ -176,6 +176,8 @@ _MEMO: dict[int, tuple[weakref.ref[RepoIndex], tuple[int, bool], dict[Any, Any]]
 
 
 def _memo(index: RepoIndex) -> dict[Any, Any]:
+    """A dict for results computed from `index`, kept while the index lives and as it is (by identity,
+    emptied when files or the followed graph are added)."""
     # The index grows while it is built, and the builders' helper calls arrive with the followed graph.
     key, stamp = id(index), (len(index.files), followed(index) is not None)
     entry = _MEMO.get(key)
@@ -188,6 +190,9 @@ def _memo(index: RepoIndex) -> dict[Any, Any]:
 
     _MEMO[key] = (weakref.ref(index, forget), stamp, memo)
     return memo
+
+
+index_memo = _memo  # for the other analyses asked by several checks
 
 
 def _builders(index: RepoIndex) -> list[tuple[Function, list[Assignment]]]:
