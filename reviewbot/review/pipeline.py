@@ -26,7 +26,7 @@ from reviewbot.lang.env import doc_mentions
 from reviewbot.lang.facts import FileFacts, PredicateUse, lang_for_path
 from reviewbot.lang.follow import follow_calls
 from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
-from reviewbot.lang.parse import parse_file
+from reviewbot.lang.parse import parse_many
 from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.finding import Finding
@@ -98,32 +98,43 @@ class ReviewSettings:
     budget: RoundBudget = DEFAULT_BUDGET  # the round's bounds (model/budget.py, review/budget.py)
 
 
+# Files parsed per facts-cache round trip: one lookup and one write transaction for a batch rather
+# than per file (a 500-file change spent 0.3 s in per-file cache statements). The round's budget is
+# checked between batches.
+_PARSE_BATCH = 32
+
+
 def _parse_side(
     change: ChangeSet, head: bool, notes: list[Note], meter: Meter | None = None
 ) -> dict[str, FileFacts]:
     out: dict[str, FileFacts] = {}
+    todo: list[tuple[int, str, str]] = []
     for i, f in enumerate(change.files):
         path = f.path if head else (f.old_path or f.path)
         text = f.head_text if head else f.base_text
         if text is None or f.skipped is not None or lang_for_path(path) is None:
             continue
+        todo.append((i, path, text))
+    for start in range(0, len(todo), _PARSE_BATCH):
+        batch = todo[start : start + _PARSE_BATCH]
         why = meter.over() if meter is not None else None
         if why is not None and meter is not None:
             # Out of time or memory: the files not parsed yet are left out (both sides), and said so.
-            notes.append(meter.note(why, leave_out_from(change, i)))
+            notes.append(meter.note(why, leave_out_from(change, batch[0][0])))
             break
-        facts = parse_file(path, text)
-        if facts is None:
-            continue
-        if facts.parse_errors and head:
-            notes.append(
-                Note.of(
-                    SkipReason.UNPARSABLE_CODE,
-                    msg("note.unparsable-code", path=path, count=facts.parse_errors),
-                    path,
+        parsed = parse_many([(path, text, None) for _, path, text in batch], 1, [None] * len(batch))
+        for (_, path, _), facts in zip(batch, parsed, strict=True):
+            if facts is None:
+                continue
+            if facts.parse_errors and head:
+                notes.append(
+                    Note.of(
+                        SkipReason.UNPARSABLE_CODE,
+                        msg("note.unparsable-code", path=path, count=facts.parse_errors),
+                        path,
+                    )
                 )
-            )
-        out[path] = facts
+            out[path] = facts
     return out
 
 
