@@ -23,7 +23,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import Enum
-from functools import lru_cache
 
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import ClauseKind
