@@ -7,6 +7,7 @@ import re
 import subprocess
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from reviewbot.errors import GitError
 from reviewbot.model.change import SkipReason
 
 _SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a full object id (SHA-1 or SHA-256)
+_TEXT_MEMO_CHARS = 8 << 20  # characters of recently read texts a tree keeps (a few MiB: see GitTree)
 
 __all__ = [
     "BINARY_SNIFF_BYTES",
@@ -133,6 +135,10 @@ class GitTree:
         self._proc: subprocess.Popen[bytes] | None = None
         self._finalizer: weakref.finalize[[subprocess.Popen[bytes]], GitTree] | None = None
         self._lock = threading.RLock()  # one conversation with cat-file at a time
+        # Texts read lately, most recent last: several stages read the same files (the index, then the
+        # readers of a switch, then the call graph: 140 of 410 reads of a warm rtp-llm review).
+        self._texts: OrderedDict[str, str] = OrderedDict()
+        self._text_chars = 0
 
     def __repr__(self) -> str:
         return f"GitTree({str(self.repo)!r}, {self.sha[:12]!r})"
@@ -329,11 +335,32 @@ class GitTree:
     def read_many(self, paths: Iterable[str]) -> dict[str, str | None]:
         """`read` for many paths through one batch: {path: text or None}."""
         out: dict[str, str | None] = {}
-        for path, data in self.read_bytes_many(paths).items():
+        todo: list[str] = []
+        with self._lock:
+            for path in paths:
+                known = self._texts.get(path)
+                if known is None:
+                    todo.append(path)
+                else:
+                    self._texts.move_to_end(path)
+                    out[path] = known
+        for path, data in self.read_bytes_many(todo).items():
             text = None if data is None else decode_text(data)
             # SkipReason is a str enum: test for it, not for str.
             out[path] = None if text is None or isinstance(text, SkipReason) else text
+            if (kept := out[path]) is not None:
+                self._remember(path, kept)
         return out
+
+    def _remember(self, path: str, text: str) -> None:
+        with self._lock:
+            if len(text) > _TEXT_MEMO_CHARS // 8 or path in self._texts:
+                return
+            self._texts[path] = text
+            self._text_chars += len(text)
+            while self._text_chars > _TEXT_MEMO_CHARS:
+                _, gone = self._texts.popitem(last=False)
+                self._text_chars -= len(gone)
 
     def read_bytes_many(self, paths: Iterable[str]) -> dict[str, bytes | None]:
         """Raw contents: None for missing paths and for files over `max_bytes` (never read)."""
