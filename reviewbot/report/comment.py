@@ -68,11 +68,11 @@ def _attach_tables(
     three lines of its guard); the others are shown on their own."""
     attached: dict[int, list[TruthTable]] = {}
     loose: list[TruthTable] = []
+    by_path: dict[str, list[tuple[int, int]]] = {}  # path -> (index, line) in report order
+    for i, f in enumerate(findings):
+        by_path.setdefault(f.path, []).append((i, f.line))
     for table in tables:
-        at = next(
-            (i for i, f in enumerate(findings) if f.path == table.path and abs(f.line - table.line) <= 3),
-            None,
-        )
+        at = next((i for i, line in by_path.get(table.path, ()) if abs(line - table.line) <= 3), None)
         if at is None:
             loose.append(table)
         else:
