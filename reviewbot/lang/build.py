@@ -25,6 +25,7 @@ _BATCH = 1000  # files per read_many call: bounds memory on large repositories
 
 
 _WORD = re.compile(r"\w+")
+_FEW_NAMES = 64  # up to this many names, `NameSet.found` searches each name instead of the text's words
 _SEPARATORS = re.compile(r"::|->")
 
 
@@ -66,6 +67,9 @@ class NameSet:
             else:
                 self._other[name] = re.compile(_name_regex(name))
         self._simple = frozenset(simple)
+        # Few names: each is looked for by substring (C speed) and checked as a word, instead of
+        # splitting the whole text into its words (a set of thousands of strings per file).
+        self.few = len(self.names) <= _FEW_NAMES
         # A substring every mention contains: a cheap first test for short texts (lines, bodies).
         self._needles = tuple(sorted({_SEPARATORS.sub(".", n).rsplit(".", 1)[-1] for n in self.names}))
 
@@ -81,6 +85,17 @@ class NameSet:
         """The names `text` mentions; `words` are its words when already known."""
         if not self.names:
             return set()
+        if words is None and self.few:
+            # The same answer as below: a name is one of the text's words exactly when it occurs with
+            # no word character on either side; a dotted name's pattern bounds each of its parts.
+            found = {n for n in self._simple if _has_word(text, n)}
+            found.update(
+                n
+                for n, (parts, rx) in self._dotted.items()
+                if all(_has_word(text, p) for p in parts) and rx.search(text) is not None
+            )
+            found.update(n for n, rx in self._other.items() if rx.search(text) is not None)
+            return found
         if words is None:
             words = set(_WORD.findall(text))
         hits = set(self._simple.intersection(words))
@@ -95,6 +110,20 @@ class NameSet:
     def mentions(self, text: str) -> bool:
         """`text` mentions one of the names; a substring test first, so meant for few names."""
         return any(n in text for n in self._needles) and bool(self.found(text))
+
+
+def _has_word(text: str, word: str) -> bool:
+    """`word` occurs in `text` with no word character (str.isalnum, `_`) on either side: it is one of
+    the words `_WORD` splits the text into."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        before = text[at - 1] if at > 0 else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def _candidate(path: str) -> bool:
@@ -190,8 +219,8 @@ def build_index(
     paths = [
         p
         for p in tree.paths()
-        if _candidate(p)
-        and (hits is None or p in hits)
+        if (hits is None or p in hits)  # first: a set lookup rules out most of a large tree
+        and _candidate(p)
         and (p not in changed or is_test_path(p))
         and not is_excluded(p, globs)
     ]
@@ -203,7 +232,8 @@ def build_index(
         index.scanned_files += 1
         test = is_test_path(path)
         index.test_files += test
-        words = NameSet.words(text)
+        # The text's words serve both name sets when either has many names (see NameSet.found).
+        words = None if wanted.few and in_tests.few else NameSet.words(text)
         if test:
             tested = in_tests.found(text, words)
             if tested:

@@ -3,6 +3,7 @@ build_index: names searched only in tests."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from reviewbot.change.git import GitTree
@@ -34,6 +35,19 @@ def test_found_names_agree_with_the_pattern_of_each_name() -> None:
             if pattern.search(text):
                 expected.add(name)
         assert names.found(text) == expected, text
+
+
+def test_few_names_are_found_as_the_word_set_finds_them() -> None:
+    """Up to `_FEW_NAMES` names are searched one by one (no word set): the same answer, on random
+    texts over an alphabet of word, separator and non-ASCII characters."""
+    rng = random.Random(14)
+    alphabet = ["a", "b", "_", "1", "é", ".", "::", "->", " ", "(", "=", "A"]
+    for _ in range(3000):
+        pool = ["a", "ab", "b_", "A.b", "A::a", "a->b", "é", "operator==", "a1"]
+        names = NameSet(rng.sample(pool, rng.randint(1, len(pool))))
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 16)))
+        assert names.few
+        assert names.found(text) == names.found(text, NameSet.words(text)), (text, names.names)
 
 
 def test_scoped_names_match_every_separator_and_whole_words_only() -> None:
