@@ -34,7 +34,7 @@ from reviewbot.model.finding import Dismissal
 from reviewbot.model.review import Review
 from reviewbot.report.marker import State, encode_state
 from reviewbot.report.render import render_json, render_markdown
-from reviewbot.report.shrink import Rendered, fit_report
+from reviewbot.report.shrink import Renderer, fit_report
 from reviewbot.review.pipeline import ReviewSettings, review_change
 from reviewbot.review.progress import terminal_progress
 from reviewbot.review.rounds import Delta, PreviousRound, apply_round
@@ -165,10 +165,15 @@ def previous_from_store(
     return previous, existing
 
 
-def _render(review: Review, lang: str) -> Rendered:
-    marker = encode_state(State.from_review(review))
-    doc = render_json(review)
-    return render_markdown(review, lang, marker=marker), doc, stored_json(doc)
+def _renderer(lang: str) -> Renderer:
+    def as_json(review: Review) -> tuple[dict[str, Any], str]:
+        doc = render_json(review)
+        return doc, stored_json(doc)
+
+    def as_markdown(review: Review) -> str:
+        return render_markdown(review, lang, marker=encode_state(State.from_review(review)))
+
+    return Renderer(as_json, as_markdown)
 
 
 def stored_json(doc: dict[str, Any]) -> str:
@@ -183,7 +188,7 @@ def fit_round(
     the round ran under) when it is over (a note says what went; see report/shrink.py), its markdown
     (with the state marker) and JSON."""
     limit = (budget or review.budget).report_bytes
-    fitted, (markdown, doc, _) = fit_report(review, lambda r: _render(r, lang), limit)
+    fitted, (markdown, doc, _) = fit_report(review, _renderer(lang), limit)
     return fitted, markdown, doc
 
 

@@ -319,3 +319,34 @@ def test_a_report_over_its_budget_keeps_its_findings_shown_and_their_fingerprint
     assert [f.fingerprint for f in kept] == [f.fingerprint for f in findings]
     assert all(f"`pkg/m{i}.py:2`" in markdown for i in range(3))  # the P2s are shown with their places
     assert "F1" in markdown
+
+
+def test_the_markdown_is_rendered_only_when_the_json_leaves_room_for_it() -> None:
+    """fit_report renders the JSON first: over the limit on its own, the whole review's markdown is
+    never made and the note says "more than"; under it, the note gives the exact size."""
+    from reviewbot.model.review import ChecklistResult, Review
+    from reviewbot.report.shrink import Renderer, fit_report
+
+    review = Review(Status.LGTM, "b" * 40, "h" * 40, "b" * 40, "now", [], ChecklistResult(), [], [], {})
+    made: list[int] = []
+
+    def markdown(size: int) -> Renderer:
+        def as_markdown(r: Review) -> str:
+            made.append(len(r.notes))
+            return "m" * size
+
+        return Renderer(lambda r: ({}, "j" * (900 if not r.notes else 10)), as_markdown)
+
+    fitted, (text, _, stored) = fit_report(review, markdown(50), limit=500)
+    assert made == [1] and fitted.notes[0].message.startswith("the stored report came to more than 900 B")
+    assert (text, stored) == ("m" * 50, "j" * 10) and fitted.status is Status.INCOMPLETE
+
+    made.clear()
+
+    def shrinking(r: Review) -> str:  # 600 B whole, 50 B once shortened (a note added)
+        made.append(len(r.notes))
+        return "m" * (50 if r.notes else 600)
+
+    small = Renderer(lambda r: ({}, "j" * 10), shrinking)
+    fitted, (text, _, _) = fit_report(review, small, limit=500)
+    assert made == [0, 1] and fitted.notes[0].message.startswith("the stored report came to 610 B, over")
