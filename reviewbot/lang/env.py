@@ -122,6 +122,8 @@ _SUBSCRIPT_READ = re.compile(r"(?<![\w.])(?:os\.)?environ\[\s*(['\"])([A-Za-z_]\
 
 def env_write(statement: str) -> tuple[str, str] | None:
     """(variable, value) of a statement that writes the environment (canonical spelling); None else."""
+    if "'" not in statement and '"' not in statement:
+        return None  # every write names its variable in a string literal
     for pattern in (_SUBSCRIPT_WRITE, _CALL_WRITE, _PUTENV):
         m = pattern.match(statement.strip())
         if m is not None:
@@ -131,6 +133,8 @@ def env_write(statement: str) -> tuple[str, str] | None:
 
 def env_sources(expr: str) -> tuple[str, ...]:
     """Environment variables an expression reads, in order of first appearance."""
+    if "'" not in expr and '"' not in expr:
+        return ()  # every read names its variable in a string literal (most statements have none)
     found: list[tuple[int, str]] = []
     for m in _CALL_READ.finditer(expr):
         callee, name = m.group(1), m.group(3)
