@@ -265,7 +265,10 @@ def owners_of(a: Assignment | FieldRead, index: RepoIndex) -> tuple[frozenset[st
 _LOWER_PATH = re.compile(r"(?<![\w.])[a-z_]\w*(?:\.[A-Za-z_]\w*)+")
 
 
+@lru_cache(maxsize=1 << 14)
 def _without_receivers(text: str) -> str:
+    # Cached: every write of both sides of the change is keyed by its value (`moved_writes`), and
+    # values repeat (`True`, `None`, `args.x`).
     return _LOWER_PATH.sub(lambda m: m.group(0).rsplit(".", 1)[-1], text)
 
 
