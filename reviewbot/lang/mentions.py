@@ -13,19 +13,21 @@ Tests and vendored trees are left out.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
 
 from reviewbot.lang.build import prefilter
 from reviewbot.lang.calls import CallGraph
 from reviewbot.lang.facts import lang_for_path
 from reviewbot.lang.index import RepoIndex, is_test_path
-from reviewbot.lang.parse import parse_file
+from reviewbot.lang.parse import parse_many
 from reviewbot.model.change import RepoTree
 
 __all__ = ["MAX_READER_FILES", "switch_like", "scan_readers", "read_texts"]
 
 MAX_READER_FILES = 24  # a switch mentioned in more files is taken as read on many paths (not parsed)
 _READ_BATCH = 1000  # files per read_many call
+_NEWLINE = re.compile("\n")
 _BOOL_TYPES = frozenset({"bool", "_Bool"})
 _BOOL_LITERALS = frozenset({"True", "False"})
 
@@ -87,18 +89,26 @@ def scan_readers(tree: RepoTree, index: RepoIndex, graph: CallGraph, names: Iter
         return any(n in body for n in parsed)
 
     focus_key = "substrings:" + "\n".join(sorted(parsed))  # names the focus for the facts cache
-    for path in sorted({p for n in parsed for p in mentions[n]}):
-        text = sources[path]
+    found_in = sorted({p for n in parsed for p in mentions[n]})
+    for path in found_in:
         names = [n for n in parsed if path in graph.mentions[n]]
-        graph.mention_lines[path] = {
-            i: line.strip()
-            for i, line in enumerate(text.split("\n"), 1)
-            if any(n in line and patterns[n].search(line) for n in names)
-        }
-        if path not in graph.files:
-            facts = parse_file(path, text, focus, focus_key=focus_key)
-            if facts is not None:
-                graph.readers[path] = facts
+        graph.mention_lines[path] = _lines_matching(sources[path], [patterns[n] for n in names])
+    todo = [p for p in found_in if p not in graph.files]
+    # One facts-cache round trip for all of them (they are parsed here, in this process, when missing).
+    jobs: list[tuple[str, str, Callable[[str], bool] | None]] = [(p, sources[p], focus) for p in todo]
+    for path, facts in zip(todo, parse_many(jobs, 1, [focus_key] * len(todo)), strict=True):
+        if facts is not None:
+            graph.readers[path] = facts
+
+
+def _lines_matching(text: str, patterns: list[re.Pattern[str]]) -> dict[int, str]:
+    """{line number: stripped line} of the lines where one of `patterns` matches. The patterns are
+    bounded by word characters, which a line break is not: a match in the whole text is a match in
+    its line, found without testing every line against every pattern."""
+    starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
+    numbers = sorted({bisect_right(starts, m.start()) for rx in patterns for m in rx.finditer(text)})
+    lines = text.split("\n")
+    return {n: lines[n - 1].strip() for n in numbers}
 
 
 def read_texts(tree: RepoTree, paths: list[str]) -> Iterable[tuple[str, str]]:

@@ -3,6 +3,8 @@ files behind a flag's read sites (reviewbot.lang.follow), on small real source t
 
 from __future__ import annotations
 
+import random
+import re
 import textwrap
 from pathlib import Path
 
@@ -11,6 +13,7 @@ from reviewbot.lang.builders import builder_helpers
 from reviewbot.lang.calls import CallGraph, construction, extract_calls, owner_of
 from reviewbot.lang.facts import Lang
 from reviewbot.lang.follow import follow_calls, resolve_import
+from reviewbot.lang.mentions import _lines_matching
 from reviewbot.lang.parse import parse_file
 from tests.lang.helpers import DirTree
 
@@ -362,3 +365,21 @@ def test_builder_helpers_follow_calls_into_the_same_file(tmp_path: Path) -> None
         "Base._common",
         "Base._from_hf",
     ]
+
+
+def test_lines_mentioning_a_name_are_those_a_line_by_line_search_finds() -> None:
+    """mentions._lines_matching finds matches in the whole text and maps them to lines: the same
+    lines, stripped, as testing each line against each whole-word pattern."""
+    rng = random.Random(7)
+    names = ["use_mla", "mla", "x"]
+    patterns = [re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in names]
+    pieces = ["use_mla", "mla", "x", "_x", "xx", " ", "\n", "\n", ".", "(", "é", "  "]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 20)))
+        chosen = rng.sample(patterns, rng.randint(1, 3))
+        expected = {
+            i: line.strip()
+            for i, line in enumerate(text.split("\n"), 1)
+            if any(rx.search(line) for rx in chosen)
+        }
+        assert _lines_matching(text, chosen) == expected, text
