@@ -28,6 +28,7 @@ from enum import Enum
 
 from reviewbot.analysis.envparse import SAMPLES, Outcome, Result, evaluate, value_of_default
 from reviewbot.analysis.envs import head_readers, unset_value
+from reviewbot.analysis.reach import shared
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import Clause, ClauseKind, Guard
 from reviewbot.lang.facts import EnvRead, Lang
@@ -316,7 +317,12 @@ def _names(side: Side, index: RepoIndex) -> list[ConstantGuard]:
 
 
 def constant_guards(sides: list[Side], index: RepoIndex) -> list[ConstantGuard]:
-    """Every constant or mis-parsed guard on the changed lines, by path, line and name."""
+    """Every constant or mis-parsed guard on the changed lines, by path, line and name (once per round:
+    two rules ask)."""
+    return list(shared("constant_guards", index, sides, lambda: tuple(_constant_guards(sides, index))))
+
+
+def _constant_guards(sides: list[Side], index: RepoIndex) -> list[ConstantGuard]:
     out: list[ConstantGuard] = []
     for s in sides:
         if s.head_facts is None:

@@ -29,6 +29,7 @@ from reviewbot.analysis.default_records import DefaultChange, DefaultKind
 from reviewbot.analysis.envparse import same_literal
 from reviewbot.analysis.envs import default_changes
 from reviewbot.analysis.picked_defaults import auto_changes, constant_to_env
+from reviewbot.analysis.reach import shared
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import OptionDefault, OptionKind
 from reviewbot.lang.facts import Assignment, FileFacts
@@ -270,7 +271,11 @@ def _initialiser(a: Assignment) -> bool:
 
 
 def changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
-    """Every default the change flips, one per name, by path and line."""
+    """Every default the change flips, one per name, by path and line (once per round: two rules ask)."""
+    return list(shared("changed_defaults", index, sides, lambda: tuple(_changed_defaults(sides, index))))
+
+
+def _changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     found = _field_changes(sides, index)
     fields = {c.field for c in found}
     found += _option_changes(sides, fields)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from reviewbot.analysis import operands as ops
 from reviewbot.analysis.builders import config_builders
@@ -31,6 +32,7 @@ __all__ = ["AtomReach", "ModelReach", "Reach", "describe_reach", "guard_fields",
 # the guard's fields.
 BUILDER_NAMES = ("_create_config", "create_config", "build_config", "_build_config", "make_config")
 NAMED_MODELS = 5  # model configs the sentence names; the rest are counted
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,18 @@ def _memo(index: RepoIndex) -> dict[Any, Any]:
 
 
 index_memo = _memo  # for the other analyses asked by several checks
+
+
+def shared(name: str, index: RepoIndex, of: object, compute: Callable[[], T]) -> T:
+    """`compute()`, once per `index` and object `of` (by identity, kept alive with the answer): an
+    analysis that several rules ask of the same sides of the change."""
+    memo = _memo(index)
+    key = (name, id(of))
+    kept = memo.get(key)
+    if kept is None or kept[0] is not of:
+        kept = memo[key] = (of, compute())
+    found: T = kept[1]
+    return found
 
 
 def _builders(index: RepoIndex) -> list[tuple[Function, list[Assignment]]]:

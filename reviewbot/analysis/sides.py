@@ -95,10 +95,31 @@ def _clauses_of(f: ChangedFile) -> tuple[Clauses | None, Clauses | None]:
     return found
 
 
+# The sides of the round's change, kept while the change lives: seven rules ask for them, and the
+# analyses two rules share (`changed_defaults`, `constant_guards`) are kept under this very list.
+_SIDES: dict[int, tuple[weakref.ref[ChangeSet], object, object, list[Side]]] = {}
+
+
 def sides(
     change: ChangeSet, base_facts: dict[str, FileFacts], head_facts: dict[str, FileFacts]
 ) -> list[Side]:
-    """The changed source files, by head path."""
+    """The changed source files, by head path (one list per change and facts: do not change it)."""
+    key = id(change)
+    kept = _SIDES.get(key)
+    if kept is not None and kept[0]() is change and kept[1] is base_facts and kept[2] is head_facts:
+        return kept[3]
+    out = _sides(change, base_facts, head_facts)
+
+    def forget(_ref: weakref.ref[ChangeSet]) -> None:
+        _SIDES.pop(key, None)
+
+    _SIDES[key] = (weakref.ref(change, forget), base_facts, head_facts, out)
+    return out
+
+
+def _sides(
+    change: ChangeSet, base_facts: dict[str, FileFacts], head_facts: dict[str, FileFacts]
+) -> list[Side]:
     out: list[Side] = []
     for f in sorted(change.files, key=lambda f: f.path):
         if not _source(f):
