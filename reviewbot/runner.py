@@ -166,14 +166,10 @@ def previous_from_store(
 
 
 def _renderer(lang: str) -> Renderer:
-    def as_json(review: Review) -> tuple[dict[str, Any], str]:
-        doc = render_json(review)
-        return doc, stored_json(doc)
-
     def as_markdown(review: Review) -> str:
         return render_markdown(review, lang, marker=encode_state(State.from_review(review)))
 
-    return Renderer(as_json, as_markdown)
+    return Renderer(render_json, stored_json, as_markdown)
 
 
 def stored_json(doc: dict[str, Any]) -> str:

@@ -335,10 +335,13 @@ def test_the_markdown_is_rendered_only_when_the_json_leaves_room_for_it() -> Non
             made.append(len(r.notes))
             return "m" * size
 
-        return Renderer(lambda r: ({}, "j" * (900 if not r.notes else 10)), as_markdown)
+        def document(r: Review) -> dict[str, str]:
+            return {"j": "j" * (900 if not r.notes else 10)}
+
+        return Renderer(document, lambda doc: doc["j"], as_markdown)
 
     fitted, (text, _, stored) = fit_report(review, markdown(50), limit=500)
-    assert made == [1] and fitted.notes[0].message.startswith("the stored report came to more than 900 B")
+    assert made == [1] and fitted.notes[0].message.startswith("the stored report came to more than 908 B")
     assert (text, stored) == ("m" * 50, "j" * 10) and fitted.status is Status.INCOMPLETE
 
     made.clear()
@@ -347,6 +350,6 @@ def test_the_markdown_is_rendered_only_when_the_json_leaves_room_for_it() -> Non
         made.append(len(r.notes))
         return "m" * (50 if r.notes else 600)
 
-    small = Renderer(lambda r: ({}, "j" * 10), shrinking)
+    small = Renderer(lambda r: {"j": "j" * 10}, lambda doc: doc["j"], shrinking)
     fitted, (text, _, _) = fit_report(review, small, limit=500)
     assert made == [0, 1] and fitted.notes[0].message.startswith("the stored report came to 610 B, over")
