@@ -26,6 +26,7 @@ from enum import Enum
 
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import ClauseKind
+from reviewbot.lang.common import has_word
 from reviewbot.lang.facts import AssignKind, Assignment
 from reviewbot.lang.follow import is_builder
 from reviewbot.lang.index import RepoIndex, is_test_path
@@ -74,21 +75,6 @@ def _suffix(target: str) -> str:
     return ".".join(parts[1:]) if len(parts) > 1 else target
 
 
-def _has_word(text: str, name: str) -> bool:
-    r"""`name` as a whole word of `text`, as the pattern `(?<!\w)NAME(?!\w)` finds it (a word character
-    is what str.isalnum accepts, or `_`), by `str.find`: compiling that pattern per field cost most
-    of this analysis on a change writing thousands of fields."""
-    at = text.find(name)
-    while at >= 0:
-        end = at + len(name)
-        before = text[at - 1] if at > 0 else " "
-        after = text[end] if end < len(text) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-        at = text.find(name, at + 1)
-    return False
-
-
 def _new_writes(s: Side) -> list[Assignment]:
     if s.head_facts is None:
         return []
@@ -99,7 +85,7 @@ def _new_writes(s: Side) -> list[Assignment]:
         and a.guard is None
         and a.kind is AssignKind.PLAIN
         and a.receiver not in ("self", "this", "")
-        and not _has_word(a.value, a.field)
+        and not has_word(a.value, a.field)
         and not is_init_function(a.function)
     ]
 

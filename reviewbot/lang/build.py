@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from reviewbot.lang.common import has_word
 from reviewbot.lang.facts import CPP_SUFFIXES, FileFacts, lang_for_path
 from reviewbot.lang.grepcache import cached_grep
 from reviewbot.lang.index import DEFAULT_EXCLUDES, RepoIndex, TestRef, is_excluded, is_test_path
@@ -88,11 +89,11 @@ class NameSet:
         if words is None and self.few:
             # The same answer as below: a name is one of the text's words exactly when it occurs with
             # no word character on either side; a dotted name's pattern bounds each of its parts.
-            found = {n for n in self._simple if _has_word(text, n)}
+            found = {n for n in self._simple if has_word(text, n)}
             found.update(
                 n
                 for n, (parts, rx) in self._dotted.items()
-                if all(_has_word(text, p) for p in parts) and rx.search(text) is not None
+                if all(has_word(text, p) for p in parts) and rx.search(text) is not None
             )
             found.update(n for n, rx in self._other.items() if rx.search(text) is not None)
             return found
@@ -110,20 +111,6 @@ class NameSet:
     def mentions(self, text: str) -> bool:
         """`text` mentions one of the names; a substring test first, so meant for few names."""
         return any(n in text for n in self._needles) and bool(self.found(text))
-
-
-def _has_word(text: str, word: str) -> bool:
-    """`word` occurs in `text` with no word character (str.isalnum, `_`) on either side: it is one of
-    the words `_WORD` splits the text into."""
-    at = text.find(word)
-    while at >= 0:
-        end = at + len(word)
-        before = text[at - 1] if at > 0 else " "
-        after = text[end] if end < len(text) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-        at = text.find(word, at + 1)
-    return False
 
 
 def _candidate(path: str) -> bool:

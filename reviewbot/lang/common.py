@@ -20,6 +20,7 @@ __all__ = [
     "mentions_field",
     "is_path",
     "bare_names",
+    "has_word",
 ]
 
 _NON_WORD_SPACE = re.compile(r"(?<!\w) | (?!\w)")
@@ -55,6 +56,21 @@ def _canonical_code(text: str) -> str:
     if any(word in t for word in _LITERALS):
         t = _LITERAL_WORD.sub(lambda m: _LITERALS[m.group(0)], t)
     return t
+
+
+def has_word(text: str, word: str) -> bool:
+    r"""`word` occurs in `text` with no word character on either side (what `(?<!\w)WORD(?!\w)` finds;
+    a word character is what str.isalnum accepts, or `_`), found by `str.find`: compiling a pattern
+    per name cost seconds on changes with thousands of names."""
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        before = text[at - 1] if at > 0 else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def last_component(path: str) -> str:
