@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from reviewbot.errors import EnvironmentProblem
 from reviewbot.execution import reaper
 from reviewbot.execution.sandbox_argv import (
     NOTE_PREFIX,
@@ -189,9 +190,20 @@ def _drop() -> tuple[int, int] | None:
     """Who the test runs as when reviewbot is root (never root itself); None when it is not root."""
     if os.geteuid() != 0:
         return None
-    uid = int(os.environ.get("REVIEWBOT_SANDBOX_UID", UNPRIVILEGED[0]))
-    gid = int(os.environ.get("REVIEWBOT_SANDBOX_GID", UNPRIVILEGED[1]))
-    return uid, gid
+    return _id("REVIEWBOT_SANDBOX_UID", UNPRIVILEGED[0]), _id("REVIEWBOT_SANDBOX_GID", UNPRIVILEGED[1])
+
+
+def _id(name: str, default: int) -> int:
+    """A user or group id the operator names in `name`: a positive number (0 would run the test as
+    root, the very thing dropping privileges is for)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) == 0:
+        raise EnvironmentProblem(
+            f"{name}={raw}: not a user or group id to run tests as; give a number other than 0"
+        )
+    return int(raw)
 
 
 def sandbox_argv(kind: str, command: str, root: Path, workdir: Path) -> list[str]:
