@@ -116,8 +116,9 @@ def test_the_checklist_names_findings_by_number_never_by_title() -> None:
     ]
     markdown = render_markdown(_review(findings, checklist=ChecklistResult(items)))
     checklist = _sections(markdown)["Checklist Findings (2 fail / 3 total)"]
-    assert "- [x] [6.1] Tests — new logic has a test → F1" in checklist
-    assert "- [x] [6.1] DRY → F2, F3" in checklist and "- [ ] [6.1] Security" in checklist
+    # A ticked box is an item that holds; a failed one is open, with its findings.
+    assert "- [ ] [6.1] Tests — new logic has a test → F1" in checklist
+    assert "- [ ] [6.1] DRY → F2, F3" in checklist and "- [x] [6.1] Security" in checklist
     assert all(f.title not in checklist and f"flag_{i}" not in checklist for i, f in enumerate(findings))
     assert "**F1 · [P1] " in markdown and "**F2 · [P2] " in markdown and "**F3 · [P3] " in markdown
 
