@@ -35,10 +35,12 @@ MAX_CHANGED = 256
 
 @dataclass(frozen=True)
 class GrepHits:
-    """The paths of `tree` (a commit id) that hold one of the words of the entry's key."""
+    """The paths of `tree` (a commit id) that hold one of the words of the entry's key, as a repository
+    lacking the objects of `lacking` (paths git could not search there) answered it."""
 
     tree: str
     paths: frozenset[str]
+    lacking: frozenset[str] = frozenset()
 
 
 def grep_key(words: Iterable[str], pathspecs: Iterable[str]) -> str:
@@ -92,6 +94,12 @@ def cached_grep(
         return grep(words, pathspecs)
     key = grep_key(words, pathspecs)
     kept = store.get_values([key], GrepHits, count=False).get(key)
+    # The same commit in another clone may hold objects this one lacks (a mirror that leaves large
+    # files out): an answer is only reused where git could search the same files.
+    missing: Callable[[], list[str]] | None = getattr(tree, "missing", None)
+    lacking = frozenset(missing()) if callable(missing) else frozenset()
+    if kept is not None and kept.lacking != lacking:
+        kept = None
     if kept is not None and kept.tree == sha:
         return set(kept.paths)
     hits = _updated(tree, kept, words) if kept is not None else None
@@ -99,5 +107,5 @@ def cached_grep(
         hits = grep(words, pathspecs)
         if hits is None:
             return None
-    store.put_many([(key, GrepHits(sha, frozenset(hits)))])
+    store.put_many([(key, GrepHits(sha, frozenset(hits), lacking))])
     return hits

@@ -95,3 +95,20 @@ def test_a_forgotten_or_distant_tree_falls_back_to_git_grep(repo: Repo, tmp_path
     # More changed paths than are worth reading one by one.
     far = repo.commit({f"src/f{i}.cc": f"int f{i}() {{ return -1; }}\n" for i in range(MAX_CHANGED + 1)})
     assert _cached(repo, far, store) == (_plain(repo, far), 1)
+
+
+def test_an_answer_from_a_clone_lacking_objects_is_not_reused_by_a_complete_one(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """A mirror that leaves some blobs out answers without them; a full clone of the same commit
+    greps again rather than miss those files."""
+    sha = repo.commit(_files(3))
+    full = Repo(tmp_path / "full")
+    full.git("fetch", "-q", str(repo.path), "main")
+    lost = repo.git("rev-parse", f"{sha}:src/mla.h")
+    (repo.path / ".git" / "objects" / lost[:2] / lost[2:]).unlink()  # the mirror lacks that blob
+    store = FactsCache(tmp_path / "facts.sqlite")
+    partial, greps = _cached(repo, sha, store)
+    assert partial == {"src/config.cc"} and greps == 1
+    assert _cached(full, sha, store) == ({"src/config.cc", "src/mla.h"}, 1)
+    assert _cached(full, sha, store) == ({"src/config.cc", "src/mla.h"}, 0)
