@@ -319,7 +319,7 @@ def _names(side: Side, index: RepoIndex) -> list[ConstantGuard]:
 def constant_guards(sides: list[Side], index: RepoIndex) -> list[ConstantGuard]:
     """Every constant or mis-parsed guard on the changed lines, by path, line and name (once per round:
     two rules ask)."""
-    return list(shared("constant_guards", index, sides, lambda: tuple(_constant_guards(sides, index))))
+    return list(shared("constant_guards", index, (sides,), lambda: tuple(_constant_guards(sides, index))))
 
 
 def _constant_guards(sides: list[Side], index: RepoIndex) -> list[ConstantGuard]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.feasible import RuledOut, blocked_by, moot_reason, ruled_out
 from reviewbot.analysis.forced import field_writes, forced_neutral
-from reviewbot.analysis.reach import guard_fields, index_memo
+from reviewbot.analysis.reach import guard_fields, shared
 from reviewbot.analysis.readers import Readers, other_readers
 from reviewbot.analysis.skipped import Skipped, facts_of, feasible_skipped, skipped_behaviour
 from reviewbot.lang.calls import Callee, CallGraph
@@ -322,12 +322,7 @@ def coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | No
     Two checks ask for the same derivation (guard-ignores-coupled-flag, comment-guard-mismatch): the
     answer is kept with the index, under the derivation and graph it was computed for (kept alive with
     it, so their ids cannot be reused meanwhile)."""
-    memo = index_memo(index)
-    key = ("coupled_fields", id(d), id(graph))
-    kept = memo.get(key)
-    if kept is None or kept[0] is not d or kept[1] is not graph:
-        kept = memo[key] = (d, graph, tuple(_coupled_fields(d, index, graph)))
-    return list(kept[2])
+    return list(shared("coupled_fields", index, (d, graph), lambda: tuple(_coupled_fields(d, index, graph))))
 
 
 def _coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | None) -> list[CoupledField]:

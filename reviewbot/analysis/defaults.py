@@ -272,7 +272,7 @@ def _initialiser(a: Assignment) -> bool:
 
 def changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     """Every default the change flips, one per name, by path and line (once per round: two rules ask)."""
-    return list(shared("changed_defaults", index, sides, lambda: tuple(_changed_defaults(sides, index))))
+    return list(shared("changed_defaults", index, (sides,), lambda: tuple(_changed_defaults(sides, index))))
 
 
 def _changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:

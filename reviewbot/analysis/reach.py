@@ -194,16 +194,13 @@ def _memo(index: RepoIndex) -> dict[Any, Any]:
     return memo
 
 
-index_memo = _memo  # for the other analyses asked by several checks
-
-
-def shared(name: str, index: RepoIndex, of: object, compute: Callable[[], T]) -> T:
-    """`compute()`, once per `index` and object `of` (by identity, kept alive with the answer): an
-    analysis that several rules ask of the same sides of the change."""
+def shared(name: str, index: RepoIndex, of: tuple[object, ...], compute: Callable[[], T]) -> T:
+    """`compute()`, once per `index` and the objects `of` (by identity, kept alive with the answer): an
+    analysis that several rules ask of the same derivation or sides of the change."""
     memo = _memo(index)
-    key = (name, id(of))
+    key = (name, *(id(o) for o in of))
     kept = memo.get(key)
-    if kept is None or kept[0] is not of:
+    if kept is None or any(a is not b for a, b in zip(kept[0], of, strict=True)):
         kept = memo[key] = (of, compute())
     found: T = kept[1]
     return found
