@@ -72,6 +72,8 @@ DEFAULT_CACHE = Path.home() / ".cache" / "reviewbot-accuracy"
 SEVERITIES = ("P0", "P1", "P2", "P3")
 BLOCKING = ("P0", "P1", "P2")  # the bands issue 13's recall target is about
 VERDICTS = ("flag", "pass")
+SPLITS = ("train", "test")  # test: never looked at to change a rule (a case that was is moved to train)
+LANGS = ("cpp", "python")
 LINE_TOLERANCE = 3
 RECALL_TARGET = 0.6
 PROBATION_PRECISION = 0.9
@@ -96,6 +98,10 @@ _CASE_KEYS = {
     "title",
     "notes",
     "url",
+    "split",
+    "lang",
+    "fixed_by",
+    "labelled",
 }
 _LABEL_KEYS = {
     "expect": {"rule", "severity", "path", "line", "why", "field", "kind"},
@@ -144,6 +150,10 @@ class Case:
     # Other snapshots holding the same commits (forks with the upstream history), tried in order when
     # the upstream's own snapshot is absent (e.g. over the fetch size limit).
     mirrors: tuple[str, ...] = ()
+    split: str = "train"
+    lang: str = "python"
+    fixed_by: str | None = None  # the later fix or revert commit that proves the labelled problem
+    labelled: str = ""  # who labelled the case and when (blind labels: before reviewbot ran on it)
 
     @property
     def mirror_name(self) -> str:
@@ -241,6 +251,15 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> list[Case]:
             groups[group] = tuple(
                 _label(item, f"{where}: {group}[{i}]", group) for i, item in enumerate(items)
             )
+        split = raw.get("split", "train")
+        if split not in SPLITS:
+            raise ManifestError(f"{where}: `split` must be one of {', '.join(SPLITS)}, got {split!r}")
+        lang = raw.get("lang", "python")
+        if lang not in LANGS:
+            raise ManifestError(f"{where}: `lang` must be one of {', '.join(LANGS)}, got {lang!r}")
+        fixed_by = raw.get("fixed_by")
+        if fixed_by is not None and (not isinstance(fixed_by, str) or not _SHA.match(fixed_by)):
+            raise ManifestError(f"{where}: `fixed_by` must be a full 40-hex sha, got {fixed_by!r}")
         summary = raw.get("summary") or ""
         cases.append(
             Case(
@@ -252,6 +271,10 @@ def parse_manifest(data: Any, source: str = "<manifest>") -> list[Case]:
                 summary=str(summary).strip(),
                 source=source,
                 mirrors=tuple(alternates),
+                split=split,
+                lang=lang,
+                fixed_by=fixed_by,
+                labelled=str(raw.get("labelled") or "").strip(),
                 **groups,
             )
         )
