@@ -47,7 +47,12 @@ COMMENT_LIMIT = 65536  # GitHub refuses longer comment bodies (422)
 CHECK_TEXT_LIMIT = 65535  # check run output summary / text
 ANNOTATION_BATCH = 50  # annotations per check-run request
 _STATE_LINE = re.compile(r"^<!-- reviewbot:state v\d+ ", re.MULTILINE)
-_CONCLUSION = {Status.BLOCKING: "failure", Status.INCOMPLETE: "neutral", Status.LGTM: "success"}
+_CONCLUSION = {
+    Status.BLOCKING: "failure",
+    Status.INCOMPLETE: "neutral",
+    Status.LGTM: "success",
+    Status.NO_CHANGE: "success",
+}
 _LEVEL = {"P0": "failure", "P1": "failure", "P2": "warning", "P3": "notice"}
 # The texts GitHub shows besides the report (templates/messages.yaml, `github.*`). `shortened` is filled
 # in two steps (check, pr, repo here; the count by `fit_body` once it is known), so these are templates.

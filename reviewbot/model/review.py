@@ -19,6 +19,7 @@ class Status(str, Enum):
     BLOCKING = "BLOCKING"
     LGTM = "LGTM"
     INCOMPLETE = "INCOMPLETE"
+    NO_CHANGE = "NO_CHANGE"  # base and head do not differ: nothing was reviewed
 
 
 @dataclass(frozen=True)
