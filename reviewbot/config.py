@@ -7,6 +7,7 @@ turning off a rule, or choosing the command that runs in the sandbox).
     checklists = ["general", "rtp-llm"]     # bundled names or repository paths to YAML files
     disabled = ["formatting-noise"]         # rule ids (`reviewbot rules` lists them)
     exclude = ["third_party/**"]            # globs of paths never searched (vendored trees)
+    lang = "zh"                             # the report's language (en, zh); --lang wins
 
     [tests]
     command = "sh run_tests.sh"             # run with `sh -c` at the repository root
@@ -24,7 +25,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 
@@ -76,6 +77,7 @@ class ReviewTable(_Table):
     checklists: tuple[StrictStr, ...] = ("general",)
     disabled: frozenset[StrictStr] = frozenset()
     exclude: tuple[_Glob, ...] = ()
+    lang: Literal["en", "zh"] | None = None  # the report's language (the command line's --lang wins)
 
     @field_validator("checklists", "disabled", "exclude", mode="before")
     @classmethod
@@ -153,6 +155,7 @@ _ALLOWED = {
     ("review", "checklists"): "a list of bundled checklist names or repository paths to YAML files",
     ("review", "disabled"): "a list of rule ids",
     ("review", "exclude"): 'a list of relative globs such as "third_party/**"',
+    ("review", "lang"): 'the report\'s language, "en" or "zh"',
     ("tests", "timeout"): "a positive number of seconds",
     ("tests", "junit"): 'a relative glob such as "build/*.xml"',
     ("tests", "command"): 'the shell command that runs the tests, e.g. "make test"',

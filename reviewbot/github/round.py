@@ -110,7 +110,8 @@ def _plan(
     """The round as published: `review` cut to the stored-report budget (runner.fit_round), its
     report, and the plan of writes made from that cut review, so the check run's conclusion and the
     comment's status agree (a cut report is INCOMPLETE on both)."""
-    review, markdown, doc = fit_round(review, settings.lang)
+    lang = settings.lang or "en"
+    review, markdown, doc = fit_round(review, lang)
     plan = build_plan(
         review,
         markdown,
@@ -121,7 +122,7 @@ def _plan(
         review_exists=review_exists,
         max_inline=settings.max_inline_comments,
         check_name=settings.check_name,
-        lang=settings.lang,
+        lang=lang,
         threads=threads,
     )
     return review, markdown, doc, plan
@@ -152,11 +153,13 @@ def _review(
     state: State | None,
     git_token: str | None,
     perms: Permissions,
-) -> tuple[Review, dict[str, frozenset[int]], Code]:
-    """The core's review of the PR as its next round, and the lines a review comment may target."""
+) -> tuple[Review, dict[str, frozenset[int]], Code, str]:
+    """The core's review of the PR as its next round, the lines a review comment may target, and
+    the report's language (the settings', else the repository's `[review] lang`)."""
     code = load_code(settings, api, pr, git_token)
     try:
-        review = review_change(code.change, review_settings(settings, code, pr, perms.role))
+        chosen = review_settings(settings, code, pr, perms.role)
+        review = review_change(code.change, chosen)
         previous = previous_round(
             state,
             repo=pr.repo,
@@ -185,7 +188,7 @@ def _review(
         if any(n.reason is SkipReason.BAD_CONFIG for n in review.notes):
             # The repository's .reviewbot.toml was refused: whatever was found, no verdict (neutral).
             review = replace(review, status=Status.INCOMPLETE)
-        return review, commentable_lines(code.change), code
+        return review, commentable_lines(code.change), code, chosen.lang
     finally:
         code.change.close()
 
@@ -273,7 +276,8 @@ def _run(
                 outcome.status, outcome.reason = "skipped", refused
                 log.info("%s #%d: %s", repo, n, refused)
                 return outcome
-        review, lines, code = _review(settings, api, pr, state, git_token, perms)
+        review, lines, code, lang = _review(settings, api, pr, state, git_token, perms)
+        settings = replace(settings, lang=lang)
         outcome.code_source = code.source
         outcome.review = review
         existing = (bot_comment.id, bot_comment.body) if bot_comment else None

@@ -45,7 +45,7 @@ class GitHubSettings:
     cache_dir: Path | None = None  # cached clones; None: the settings' cache directory
     facts_cache_mb: int = 256  # the parsed-facts cache in the cache directory; 0: none
     budget: RoundBudget = DEFAULT_BUDGET  # the bounds of one round (model/budget.py)
-    lang: str = "en"
+    lang: str | None = None  # None: the base revision's `[review] lang` (.reviewbot.toml), else "en"
     use_git: bool = True  # False: review from the API's patches only
     run_tests: bool = True  # run the repository's tests (only for trusted authors, see below)
     tests_env: tuple[str, ...] = ()  # names a repository's [tests] env may pass to its tests

@@ -99,7 +99,7 @@ def review_settings(
     facts = open_cache(settings.cache_root, settings.facts_cache_mb)
     cache_templates(settings.cache_root if facts is not None else None)
     out = ReviewSettings(
-        lang=settings.lang,
+        lang=settings.lang or cfg.review.lang or "en",  # the operator's choice, else the repository's
         checklists=list(dict.fromkeys([*cfg.checklists, *settings.extra_checklists])),
         checklist_texts=dict(cfg.repo_checklists),
         disabled_rules=cfg.disabled,
