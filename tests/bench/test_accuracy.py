@@ -185,7 +185,7 @@ def test_unknown_rule_in_labels_is_a_miss() -> None:
     assert bands == {"P0": (0, 1), "P1": (1, 2), "P2": (0, 1), "P3": (0, 1)}
     kinds = {kind: len(ms) for kind, ms in report.misses_by_kind()}
     assert kinds == {"other: race condition": 2, "stale-cache-key": 1}  # the P3 miss is not P0–P2
-    text = acc.format_text(report, [])
+    text = "\n".join(acc.format_split_text("all", report))
     assert "P0–P2 recall: 1/4 = 0.25 (target ≥ 0.6: NOT met)" in text
     assert "not in reviewbot" in text
 
@@ -213,7 +213,7 @@ def test_probation_needs_five_findings_under_point_nine() -> None:
     five = acc.score([(case(expect=labels), [*hits, finding(line=500)])])
     r = rule_of(five, "unconditional-override")
     assert r.precision == 0.8 and r.probation
-    assert "probation" in acc.format_text(five, [])
+    assert "probation" in "\n".join(acc.format_split_text("all", five))
 
 
 def test_undefined_ratios_print_as_a_dash() -> None:
@@ -496,3 +496,49 @@ def test_alternate_mirrors_are_tried_in_order_and_named_in_the_skip(tmp_path: Pa
     assert runner.gitdir(case) == tmp_path / "fork+stream" / "repo"
     with pytest.raises(acc.ManifestError, match="`mirrors` must be a list"):
         acc.parse_manifest({**data, "mirrors": "fork/stream"}, "m.yaml")
+
+
+# ------------------------------------------------------------------------------------------ severity and splits
+
+
+def test_a_finding_is_true_only_within_one_band_of_the_label() -> None:
+    c = case(expect=(expect(severity="P1"),))
+    assert [s.outcome for s in acc.score_case(c, [finding(severity="P2")])] == ["tp"]
+    # two bands off: at the labelled place, but a false positive, and the label is not recalled
+    report = acc.score([(c, [finding(severity="P3")])])
+    assert [s.outcome for s in report.scored] == ["fp-severity"]
+    assert (report.blocking.matched, report.blocking.labels) == (0, 1)
+    assert report.confusion == {"P1": {"P3": 1}}
+
+
+def test_a_nit_raised_as_blocking_on_an_allow_label_is_a_false_positive() -> None:
+    c = case(verdict="pass", allow=(label("stale-comment", severity="P3"),))
+    assert [s.outcome for s in acc.score_case(c, [finding("stale-comment", severity="P2")])] == ["allowed"]
+    assert [s.outcome for s in acc.score_case(c, [finding("stale-comment", severity="P1")])] == [
+        "fp-severity"
+    ]
+
+
+def test_confusion_counts_misses_and_the_nearest_band() -> None:
+    c = case(expect=(expect(severity="P0"), expect("missing-tests", line=50, severity="P1")))
+    report = acc.score([(c, [finding(severity="P3"), finding(severity="P1")])])
+    assert report.confusion == {"P0": {"P1": 1}, "P1": {"missed": 1}}
+    assert ["labelled P0", "0", "1", "0", "0", "0"] in acc.confusion_rows(report)
+
+
+def test_summary_rows_put_test_first_and_count_parse_incomplete() -> None:
+    test_case = acc.Case(id="t", repo="acme/tiny", commit=SHA, verdict="pass", split="test", lang="cpp")
+    train_case = acc.Case(id="r", repo="acme/tiny", commit=SHA, verdict="flag", expect=(expect(),))
+    runs = [
+        acc.CaseRun(test_case, [finding(severity="P1")], status="INCOMPLETE", unparsable=("a.cc",)),
+        acc.CaseRun(train_case, [finding()], status="LGTM"),
+    ]
+    rows = acc.summary_rows(runs, None)
+    assert [r[:2] for r in rows] == [["test", "all"], ["test", "cpp"], ["train", "all"], ["train", "python"]]
+    assert (
+        rows[0][6] == "1/1 = 1.00" and rows[0][7] == "1"
+    )  # the clean commit was flagged; one parse INCOMPLETE
+    assert rows[2][4] == "1.00" and rows[2][5] == "1/1 = 1.00"
+    assert [r.case.id for r in acc.parse_incomplete(runs)] == ["t"]
+    text = acc.format_text(acc.score_runs(runs, None), runs)
+    assert text.index("== test split") < text.index("== train split")
