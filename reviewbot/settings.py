@@ -16,7 +16,7 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -139,6 +139,9 @@ class Settings(BaseSettings):
     write_interval: float | None = Field(default=None, ge=0)
     # How long an unanswered GitHub write may still land (looked for, then sent again; docs/reliability.md).
     late_write_seconds: float | None = Field(default=None, ge=0)
+    # The check run of a round that left out a changed file that could hold a derivation: "failure" or
+    # "action_required" (never neutral, which branch protection reads as passing; docs/reliability.md).
+    left_out_conclusion: Literal["failure", "action_required"] = "failure"
     # Retention (service/retention.py), in days (0: keep for good); the worker prunes every interval.
     keep_deliveries_days: float = Field(default=30.0, ge=0)  # deliveries that queued a round
     keep_ignored_days: float = Field(default=3.0, ge=0)  # the rest (ignored events, duplicates, pings)

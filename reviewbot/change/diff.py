@@ -5,6 +5,11 @@ It first asks git for the list of changed files (`diff --raw`), skips what must 
 (symlinks, submodules, files over the size limit) before any diff text is made, then streams
 the patch of the rest and keeps whole files until a limit is reached. Nothing is dropped
 silently: every file that is not analysed has a Note, and `ChangeSet.coverage` counts it.
+
+The limits (files, diff bytes, diff lines) keep files in the order of `reviewbot.change.select.rank`,
+not in path order: sources first, generated, vendored and data files last, so padding a pull request
+with files that sort before its real change does not push that change out (issue 28). The kept files
+are returned in git's (path) order; `ChangeSet.left_out` names the rest, best-ranked first.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from reviewbot.change.git import (
 )
 from reviewbot.change.notes import human_size, missing_note, replaced_note, skip_note, unparsable_note
 from reviewbot.change.patch import ParsedSection, parse_patch, parse_section
+from reviewbot.change.select import rank
 from reviewbot.errors import UsageError
 from reviewbot.model.change import ChangedFile, ChangeSet, FileStatus, Note, SkipReason
 from reviewbot.model.messages import Message, msg
@@ -73,6 +79,39 @@ class _Stream:
     cut: _Cut | None = None
 
 
+class _Sums:
+    """Sizes of the sections seen so far, by rank (a Fenwick tree): the prefix of the ranking that
+    fits a limit, while git streams the sections in path order. A section's size only adds to the
+    prefixes from its rank on, so the first rank over the limit can only move down as sections
+    arrive: a section at or past it is never kept, and what is kept stays within the limit."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.tree = [0] * (n + 1)
+        self.total = 0
+
+    def add(self, index: int, value: int) -> None:
+        self.total += value
+        i = index + 1
+        while i <= self.n:
+            self.tree[i] += value
+            i += i & -i
+
+    def first_over(self, limit: int) -> int | None:
+        """The lowest rank whose prefix sum (itself included) is over `limit`; None if none is."""
+        if self.total <= limit:
+            return None
+        pos, left = 0, limit
+        step = 1 << self.n.bit_length()
+        while step:
+            nxt = pos + step
+            if nxt <= self.n and self.tree[nxt] <= left:
+                pos = nxt
+                left -= self.tree[nxt]
+            step >>= 1
+        return pos  # prefix up to rank pos-1 fits; rank pos is the first over
+
+
 def _special(entry: DiffEntry) -> str | None:
     modes = (entry.old_mode, entry.new_mode)
     if SYMLINK_MODE in modes:
@@ -111,9 +150,13 @@ def _exclusions(entries: Sequence[DiffEntry]) -> list[str]:
 def _stream(
     repo: Path, a: str, b: str, wanted: dict[str, int], excluded: Sequence[DiffEntry], limits: Limits
 ) -> _Stream:
-    """Read git's patch file by file; keep parsed sections while they fit the diff limits."""
+    """Read git's patch file by file; keep the parsed sections of the best-ranked files that fit the
+    diff limits together (`wanted` maps a path to its rank)."""
     out = _Stream()
-    used_bytes = used_lines = total_lines = 0
+    n = max(wanted.values(), default=-1) + 1
+    sizes, lines_of = _Sums(n), _Sums(n)
+    total_lines = 0
+    cut: int | None = None
     over: str | None = None
     for raw in diff_patch_chunks(repo, a, b, _exclusions(excluded)):
         text = raw.decode("utf-8", "surrogateescape")
@@ -126,25 +169,26 @@ def _stream(
         lines = raw.count(b"\n")
         out.patch_bytes += len(raw)
         total_lines += lines
-        if out.cut is not None and index >= out.cut.index:
-            continue
-        if used_bytes + len(raw) > limits.max_diff_bytes:
-            over = "bytes"
-        elif used_lines + lines > limits.max_diff_lines:
-            over = "lines"
-        else:
-            used_bytes += len(raw)
-            used_lines += lines
+        sizes.add(index, len(raw))
+        lines_of.add(index, lines)
+        for why, first in (
+            ("bytes", sizes.first_over(limits.max_diff_bytes)),
+            ("lines", lines_of.first_over(limits.max_diff_lines)),
+        ):
+            if first is not None and (cut is None or first < cut):
+                cut, over = first, why
+                for kept in [i for i in out.sections if i >= first]:
+                    del out.sections[kept]
+        if cut is None or index < cut:
             out.sections[index] = parse_section(text)
-            continue
-        out.cut = _Cut(index, over)
-    if out.cut is not None:
-        if out.cut.why == "bytes":
-            out.cut.why = msg(
+    if cut is not None:
+        if over == "bytes":
+            why_text: Message | str = msg(
                 "note.cut.bytes", size=human_size(out.patch_bytes), limit=human_size(limits.max_diff_bytes)
             )
         else:
-            out.cut.why = msg("note.cut.lines", lines=f"{total_lines:,}", limit=f"{limits.max_diff_lines:,}")
+            why_text = msg("note.cut.lines", lines=f"{total_lines:,}", limit=f"{limits.max_diff_lines:,}")
+        out.cut = _Cut(cut, why_text)
     return out
 
 
@@ -232,7 +276,10 @@ def load_change(repo: Path, base: str, head: str, limits: Limits = DEFAULT_LIMIT
     """
     base_sha, head_sha = resolve(repo, base), resolve(repo, head)
     mb = merge_base(repo, base_sha, head_sha)
-    entries = diff_raw(repo, mb, head_sha)
+    listed = diff_raw(repo, mb, head_sha)
+    # Best-ranked first (sort is stable: path order within a rank), so every limit below cuts
+    # the padding before the change it hides.
+    entries = sorted(listed, key=lambda e: rank(e.path))
     head_tree = GitTree(repo, head_sha, limits.max_file_bytes)
     base_tree = GitTree(repo, mb, limits.max_file_bytes)
     try:
@@ -244,8 +291,9 @@ def load_change(repo: Path, base: str, head: str, limits: Limits = DEFAULT_LIMIT
         capped = entries[: limits.max_files]
         base_tree.fetch(e.old_path for e in capped if e.old_path is not None)
         head_tree.fetch(e.path for e in capped if e.status != "D")
+        position = {e.path: i for i, e in enumerate(listed)}
         files, notes, truncated, patch_bytes = _build(
-            repo, mb, head_sha, entries, limits, base_tree, head_tree
+            repo, mb, head_sha, entries, limits, base_tree, head_tree, position
         )
     except BaseException:
         head_tree.close()
@@ -262,6 +310,7 @@ def load_change(repo: Path, base: str, head: str, limits: Limits = DEFAULT_LIMIT
         head_tree=head_tree,
         base_tree=base_tree,
         files_left_out=len(entries) - len(files),
+        left_out=tuple(e.path for e in entries[len(files) :]),
     )
 
 
@@ -273,6 +322,7 @@ def _build(
     limits: Limits,
     base: GitTree,
     head_tree: GitTree,
+    position: dict[str, int],
 ) -> tuple[list[ChangedFile], list[Note], _Cut | None, int]:
     capped = entries[: limits.max_files]
     pre = {i: n for i, e in enumerate(capped) if (n := _pre_skip(e, base, head_tree, limits.max_file_bytes))}
@@ -303,6 +353,7 @@ def _build(
         if note is not None:
             notes_by_path[entry.path] = note
     files = _with_texts(files, notes_by_path, base, head_tree)
+    files.sort(key=lambda f: position.get(f.path, 0))  # git's order, whatever the ranking was
     notes = [notes_by_path[f.path] for f in files if f.path in notes_by_path]
     notes += [unparsable_note(None, error) for error in stream.unattributed]
     touched = {p for e in entries for p in (e.old_path, e.path) if p is not None}

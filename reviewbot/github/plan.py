@@ -11,7 +11,11 @@ shows exactly what `--post` sends. It holds:
   review thread of the bot's gets no second comment (reviewbot.github.threads);
 - the review threads to resolve: the open ones of findings fixed this round;
 - the check run: failure when blocking, neutral when incomplete, success otherwise, with one
-  annotation per open finding sent in batches of 50.
+  annotation per open finding sent in batches of 50. A round that left out a changed file that
+  could hold a derivation (`held_back`: over the file or diff limits, too large to read or parse)
+  concludes `failure` (or `action_required`, `LEFT_OUT_CONCLUSIONS`) and says why on top of the
+  comment and in the check run, never `neutral`: branch protection reads neutral as passing, and
+  padding a pull request past the limits must not turn its failing check into a passing one.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewbot.github.settings import LEFT_OUT_CONCLUSIONS
 from reviewbot.github.threads import ReviewThread, finding_marker
 from reviewbot.model.change import ChangeSet, FileStatus
 from reviewbot.model.finding import Finding
@@ -31,6 +36,8 @@ from reviewbot.report.render import render_finding
 
 __all__ = [
     "ANNOTATION_BATCH",
+    "LEFT_OUT_CONCLUSIONS",
+    "held_back_line",
     "COMMENT_LIMIT",
     "InlineComment",
     "ReviewPlan",
@@ -53,6 +60,7 @@ _CONCLUSION = {
     Status.LGTM: "success",
     Status.NO_CHANGE: "success",
 }
+_HELD_BACK_SHOWN = 3
 _LEVEL = {"P0": "failure", "P1": "failure", "P2": "warning", "P3": "notice"}
 # The texts GitHub shows besides the report (templates/messages.yaml, `github.*`). `shortened` is filled
 # in two steps (check, pr, repo here; the count by `fit_body` once it is known), so these are templates.
@@ -271,7 +279,30 @@ def _annotation(f: Finding) -> dict[str, Any]:
     return a
 
 
-def _check_run(review: Review, markdown: str, *, repo: str, pr: int, name: str, note: str) -> CheckRunPlan:
+def held_back_line(held_back: Sequence[str], check_name: str, conclusion: str) -> str:
+    """The line on top of the summary comment (and in the check run) of a round that left out files
+    that could hold a derivation: how many, the first few, and what the check concludes for it."""
+    shown = ", ".join(sanitize.code_span(p) for p in held_back[:_HELD_BACK_SHOWN])
+    more = f" and {len(held_back) - _HELD_BACK_SHOWN:,} more" if len(held_back) > _HELD_BACK_SHOWN else ""
+    return (
+        f"> **reviewbot left out {len(held_back):,} changed source file(s) that could hold a derivation** "
+        f"({shown}{more}): over the round's limits, so they were not reviewed. The check run "
+        f"{sanitize.code_span(check_name)} concludes `{conclusion}` until they are: split the pull request, "
+        "or raise the budget (`files`) for this repository."
+    )
+
+
+def _check_run(
+    review: Review,
+    markdown: str,
+    *,
+    repo: str,
+    pr: int,
+    name: str,
+    note: str,
+    held_back: Sequence[str] = (),
+    held_back_conclusion: str = "failure",
+) -> CheckRunPlan:
     counts = review.summary()
     title = f"{review.status.value} — " + " · ".join(f"{k} {v}" for k, v in counts.items())
     new = sum(1 for f in review.findings if f.state == "new")
@@ -280,14 +311,21 @@ def _check_run(review: Review, markdown: str, *, repo: str, pr: int, name: str, 
         f"Summary: {' · '.join(f'{k}/{v}' for k, v in counts.items())} · new {new} · "
         f"fixed {len(review.round.fixed)}\n"
     )
+    conclusion = _CONCLUSION[review.status]
+    if held_back and conclusion != "failure":
+        # Never neutral (read as passing) when what was left out may hold the change that matters.
+        conclusion = held_back_conclusion
+    if held_back:
+        title = f"{len(held_back):,} source file(s) left out — {title}"
+        summary += "\n" + held_back_line(held_back, name, conclusion) + "\n"
     markers = list(_STATE_LINE.finditer(markdown))
     report = markdown[: markers[-1].start()].rstrip() + "\n" if markers else markdown
     text, _ = fit_body(report, CHECK_TEXT_LIMIT, note)
     return CheckRunPlan(
         name=name,
         head_sha=review.head_sha,
-        conclusion=_CONCLUSION[review.status],
-        title=title,
+        conclusion=conclusion,
+        title=title[:255],
         summary=summary,
         text=text,
         annotations=tuple(_annotation(f) for f in review.findings if f.state in ("new", "still_open")),
@@ -308,6 +346,8 @@ def build_plan(
     check_name: str = "reviewbot",
     lang: str = "en",
     threads: Sequence[ReviewThread] = (),
+    held_back: Sequence[str] = (),
+    held_back_conclusion: str = "failure",
 ) -> PublicationPlan:
     """Everything to publish for `review`, whose report is `markdown` (with its state marker).
 
@@ -315,7 +355,11 @@ def build_plan(
     `existing_comment`: (id, body) of the bot's summary comment on the PR, if it has one.
     `review_exists`: a review for this head was posted before (a re-run): post no second one.
     `threads`: the bot's review threads on the PR (reviewbot.github.threads.list_bot_threads).
+    `held_back`: changed files that could hold a derivation and were left out (see the module doc);
+    the check run then concludes `held_back_conclusion` unless it fails anyway.
     """
+    if held_back_conclusion not in LEFT_OUT_CONCLUSIONS:
+        raise ValueError(f"held_back_conclusion must be one of {LEFT_OUT_CONCLUSIONS}")
     t = _t(lang)
     # A finding with an open thread is not commented on again, even when it reads as new (its state
     # was lost with an edited or deleted summary comment): the thread is where the discussion is.
@@ -337,6 +381,18 @@ def build_plan(
         else:
             inline.append(f)
     body = _with_section(markdown, _not_inline_section(skipped, lang)) if skipped else markdown
+    check = _check_run(
+        review,
+        markdown,
+        repo=repo,
+        pr=pr,
+        name=check_name,
+        note="",
+        held_back=held_back,
+        held_back_conclusion=held_back_conclusion,
+    )
+    if held_back:
+        body = held_back_line(held_back, check_name, check.conclusion) + "\n\n" + body
     note = t["shortened"].replace("{check}", check_name).replace("{pr}", str(pr)).replace("{repo}", repo)
     body, shortened = fit_body(body, COMMENT_LIMIT, note)
 
@@ -359,7 +415,16 @@ def build_plan(
         summary_action=action,
         summary_comment_id=comment_id,
         review=plan_review,
-        check_run=_check_run(review, markdown, repo=repo, pr=pr, name=check_name, note=note),
+        check_run=_check_run(
+            review,
+            markdown,
+            repo=repo,
+            pr=pr,
+            name=check_name,
+            note=note,
+            held_back=held_back,
+            held_back_conclusion=held_back_conclusion,
+        ),
         not_inline=tuple(f for f, _ in skipped),
         shortened=shortened,
         resolve_threads=resolve,

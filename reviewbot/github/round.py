@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from reviewbot.change.select import could_hold_derivation
 from reviewbot.errors import RateLimited, StoreError
 from reviewbot.github.api import PullRequestInfo, RestApi
 from reviewbot.github.auth import Connection, connect
@@ -39,7 +40,7 @@ from reviewbot.github.publish import (
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.source import Code, load_code, review_settings
 from reviewbot.github.threads import ReviewThread, threads_for_round
-from reviewbot.model.change import SkipReason
+from reviewbot.model.change import ChangeSet, SkipReason
 from reviewbot.model.review import Review, Status
 from reviewbot.report.marker import State, decode_state
 from reviewbot.review.pipeline import review_change
@@ -74,6 +75,7 @@ class PrRoundOutcome:
     retry_at: float | None = None  # epoch seconds, when rate-limited
     recorded: bool = False  # the round was saved in the rounds store
     replanned: str = ""  # why the round was planned again on a new head (a force-push mid-round)
+    held_back: tuple[str, ...] = ()  # changed files left out that could hold a derivation (never neutral)
 
     @property
     def gate_refused(self) -> str:
@@ -106,6 +108,7 @@ def _plan(
     existing: tuple[int, str] | None,
     review_exists: bool,
     threads: list[ReviewThread],
+    held_back: tuple[str, ...] = (),
 ) -> tuple[Review, str, dict[str, Any], PublicationPlan]:
     """The round as published: `review` cut to the stored-report budget (runner.fit_round), its
     report, and the plan of writes made from that cut review, so the check run's conclusion and the
@@ -124,8 +127,22 @@ def _plan(
         check_name=settings.check_name,
         lang=lang,
         threads=threads,
+        held_back=held_back,
+        held_back_conclusion=settings.left_out_conclusion,
     )
     return review, markdown, doc, plan
+
+
+# Why a changed file was not analysed, when that may hide a derivation: over the file or diff limits
+# (`ChangeSet.left_out`), the round's budget (files, parse size or depth), or too large to read.
+_HELD_BACK_REASONS = (SkipReason.BUDGET, SkipReason.TOO_LARGE, SkipReason.TRUNCATED)
+
+
+def held_back(change: ChangeSet) -> tuple[str, ...]:
+    """The changed files this round left out that could hold a derivation (reviewbot.change.select):
+    their check run must not conclude neutral (issue 28 item 1)."""
+    skipped = [f.path for f in change.files if f.skipped in _HELD_BACK_REASONS]
+    return tuple(p for p in dict.fromkeys([*skipped, *change.left_out]) if could_hold_derivation(p))
 
 
 def _record(settings: GitHubSettings, review: Review, markdown_en: str, doc: dict[str, Any], pr: int) -> bool:
@@ -280,9 +297,10 @@ def _run(
         settings = replace(settings, lang=lang)
         outcome.code_source = code.source
         outcome.review = review
+        outcome.held_back = held_back(code.change)
         existing = (bot_comment.id, bot_comment.body) if bot_comment else None
         threads, threads_note = threads_for_round(conn.client, review, repo, n, conn.bot_login)
-        _, _, _, plan = _plan(review, settings, pr, lines, existing, False, threads)
+        _, _, _, plan = _plan(review, settings, pr, lines, existing, False, threads, outcome.held_back)
         review_exists = False
         if plan.review is not None and state is not None and state.head_sha == pr.head_sha:
             # A re-run of a head that was published before: its review may exist already.
@@ -304,7 +322,7 @@ def _run(
             conn.bot_login,
         )
         review, outcome.markdown, outcome.json, outcome.plan = _plan(
-            review, settings, pr, lines, existing, review_exists, threads
+            review, settings, pr, lines, existing, review_exists, threads, outcome.held_back
         )
         outcome.review = review
         if not post:

@@ -24,12 +24,14 @@ from reviewbot.settings import (
     require_github_credentials,
 )
 
-__all__ = ["GitHubSettings", "DEFAULT_API_URL", "REPO_CONFIG_ERRORS"]
+__all__ = ["GitHubSettings", "DEFAULT_API_URL", "LEFT_OUT_CONCLUSIONS", "REPO_CONFIG_ERRORS"]
 
 TRUSTED_ASSOCIATIONS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 # What a bad .reviewbot.toml does to a round: "note" (the App) reviews with the defaults, says so in
 # the report and concludes the check run neutral; "raise" (the command line) fails with the problem.
 REPO_CONFIG_ERRORS = ("note", "raise")
+# What `left_out_conclusion` may be (reviewbot.github.plan applies it).
+LEFT_OUT_CONCLUSIONS = ("failure", "action_required")
 
 
 @dataclass(frozen=True, repr=False)
@@ -72,6 +74,9 @@ class GitHubSettings:
     # Publishing
     max_inline_comments: int = 30
     check_name: str = "reviewbot"
+    # The check run of a round that left out a changed file that could hold a derivation (over the
+    # limits): "failure" or "action_required", never neutral (github.plan; issue 28 item 1).
+    left_out_conclusion: str = "failure"
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -87,6 +92,11 @@ class GitHubSettings:
             raise UsageError(
                 f"the GitHub API URL {redact_url(self.api_url)} uses http://; use https:// "
                 "(GitHub Enterprise Server: https://HOST/api/v3)"
+            )
+        if self.left_out_conclusion not in LEFT_OUT_CONCLUSIONS:
+            raise UsageError(
+                f"left_out_conclusion must be one of {', '.join(LEFT_OUT_CONCLUSIONS)}, "
+                f"not {self.left_out_conclusion!r}"
             )
         if self.repo_config_errors not in REPO_CONFIG_ERRORS:
             raise UsageError(f"repo_config_errors must be one of {', '.join(REPO_CONFIG_ERRORS)}")
@@ -149,6 +159,7 @@ class GitHubSettings:
             "seconds_between_writes": settings.write_interval,
             "late_write_window": settings.late_write_seconds,
             "tests_env": tuple(settings.tests_env),
+            "left_out_conclusion": settings.left_out_conclusion,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**{k: v for k, v in values.items() if v is not None})

@@ -111,6 +111,8 @@ class ChangeSet:
     base_tree: RepoTree | None = None
     # Changed files known to exist but absent from `files` (cut by the diff limits).
     files_left_out: int = 0
+    # Their paths, best-ranked first (reviewbot.change.select): what a cut left out, by name.
+    left_out: tuple[str, ...] = ()
 
     def file(self, path: str) -> ChangedFile | None:
         for f in self.files:

@@ -18,8 +18,8 @@ from dataclasses import replace
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.change.notes import human_size
+from reviewbot.change.select import rank
 from reviewbot.lang.facts import lang_for_path
-from reviewbot.lang.index import is_test_path
 from reviewbot.model.budget import ROUND_DEADLINE, RoundBudget, rss_mb
 from reviewbot.model.change import ChangedFile, ChangeSet, Note, SkipReason
 from reviewbot.model.messages import Message, listing, msg
@@ -94,9 +94,11 @@ def bracket_depth(text: str) -> int:
     return deepest
 
 
-def _order(f: ChangedFile) -> tuple[bool, bool]:
-    # Within the file budget, the files reviewbot analyses come first: source, then tests.
-    return lang_for_path(f.path) is None, is_test_path(f.path)
+def _order(f: ChangedFile) -> tuple[int, int]:
+    # Within the file budget, the files the analysis reads come first: sources (config and derivation
+    # candidates first: a config-like name, or a changed line writing a member or a guard), tests,
+    # generated and vendored sources, then the rest (reviewbot.change.select; issue 28).
+    return rank(f.path, (text for h in f.hunks for lines in (h.added, h.removed) for _, text in lines))
 
 
 def _parse_problem(f: ChangedFile, budget: RoundBudget) -> Message | None:

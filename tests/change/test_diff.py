@@ -271,24 +271,28 @@ def test_skipped_files_are_filtered_when_pathspecs_would_be_too_long(
     head = repo.commit(
         {
             "a.py": "A = 1\n",
-            "big.txt": "x\n" * 3000,
+            "big.py": "x\n" * 3000,
             "m.py": "M = 1\n",
             "z1.py": "Z = 1\n",
             "z2.py": "Z = 2\n",
+            "0.json": "{}\n",
         }
     )
-    limits = Limits(max_file_bytes=1000, max_files=4)
+    limits = Limits(max_file_bytes=1000, max_files=5)
     narrowed = _load(opened, repo, base, head, limits)
     monkeypatch.setattr(diff, "_MAX_PATHSPEC_CHARS", 0)
     filtered = _load(opened, repo, base, head, limits)
     for cs in (narrowed, filtered):
+        # The file limit keeps sources first (reviewbot.change.select): a data file is left out
+        # (`0.json`; by path order it would have been `z2.py`); the kept files stay in path order.
         assert [(f.path, f.skipped) for f in cs.files] == [
             ("a.py", None),
-            ("big.txt", SkipReason.TOO_LARGE),
+            ("big.py", SkipReason.TOO_LARGE),
             ("m.py", None),
             ("z1.py", None),
+            ("z2.py", None),
         ]
-        assert cs.files_left_out == 1 and cs.diff_truncated
+        assert cs.files_left_out == 1 and cs.diff_truncated and cs.left_out == ("0.json",)
         assert [n.reason for n in cs.notes] == [SkipReason.TOO_LARGE, SkipReason.TRUNCATED]
     assert narrowed.files == filtered.files
     assert narrowed.patch_bytes == filtered.patch_bytes
