@@ -4,9 +4,10 @@ Each finding is a title (cut at `Caps.title` characters), at most `Caps.evidence
 suggestion, with the rest folded in `<details>` (further evidence, the test sketch, the truth table);
 the checklist refers to findings by their number (F1, F2, ...). The comment is fitted to `budget`
 (UTF-8 bytes; 12 KB by default) and, whatever comes in, to GitHub's 65,536-character limit: details
-go first (lowest severity first), then the checklist's passed items, then the bodies of
-lower-severity findings; only past the hard limit do whole sections and findings go. The hidden state
-marker is never dropped, and one line under the title says what was left out.
+go first (lowest severity first; the checklist's passed items before the blocking findings'), then
+the bodies of lower-severity findings; only past the hard limit do whole sections and findings go. The compact KPI
+block (one line per key) is always there, the hidden state marker is never dropped, and one line under
+the title says what was left out.
 """
 
 from __future__ import annotations
@@ -14,18 +15,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from markupsafe import Markup
 
 from reviewbot.model.finding import Finding
 from reviewbot.model.messages import texts_of
-from reviewbot.model.review import Review
+from reviewbot.model.review import Review, Status
 from reviewbot.model.truthtable import TruthTable
 from reviewbot.report import sanitize
 from reviewbot.report.fit import Extra, Measure, Slot, Step, fit, joined, total_size
 from reviewbot.report.templating import Chrome, chrome, macros, tidy
 
-__all__ = ["render_markdown", "render_finding", "BUDGET", "GITHUB_LIMIT", "Caps", "CAPS"]
+__all__ = ["render_markdown", "render_finding", "compact_kpi", "BUDGET", "GITHUB_LIMIT", "Caps", "CAPS"]
 
 BUDGET = 12_000  # bytes of UTF-8: the soft size of a summary comment (the seed review is ~3 KB)
 GITHUB_LIMIT = 65_536  # characters: GitHub refuses longer comment bodies (422)
@@ -122,7 +124,8 @@ _MAX_RANGES = 8
 # --- the summary comment -------------------------------------------------------------------------
 
 # Sections that may go, in the order they go: within the soft budget (details) and past the hard limit.
-_SOFT_SECTIONS = ("truth_tables", "tests", "kpi")
+# The KPI block never goes: it is compact (one line per key) and part of every report.
+_SOFT_SECTIONS = ("truth_tables", "tests")
 _HARD_SECTIONS = ("history", "strengths", "fixed", "dismissed")
 
 
@@ -137,12 +140,12 @@ class _Layout:
 
     def steps(self) -> list[Step]:
         """Within the soft budget: details (lowest severity first, last finding first; the test run
-        and KPI blocks before the blocking findings' details), the checklist's passed items, bodies."""
+        block and the checklist's passed items before the blocking findings' details), bodies."""
         sec = self.sections
         steps = [Step(i, BODY) for i in reversed(self.rest)]
         steps += [Step(sec[k], 1) for k in _SOFT_SECTIONS if k in sec]
-        steps += [Step(i, BODY) for i in reversed(self.blocking)]
         steps += [Step(sec["checklist"], 1)]
+        steps += [Step(i, BODY) for i in reversed(self.blocking)]
         steps += [Step(i, TITLE) for i in reversed(self.rest)]
         return steps + [Step(i, TITLE) for i in reversed(self.blocking)]
 
@@ -218,11 +221,33 @@ def _layout(review: Review, t: Chrome) -> _Layout:
         b.section("tests", tidy(str(m.tests(review, t))), "")
     if review.round.history and review.round.pr is not None:
         b.section("history", tidy(str(m.history(review, t))), "")
-    kpi = {k: v for k, v in review.kpi.items() if k != "timings_ms"}  # timings differ run to run
-    b.section("kpi", tidy(str(m.kpi(json.dumps(kpi, indent=2, ensure_ascii=False, sort_keys=True), t))), "")
+    b.add("kpi", tidy(str(m.kpi(compact_kpi(review.kpi), t))))
     blocking = [i for i, n in numbers.items() if ordered[n - 1].blocking]
     rest = [i for i, n in numbers.items() if not ordered[n - 1].blocking]
     return _Layout(b.slots, numbers, blocking, rest, headings, b.sections)
+
+
+# Of the test run's KPI, the counts (its sandbox, command and isolation have their own section above).
+_TEST_KPI = ("ran", "passed", "failed", "not_run", "mutants", "killed", "survived", "exit_code", "timed_out")
+
+
+# Timings differ run to run; the suppressed findings are listed in the JSON report (their count is shown).
+_NOT_IN_COMMENT = frozenset({"timings_ms", "suppressed_findings"})
+
+
+def compact_kpi(kpi: dict[str, Any]) -> str:
+    """The KPI as JSON, one line per key, sorted: what the comment always shows (the JSON report has
+    the rest). Timings are left out (they differ run to run, and the report is byte for byte
+    reproducible), and so are the test run's prose and the list of suppressed findings."""
+    shown = {k: v for k, v in kpi.items() if k not in _NOT_IN_COMMENT}
+    tests = shown.get("tests")
+    if isinstance(tests, dict):
+        shown["tests"] = {k: tests[k] for k in _TEST_KPI if k in tests}
+    lines = [
+        f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False, sort_keys=True, separators=(', ', ': '))}"
+        for k, v in sorted(shown.items())
+    ]
+    return "{\n" + ",\n".join(lines) + "\n}" if lines else "{}"
 
 
 def _nbytes(text: str) -> int:
@@ -328,8 +353,10 @@ def render_markdown(
     the marker is always kept whole at the end, and a line under the title says what was left out.
     """
     t = chrome(lang)
+    tail = [tidy(str(macros("report.md.j2").footer(t, review.round.pr))), marker]
+    if review.status is Status.NO_CHANGE:
+        return _nothing_to_review(review, t, tail)
     lay = _layout(review, t)
-    tail = [tidy(str(macros("report.md.j2").footer(t))), marker]
     levels, within = _fit(lay, t, tail, budget, limit)
     for heading, under in lay.headings.items():
         if all(levels[i] == GONE for i in under):
@@ -340,6 +367,14 @@ def render_markdown(
     header, _, rest = joined(lay.slots, levels).partition("\n\n")
     text = "\n\n".join(p for p in (header, note, rest, *tail) if p) + "\n"
     return text if len(text) <= limit else _cut(text, limit, marker)
+
+
+def _nothing_to_review(review: Review, t: Chrome, tail: list[str]) -> str:
+    """An empty change: the title, one line saying so, the KPI; no findings, no checklist."""
+    m = macros("report.md.j2")
+    line = t("nothing_to_review", base=review.base_sha[:12], head=review.head_sha[:12])
+    parts = [tidy(str(m.header(review, t))), f"_{line}_", tidy(str(m.kpi(compact_kpi(review.kpi), t))), *tail]
+    return "\n\n".join(p for p in parts if p) + "\n"
 
 
 def _cut(text: str, limit: int, marker: str) -> str:

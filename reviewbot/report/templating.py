@@ -22,7 +22,7 @@ from reviewbot.model.yamltext import load_yaml
 from reviewbot.report import sanitize
 from reviewbot.report.truth_tables import shown
 
-__all__ = ["Chrome", "LANGS", "TEMPLATES", "cache_templates", "chrome", "macros", "tidy"]
+__all__ = ["Chrome", "LANGS", "TEMPLATES", "cache_templates", "chrome", "macros", "plain_strings", "tidy"]
 
 TEMPLATES = DATA_DIR / "templates"
 LANGS = ("en", "zh")
@@ -113,6 +113,12 @@ def cache_templates(directory: Path | None) -> None:
 def _strings() -> dict[str, dict[str, str]]:
     data: dict[str, dict[str, str]] = load_yaml((TEMPLATES / "strings.yaml").read_text(encoding="utf-8"))
     return data
+
+
+def plain_strings(lang: str) -> dict[str, str]:
+    """The chrome strings of `lang` as plain text (no markdown escaping: the terminal's output)."""
+    strings = _strings()
+    return {**strings["en"], **strings.get(lang, {})}
 
 
 def chrome(lang: str) -> Chrome:

@@ -136,7 +136,8 @@ def test_many_findings_fit_the_budget_details_go_first_then_lower_severity_bodie
     note = markdown.split("\n")[2]
     assert note.startswith("_Shortened to stay within 12 KB; left out: the details of F1–F")
     assert f"all but the titles of F{shown[-1] + 1}–F40" in note
-    assert "`reviewbot run --format json`" in note
+    # A PR author reads the comment: it names no command to run (issue 27).
+    assert note.endswith("The JSON report has everything._") and "reviewbot run" not in note
     assert "**F40 · [P3] " in markdown  # every finding keeps its title line
     state = decode_state(markdown)
     assert state is not None and len(state.findings) == 40
@@ -235,6 +236,41 @@ def test_the_seed_shaped_change_fits_twelve_kilobytes_with_its_marker(example: E
     assert "@pytest.mark.parametrize" in blocking and "**changed**" in blocking
     zh = run_local_round(Path(example.path), example.base, example.round1, None, None, lang="zh").markdown
     assert len(zh.encode()) <= 12_000 and "阻塞项" in zh
+    # The KPI block is always there (issue 27), compact: one line per key, valid JSON.
+    for text in (markdown, zh):
+        kpi = _kpi_block(text)
+        assert kpi["new_findings"] == 7 and kpi["blocking"] == 1 and "timings_ms" not in kpi
+    assert "KPI" not in markdown.split("\n")[2]  # never among what was left out
+
+
+def _kpi_block(markdown: str) -> dict[str, object]:
+    import json
+
+    block = markdown.split(
+        "<summary>KPI</summary>" if "<summary>KPI" in markdown else "<summary>本轮 KPI</summary>"
+    )[1]
+    body = block.split("```json\n", 1)[1].split("\n```", 1)[0]
+    lines = body.splitlines()
+    assert lines[0] == "{" and lines[-1] == "}" and all(line.startswith('"') for line in lines[1:-1])
+    doc = json.loads(body)
+    assert len(lines) == len(doc) + 2  # one line per key
+    return doc
+
+
+def test_the_kpi_block_stays_when_everything_else_is_cut() -> None:
+    findings = [_finding(i, Severity.P1 if i < 5 else Severity.P3) for i in range(60)]
+    kpi = {"coverage": 1.0, "new_findings": 60, "tests": {"ran": 2, "isolation": {"user": "x" * 500}}}
+    review = _review(findings, kpi=kpi)
+    markdown = _with_marker(review)
+    assert len(markdown.encode()) <= BUDGET * 2 and "_Shortened to stay within" in markdown
+    doc = _kpi_block(markdown)
+    assert doc == {
+        "coverage": 1.0,
+        "new_findings": 60,
+        "tests": {"ran": 2},
+    }  # the test run's prose is its own section
+    huge = _with_marker(review, budget=2_000, limit=20_000)
+    assert _kpi_block(huge)["new_findings"] == 60 and len(huge) <= 20_000
 
 
 def _forget_templates() -> None:
