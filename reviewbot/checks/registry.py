@@ -23,6 +23,7 @@ from reviewbot.checks import (
     ineffective_test,
     missing_tests,
     stale_comment,
+    suppression_without_reason,
     unconditional_override,
     untested_branch,
 )
@@ -50,6 +51,7 @@ RULES: tuple[Check, ...] = tuple(
         stale_comment,
         untested_branch,
         ineffective_test,
+        suppression_without_reason,
     )
 )
 

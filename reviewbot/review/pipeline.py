@@ -31,7 +31,7 @@ from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.finding import Finding
 from reviewbot.model.messages import msg
-from reviewbot.model.review import ChecklistResult, Review
+from reviewbot.model.review import ChecklistResult, Review, Status
 from reviewbot.model.tests import ExecutionResults
 from reviewbot.model.truthtable import TruthTable
 from reviewbot.review.budget import (
@@ -52,6 +52,7 @@ from reviewbot.review.checklist import (
 )
 from reviewbot.review.progress import Progress, StageClock
 from reviewbot.review.strengths import strengths
+from reviewbot.review.suppress import apply_suppressions
 from reviewbot.review.verdict import kpi_stage, verdict_stage
 
 __all__ = [
@@ -365,12 +366,22 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
 
     checked = check_stage(ctx, settings, meter)
     notes.extend(checked.notes)
+    # `reviewbot: ignore[rule] reason` comments take their findings out before anything counts them.
+    unsuppressed, suppressed = apply_suppressions(change, checked.findings)
+    checked = replace(checked, findings=unsuppressed)
     ran_tests = ctx.execution is not None and ctx.execution.ran
-    checklist, findings = checklist_stage(checked.findings, settings, ran_tests)
+    verdict = verdict_stage(change, checked, notes)
+    if verdict.status is Status.NO_CHANGE:
+        # Nothing changed: no checklist either (17 ticked items would read as a clean review).
+        checklist, findings = ChecklistResult(), checked.findings
+    else:
+        checklist, findings = checklist_stage(checked.findings, settings, ran_tests)
     clock.lap("checks")
     clock.done()
-    verdict = verdict_stage(change, checked, notes)
     kpi = kpi_stage(change, parsed, indexed, checked, verdict)
+    kpi["suppressed"] = len(suppressed)
+    if suppressed:
+        kpi["suppressed_findings"] = [s.to_json() for s in suppressed]
     if execution is not None:
         kpi["tests"] = execution.summary
     review = Review(
@@ -381,7 +392,7 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
         reviewed_at=settings.now().astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         findings=findings,
         checklist=checklist,
-        strengths=list(strengths(ctx, findings)),
+        strengths=[] if verdict.status is Status.NO_CHANGE else list(strengths(ctx, findings)),
         notes=notes,
         kpi=kpi,
         truth_tables=ctx.truth_tables,

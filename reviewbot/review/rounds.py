@@ -203,6 +203,8 @@ def apply_round(
         status = Status.BLOCKING
     elif review.status is Status.INCOMPLETE or carried:
         status = Status.INCOMPLETE
+    elif review.status is Status.NO_CHANGE:
+        status = Status.NO_CHANGE
     else:
         status = Status.LGTM
 

@@ -12,7 +12,7 @@ from reviewbot.model.review import Status
 if TYPE_CHECKING:
     from reviewbot.review.pipeline import Checked, Indexed, Parsed
 
-__all__ = ["Verdict", "verdict_stage", "kpi_stage"]
+__all__ = ["Verdict", "verdict_stage", "kpi_stage", "is_empty"]
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,16 @@ _INCOMPLETE_ALWAYS = (
 )
 
 
+def is_empty(change: ChangeSet, notes: list[Note]) -> bool:
+    """Base and head do not differ (no file, none left out, nothing that could not be read)."""
+    return not change.files and not change.files_left_out and not change.diff_truncated and not notes
+
+
 def verdict_stage(change: ChangeSet, checked: Checked, notes: list[Note]) -> Verdict:
-    """BLOCKING when a P0/P1 is open; INCOMPLETE when the analysis could not see everything; else LGTM."""
+    """BLOCKING when a P0/P1 is open; INCOMPLETE when the analysis could not see everything; NO_CHANGE
+    when there was nothing to review; else LGTM."""
+    if is_empty(change, notes) and not checked.findings and not checked.crashed:
+        return Verdict(Status.NO_CHANGE, 1.0)
     coverage = change.coverage
     unparsable = {n.path for n in notes if n.reason is SkipReason.UNPARSABLE_CODE and n.path}
     if unparsable:
