@@ -1,7 +1,7 @@
 """Command line: parse arguments and dispatch; errors become exit codes in one place.
 
-Exit codes: 0 report produced; 1 blocking findings with --fail-on-blocking; 2 usage or environment
-error; 3 reviewbot error; 130 interrupted (SIGINT), 143 terminated (SIGTERM). Either signal kills
+Exit codes: 0 report produced; 1 a finding at --fail-level or above (--fail-on-blocking: P1); 2 usage
+or environment error; 3 reviewbot error; 130 interrupted (SIGINT), 143 terminated (SIGTERM). Either signal kills
 every running test sandbox first (`reviewbot.execution.reaper`): they run in their own session.
 """
 
@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rounds": ("reviewbot.commands.rounds", "show the round history of a pull request"),
     "dismiss": ("reviewbot.commands.dismiss", "dismiss a finding of a pull request, with a reason"),
     "rules": ("reviewbot.commands.rules", "list the checks or print one rule's documentation"),
+    "config": ("reviewbot.commands.config", "check a working tree's .reviewbot.toml (`config check [PATH]`)"),
     "serve": ("reviewbot.commands.serve", "run the GitHub App webhook server"),
     "worker": ("reviewbot.commands.worker", "run the queue worker"),
 }
@@ -68,6 +69,15 @@ GC_THRESHOLDS = (200_000, 30, 30)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C while the command's modules load (before its own handler is in place): no traceback.
+        print("reviewbot: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Sequence[str] | None) -> int:
     gc.set_threshold(*GC_THRESHOLDS)
     argv = list(sys.argv[1:] if argv is None else argv)
     parser, modules = _parser(_command_in(argv))

@@ -276,22 +276,25 @@ def load_repo_config(
     *,
     rules: Collection[str] | None = None,
     checklists: Collection[str] | None = None,
+    origin: str = BASE_ORIGIN,
+    revision: str = "the base revision",
 ) -> RepoConfig:
     """The base revision's `.reviewbot.toml`, or the defaults when there is none. Repository
-    checklists (paths ending in .yaml/.yml) are read from the base too and must exist there."""
+    checklists (paths ending in .yaml/.yml) are read from the base too and must exist there.
+    (`reviewbot config check` reads a working tree: `origin` and `revision` name it in the errors.)"""
     if base_tree is None:
         return RepoConfig()
     text = base_tree.read(CONFIG_PATH)
     if text is None:
         return RepoConfig()
-    cfg = parse_repo_config(text, BASE_ORIGIN, rules=rules, checklists=checklists)
+    cfg = parse_repo_config(text, origin, rules=rules, checklists=checklists)
     texts: dict[str, str] = {}
     for name in cfg.checklists:
         if name.endswith((".yaml", ".yml")):
             body = base_tree.read(name)
             if body is None:
                 raise RepoConfigError(
-                    f"{BASE_ORIGIN}: [review] checklists: {name} is not in the base revision; "
+                    f"{origin}: [review] checklists: {name} is not in {revision}; "
                     "give a path from the repository root"
                 )
             texts[name] = body

@@ -66,6 +66,7 @@ class RoundOutcome:
     markdown: str  # in the requested language, with the hidden state marker at the end (as stored)
     json: dict[str, Any]
     created: bool  # a new round was recorded (False: no store/PR, or this head was reviewed before)
+    lang: str = "en"  # the report's language
 
 
 def owner_name(url: str) -> str | None:
@@ -210,7 +211,7 @@ def run_local_round(
     pr: int | None,
     store: Store | None,
     settings: Settings = None,
-    lang: str = "en",
+    lang: str | None = "en",
     *,
     repository: str | None = None,
     budget: RoundBudget | None = None,
@@ -221,7 +222,7 @@ def run_local_round(
     to origin's owner/name, else the clone's absolute path. A head the PR already has a round for
     is reviewed and rendered again as that round (replaced in place, `created` False). The stored
     report is the one returned, in `lang`. `settings` may be a function of the ChangeSet (to read
-    the base revision's `.reviewbot.toml`); its `lang` is replaced by `lang`. `budget` bounds the
+    the base revision's `.reviewbot.toml`); its `lang` is replaced by `lang` unless that is None. `budget` bounds the
     round (default: the settings' own, else the defaults; see model/budget.py).
     """
     repo = Path(repo_path).resolve()
@@ -233,7 +234,7 @@ def run_local_round(
         # Strengths and checklist labels are written by the core: in the report's language.
         chosen = replace(
             chosen,
-            lang=lang,
+            lang=lang or chosen.lang,
             timings_ms={**chosen.timings_ms, "change": change_ms},
             progress=chosen.progress or terminal_progress(sys.stderr),
             budget=budget or chosen.budget,
@@ -254,6 +255,7 @@ def run_local_round(
     finally:
         change.close()
 
+    lang = chosen.lang
     review, markdown, doc = fit_round(review, lang)
     created = False
     if store is not None and pr is not None:
@@ -276,4 +278,4 @@ def run_local_round(
         review.status.value,
         "recorded" if created else ("re-rendered" if existing is not None else "not recorded"),
     )
-    return RoundOutcome(review, markdown, doc, created)
+    return RoundOutcome(review, markdown, doc, created, lang)

@@ -7,6 +7,7 @@ import argparse
 
 from reviewbot.errors import UsageError
 from reviewbot.execution.sandbox import hide_from_sandbox
+from reviewbot.extras import require_extras
 from reviewbot.settings import Settings, load_settings
 
 __all__ = ["add_service_arguments", "service_settings"]
@@ -26,6 +27,8 @@ def service_settings(args: argparse.Namespace, *, secret: bool, credentials: boo
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     settings = load_settings(args.config)
+    # A Redis queue or a PostgreSQL store without its client: one line naming the extra, exit 2.
+    require_extras(queue_url=settings.queue_url, db_url=settings.database_url)
     # Pull-request tests run in a sandbox on this host: it must not see the service's own secrets
     # and state, wherever the config file put them (the defaults are hidden already).
     hide_from_sandbox(settings.private_paths())

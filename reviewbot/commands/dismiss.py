@@ -51,7 +51,7 @@ def main(args: argparse.Namespace) -> int:
     with open_store(args.db) as store:
         latest = store.latest_round(repository, args.pr)
         if latest is None:
-            raise UsageError(f"{repository} PR #{args.pr} has no recorded round in {store.url}")
+            raise UsageError(f"{repository} PR #{args.pr} has no rounds recorded in {store.url}")
         where = f"round {latest.round_index} of {repository} PR #{args.pr}"
         finding = match_prefix(latest.open_findings, args.prefix, where)
         dismissal = record_dismissal(

@@ -6,7 +6,8 @@ from the settings (reviewbot.settings: the environment over --config / $REVIEWBO
 GITHUB_TOKEN, or REVIEWBOT_APP_ID + REVIEWBOT_PRIVATE_KEY_PATH for a GitHub App;
 REVIEWBOT_API_URL / --api-url points at GitHub Enterprise Server.
 
-Exit codes: 0 done (or skipped, said on stderr); 1 BLOCKING with --fail-on-blocking; 2 usage;
+Exit codes: 0 done (or skipped, said on stderr); 1 a finding at --fail-level or above (P1 with
+--fail-on-blocking); 2 usage;
 3 GitHub refused, or its rate limit stopped the round (INCOMPLETE; stderr says when to retry).
 """
 
@@ -20,12 +21,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reviewbot.commands.run import fail_level, failing, output_format
 from reviewbot.errors import UsageError
 from reviewbot.github.dryrun import plan_json, plan_text
 from reviewbot.github.round import PrRoundOutcome, run_pr_round
 from reviewbot.github.settings import GitHubSettings
-from reviewbot.model.review import Status
 from reviewbot.report.render import render_sarif
+from reviewbot.report.terminal import render_github
 from reviewbot.runner import owner_name
 from reviewbot.settings import Settings
 
@@ -71,6 +73,9 @@ def _text(outcome: PrRoundOutcome, fmt: str) -> str:
     if fmt == "sarif":
         assert outcome.review is not None
         return json.dumps(render_sarif(outcome.review), indent=2) + "\n"
+    if fmt == "github":
+        assert outcome.review is not None
+        return render_github(outcome.review)
     if fmt == "json":
         doc: dict[str, Any] = {
             "status": outcome.status,
@@ -124,8 +129,8 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
     if outcome.status == "incomplete":
         print(f"reviewbot: {repo}#{args.pr} INCOMPLETE: {outcome.reason}", file=sys.stderr)
         return EXIT_INCOMPLETE
-    fmt = getattr(args, "format", "markdown")
-    text = _text(outcome, fmt)
+    # text and markdown alike: what the round posts (a dry run) or posted, in words.
+    text = _text(outcome, output_format(args))
     if getattr(args, "output", None):
         Path(args.output).write_text(text, encoding="utf-8")
     else:
@@ -135,6 +140,4 @@ def main(args: argparse.Namespace, settings: Settings) -> int:
             print(f"reviewbot: {note}", file=sys.stderr)
     print(f"reviewbot: {outcome.status} in {time.perf_counter() - started:.1f}s", file=sys.stderr)
     review = outcome.review
-    if getattr(args, "fail_on_blocking", False) and review is not None and review.status is Status.BLOCKING:
-        return 1
-    return 0
+    return 1 if review is not None and failing(review, fail_level(args)) else 0

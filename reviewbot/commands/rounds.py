@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reviewbot.errors import UsageError
+from reviewbot.extras import require_extras
 from reviewbot.model.messages import LANGS
 
 if TYPE_CHECKING:
@@ -155,6 +157,7 @@ def main(args: argparse.Namespace) -> int:
     if args.round is not None and args.format == "table":
         raise UsageError("--round K prints a stored report: use --format markdown or json")
     repository = repository_of(args)
+    require_extras(db_url=args.db or os.environ.get("REVIEWBOT_DB_URL"))
     with Store.open(args.db) as store:
         if args.round is not None:
             record = store.get_round(repository, args.pr, args.round)
@@ -183,6 +186,9 @@ def main(args: argparse.Namespace) -> int:
         }
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return 0
+    if not rows and not jobs:
+        # As `--round K`, `--html` and `dismiss` say it: nothing recorded is the caller's to fix (exit 2).
+        raise UsageError(f"{repository} PR #{args.pr} has no rounds recorded in {store.url}")
     if rows:
         sys.stdout.write(history_table(repository, args.pr, rows, dismissed))
     else:

@@ -9,19 +9,23 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
+from reviewbot.change.git import run_git
 from reviewbot.change.staged import staged_commit, upstream_or_head
 from reviewbot.checks.registry import KNOWN_RULES
-from reviewbot.config import load_repo_config
+from reviewbot.config import CONFIG_PATH, load_repo_config
 from reviewbot.errors import EnvironmentProblem, StoreError, UsageError
 from reviewbot.execution.execute import ExecSettings, executor
 from reviewbot.execution.sandbox import hide_from_sandbox
+from reviewbot.extras import require_extras
 from reviewbot.lang.cache import FactsCache, open_cache
 from reviewbot.model.change import ChangeSet
-from reviewbot.model.review import Review, Status
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.review import Review
 from reviewbot.report.render import LANGS, render_json, render_markdown, render_sarif
 from reviewbot.report.templating import cache_templates
+from reviewbot.report.terminal import render_github, render_text
 from reviewbot.review.checklist import bundled_names
 from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.runner import RoundOutcome, run_local_round
@@ -30,32 +34,73 @@ from reviewbot.settings import Settings, load_settings
 if TYPE_CHECKING:
     from reviewbot.store.store import Store
 
-__all__ = ["add_arguments", "main", "review_local", "emit", "check_arguments"]
+__all__ = [
+    "add_arguments",
+    "main",
+    "review_local",
+    "emit",
+    "render",
+    "check_arguments",
+    "output_format",
+    "fail_level",
+    "failing",
+]
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--path", default=None, help="the git repository (default: the current directory)")
-    parser.add_argument("--base", help="base revision (the PR's target)")
-    parser.add_argument("--head", help="head revision (the PR's last commit)")
+FORMATS = ("text", "markdown", "json", "sarif", "github")
+FAIL_LEVELS = tuple(s.value for s in Severity)
+
+
+def add_arguments(parser: argparse.ArgumentParser, *, local_only: bool = False) -> None:
+    """`reviewbot run`'s options; `local_only` leaves out those that name a change or GitHub
+    (`reviewbot example` builds its own change and publishes nothing)."""
+    if not local_only:
+        parser.add_argument(
+            "--path", default=None, help="the git repository (default: the current directory)"
+        )
+        parser.add_argument("--base", help="base revision (the PR's target)")
+        parser.add_argument("--head", help="head revision (the PR's last commit)")
+        parser.add_argument(
+            "--staged",
+            action="store_true",
+            help="review the staged change (the index on top of HEAD; for pre-commit); "
+            "--base defaults to the branch's upstream, else HEAD",
+        )
+        parser.add_argument(
+            "--pr", type=int, help="pull request number: records rounds, or reviews it on GitHub"
+        )
+        parser.add_argument("--repo", help="OWNER/NAME on GitHub (default: from the checkout's remote)")
     parser.add_argument(
-        "--staged",
-        action="store_true",
-        help="review the staged change (the index on top of HEAD; for pre-commit); "
-        "--base defaults to the branch's upstream, else HEAD",
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="text: one line per finding (the default on a terminal); markdown: the PR comment with its "
+        "state marker (the default otherwise); json, sarif: everything, for machines; github: GitHub "
+        "Actions workflow commands (annotations)",
     )
-    parser.add_argument("--pr", type=int, help="pull request number: records rounds, or reviews it on GitHub")
-    parser.add_argument("--repo", help="OWNER/NAME on GitHub (default: from the checkout's remote)")
-    parser.add_argument("--format", choices=("markdown", "json", "sarif"), default="markdown")
-    parser.add_argument("--lang", choices=LANGS, default="en")
+    parser.add_argument(
+        "--lang", choices=LANGS, default=None, help="report language (default: [review] lang, else en)"
+    )
     parser.add_argument("--output", "-o", help="write the report to this file instead of stdout")
-    parser.add_argument("--fail-on-blocking", action="store_true", help="exit 1 when the status is BLOCKING")
+    parser.add_argument(
+        "--fail-level",
+        choices=FAIL_LEVELS,
+        default=None,
+        help="exit 1 when an open finding is at this severity or above (P1: what blocks)",
+    )
+    parser.add_argument(
+        "--fail-on-blocking",
+        action="store_true",
+        help="exit 1 when the status is BLOCKING (= --fail-level P1)",
+    )
     parser.add_argument("--no-tests", action="store_true", help="do not execute the repository's tests")
     parser.add_argument(
         "--checklist", action="append", default=[], help="extra checklist (bundled name or YAML path)"
     )
-    parser.add_argument("--db", help="rounds database URL (default: db_url of the settings, else SQLite)")
-    parser.add_argument("--post", action="store_true", help="publish to GitHub (default: dry run)")
-    parser.add_argument("--api-url", help="GitHub API URL (GitHub Enterprise Server)")
+    if not local_only:
+        parser.add_argument("--db", help="rounds database URL (default: db_url of the settings, else SQLite)")
+        parser.add_argument("--post", action="store_true", help="publish to GitHub (default: dry run)")
+        parser.add_argument("--api-url", help="GitHub API URL (GitHub Enterprise Server)")
     parser.add_argument("--cache-dir", help="where cached clones and parsed facts live")
     parser.add_argument(
         "--no-cache", action="store_true", help="parse every file afresh (no facts cache read or written)"
@@ -75,7 +120,8 @@ def settings_for(
     # A local run trusts its user: the repository's tests run unless --no-tests.
     exec_settings = ExecSettings(run_tests=not args.no_tests, trusted=True, repo_config=cfg)
     return ReviewSettings(
-        lang=args.lang,
+        # --lang wins over the repository's `[review] lang`.
+        lang=args.lang or cfg.review.lang or "en",
         checklists=names,
         checklist_texts=dict(cfg.repo_checklists),
         disabled_rules=cfg.disabled,
@@ -114,6 +160,7 @@ def check_db_url(url: str) -> None:
     backend = parsed.get_backend_name()
     if backend not in ("sqlite", "postgresql"):
         raise UsageError(f"--db: {backend} databases are not supported; use sqlite:/// or postgresql://")
+    require_extras(db_url=url)
     if backend == "sqlite" and parsed.database not in (None, "", ":memory:"):
         file = Path(str(parsed.database)).expanduser()
         if file.is_dir():
@@ -141,15 +188,39 @@ def open_store(url: str) -> Store:
     """The rounds store; one that cannot be opened is the user's to fix (exit 2), not a crash."""
     from reviewbot.store.store import Store
 
+    require_extras(db_url=url)
     try:
         return Store.open(url)
     except StoreError as exc:
         raise EnvironmentProblem(str(exc)) from exc
 
 
+def check_path(path: str | None) -> None:
+    """`--path` names an existing directory (a missing one is not "not a git repository")."""
+    if path is None:
+        return
+    where = Path(path).expanduser()
+    if not where.exists():
+        raise UsageError(f"--path {path}: no such directory")
+    if not where.is_dir():
+        raise UsageError(f"--path {path}: not a directory; give the repository's directory")
+
+
+def check_staged_config(repo: Path, base: str, head: str) -> None:
+    """A commit that changes `.reviewbot.toml` gets it checked as `reviewbot config check` does (the
+    review itself reads the base's file: a mistake in the new one would show only once merged).
+    pre-commit stashes what is not staged, so the working tree's file is the one being committed."""
+    changed = run_git(repo, ["diff", "--name-only", base, head, "--", CONFIG_PATH]).stdout.strip()
+    if changed and (repo / CONFIG_PATH).is_file():
+        from reviewbot.commands.config import check_config
+
+        check_config(str(repo))
+
+
 def check_arguments(args: argparse.Namespace) -> None:
     """What would fail late, or be ignored silently, is refused before the analysis starts: one line,
     exit 2, nothing written."""
+    check_path(getattr(args, "path", None))
     if args.pr is not None and args.pr < 1:
         raise UsageError(f"--pr must be a pull request number (1 or more), not {args.pr}")
     if args.post and (args.base or args.head):
@@ -179,7 +250,7 @@ def review_local(args: argparse.Namespace, settings: Settings | None = None) -> 
             args.pr,
             store,
             lambda change: settings_for(change, args, repo, facts),
-            args.lang,
+            args.lang,  # None: the repository's `[review] lang`, else en
             repository=args.repo,
             budget=settings.budget,
         )
@@ -188,14 +259,65 @@ def review_local(args: argparse.Namespace, settings: Settings | None = None) -> 
             store.close()
 
 
-def emit(review: Review, args: argparse.Namespace, markdown: str | None = None) -> int:
+def output_format(args: argparse.Namespace, stream: TextIO | None = None) -> str:
+    """--format, else by destination: `text` on a terminal, the markdown comment anywhere else (a
+    file, a pipe, CI logs: what earlier versions always wrote)."""
+    if getattr(args, "format", None):
+        return str(args.format)
+    stream = stream if stream is not None else sys.stdout
+    return "text" if not getattr(args, "output", None) and _isatty(stream) else "markdown"
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def use_colour(args: argparse.Namespace, stream: TextIO | None = None) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org) or TERM=dumb."""
+    stream = stream if stream is not None else sys.stdout
+    if getattr(args, "output", None) or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return _isatty(stream)
+
+
+def fail_level(args: argparse.Namespace) -> Severity | None:
+    """The least severe level that fails the run: --fail-level, else P1 with --fail-on-blocking (the
+    more inclusive of the two when both are given)."""
+    levels = [Severity(args.fail_level)] if getattr(args, "fail_level", None) else []
+    if getattr(args, "fail_on_blocking", False):
+        levels.append(Severity.P1)
+    return max(levels, key=lambda s: s.rank) if levels else None
+
+
+def failing(review: Review, level: Severity | None) -> list[Finding]:
+    """The open (not dismissed) findings at `level` or above."""
+    if level is None:
+        return []
+    return [f for f in review.findings if f.dismissal is None and f.severity.rank <= level.rank]
+
+
+def render(review: Review, fmt: str, lang: str, markdown: str | None = None, *, colour: bool = False) -> str:
+    """The report in `fmt` (one of FORMATS)."""
+    if fmt == "json":
+        return json.dumps(render_json(review), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "sarif":
+        return json.dumps(render_sarif(review), indent=2) + "\n"
+    if fmt == "text":
+        return render_text(review, lang, colour=colour)
+    if fmt == "github":
+        return render_github(review, lang)
+    return markdown if markdown is not None else render_markdown(review, lang)
+
+
+def emit(
+    review: Review, args: argparse.Namespace, markdown: str | None = None, lang: str | None = None
+) -> int:
     clock = time.perf_counter()
-    if args.format == "json":
-        text = json.dumps(render_json(review), indent=2, ensure_ascii=False) + "\n"
-    elif args.format == "sarif":
-        text = json.dumps(render_sarif(review), indent=2) + "\n"
-    else:
-        text = markdown if markdown is not None else render_markdown(review, args.lang)
+    fmt = output_format(args)
+    text = render(review, fmt, lang or args.lang or "en", markdown, colour=fmt == "text" and use_colour(args))
     review.kpi.setdefault("timings_ms", {})["render"] = round((time.perf_counter() - clock) * 1000, 1)
     if args.output:
         try:
@@ -206,9 +328,7 @@ def emit(review: Review, args: argparse.Namespace, markdown: str | None = None) 
             ) from exc
     else:
         sys.stdout.write(text)
-    if args.fail_on_blocking and review.status is Status.BLOCKING:
-        return 1
-    return 0
+    return 1 if failing(review, fail_level(args)) else 0
 
 
 def main(args: argparse.Namespace) -> int:
@@ -223,11 +343,12 @@ def main(args: argparse.Namespace) -> int:
         repo = Path(args.path or ".").resolve()
         args.head = staged_commit(repo)
         args.base = args.base or upstream_or_head(repo)
+        check_staged_config(repo, args.base, args.head)
     if args.base or args.head:
         if not (args.base and args.head):
             raise UsageError("give both --base and --head (or --pr N for a GitHub pull request)")
         outcome = review_local(args, settings)
-        return emit(outcome.review, args, outcome.markdown)
+        return emit(outcome.review, args, outcome.markdown, outcome.lang)
     if args.pr is not None:
         from reviewbot.commands import github_run
 

@@ -247,8 +247,12 @@ def test_rounds_command_errors_are_usage_errors(
     url = str(tmp_path / "db.sqlite3")
     assert cli.main(["rounds", "--pr", "5", "--repo", REPO, "--db", url, "--round", "3"]) == 2
     assert "has no round 3 (no rounds recorded)" in capsys.readouterr().err
-    assert cli.main(["rounds", "--pr", "5", "--repo", REPO, "--db", url]) == 0
-    assert "no rounds recorded for acme/rtp-llm PR #5" in capsys.readouterr().err
+    # Nothing recorded is exit 2, as `--round K`, `--html` and `dismiss` say it (was 0 here, 2 there).
+    assert cli.main(["rounds", "--pr", "5", "--repo", REPO, "--db", url]) == 2
+    assert "acme/rtp-llm PR #5 has no rounds recorded in" in capsys.readouterr().err
+    dismiss = ["dismiss", "--pr", "5", "--repo", REPO, "--db", f"sqlite:///{url}", "abcd", "--reason", "x"]
+    assert cli.main(dismiss) == 2
+    assert "acme/rtp-llm PR #5 has no rounds recorded in" in capsys.readouterr().err
     assert cli.main(["rounds", "--pr", "5", "--repo", REPO, "--db", url, "--format", "markdown"]) == 2
 
 
