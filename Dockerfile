@@ -1,4 +1,4 @@
-# reviewbot as a GitHub App: one image, two commands (docs/deploy.md).
+# reviewbot as a GitHub App: one image, two commands (docs/where-to-run.md).
 #
 #   docker build -t reviewbot .
 #   docker run -p 8080:8080 --env-file reviewbot.env reviewbot                   # webhook server
