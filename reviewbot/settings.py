@@ -137,8 +137,12 @@ class Settings(BaseSettings):
     # PyGithub's pause between requests / writes; None keeps GitHub's recommended pacing.
     request_interval: float | None = Field(default=None, ge=0)
     write_interval: float | None = Field(default=None, ge=0)
-    # How long an unanswered GitHub write may still land (looked for, then sent again; docs/reliability.md).
-    late_write_seconds: float | None = Field(default=None, ge=0)
+    # The GitHub client's timeout for one request, and GitHub's own limit on one (10 s on github.com;
+    # raise it for a GitHub Enterprise Server behind a proxy that lets requests run longer). An
+    # unanswered write is looked for until both have passed before it is sent again: that window is
+    # their sum, derived, not a setting of its own (docs/reliability.md).
+    github_timeout_seconds: float = Field(default=30.0, gt=0)
+    github_request_limit_seconds: float = Field(default=10.0, ge=0)
     # The check run of a round that left out a changed file that could hold a derivation: "failure" or
     # "action_required" (never neutral, which branch protection reads as passing; docs/reliability.md).
     left_out_conclusion: Literal["failure", "action_required"] = "failure"

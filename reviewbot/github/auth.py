@@ -96,7 +96,7 @@ def _github(settings: GitHubSettings, auth: Auth.Auth) -> Github:
     return Github(
         base_url=settings.api_url,
         auth=auth,
-        timeout=max(1, int(round(settings.timeout))),
+        timeout=int(settings.effective_timeout),
         per_page=100,
         retry=None,  # reviewbot.github.client retries, so that every attempt is counted
         seconds_between_requests=settings.seconds_between_requests or None,
@@ -174,7 +174,7 @@ def _app_token(
     integration = GithubIntegration(
         base_url=api,
         auth=Auth.AppAuth(app_id, settings.app_private_key()),
-        timeout=max(1, int(round(settings.timeout))),
+        timeout=int(settings.effective_timeout),
         retry=None,
         seconds_between_requests=settings.seconds_between_requests or None,
         seconds_between_writes=settings.seconds_between_writes or None,

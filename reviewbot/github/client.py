@@ -9,7 +9,8 @@ A write that failed without a clear answer (timeout, dropped connection, 5xx) ma
 happened on GitHub's side, or may still happen: GitHub goes on with a request whose client gave up,
 for up to its own 10 s limit. Before sending it again the caller's `reconcile` function looks for
 it (for example the comment just created), again and again until `late_write_window` seconds after
-the write was sent; only then is it sent again. Every write that would add something twice (a
+the write was sent (the client's timeout plus GitHub's limit: GitHubSettings); only then is it sent
+again. Every write that would add something twice (a
 comment, a review, a check run, an annotation batch) is sent with one; the others are idempotent
 (an edit, a token exchange, resolving a thread) and are simply sent again.
 

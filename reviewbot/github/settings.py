@@ -65,10 +65,11 @@ class GitHubSettings:
     secondary_wait_max: float = 300.0  # longest retry-after honoured before giving up
     seconds_between_requests: float = 0.25  # PyGithub's throttle, as GitHub recommends
     seconds_between_writes: float = 1.0
-    # A write that failed without an answer (timeout, dropped connection, 5xx) may still land: GitHub
-    # ends a request that runs past 10 s, so one sent longer ago than this has landed or never will.
+    # GitHub ends a request that runs past its own limit (10 s on github.com). A write that failed
+    # without an answer (timeout, dropped connection, 5xx) may still land until the client's timeout
+    # and that limit have both passed: `late_write_window`, derived, never set apart (issue 28 item 2).
     # Until then the client looks for it (every `reconcile_interval`) before sending it again.
-    late_write_window: float = 12.0
+    github_request_limit: float = 10.0
     reconcile_interval: float = 2.0
     git_timeout: float = 900.0
     # Publishing
@@ -81,6 +82,8 @@ class GitHubSettings:
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             raise UsageError("max_attempts must be at least 1")
+        if self.timeout <= 0 or self.github_request_limit < 0:
+            raise UsageError("timeout must be positive and github_request_limit not negative")
         if self.max_inline_comments < 0:
             raise UsageError("max_inline_comments must not be negative")
         if not self.api_url.startswith(("http://", "https://")):
@@ -111,6 +114,19 @@ class GitHubSettings:
                 value = redact_url(value)  # a database URL may carry a password
             shown.append(f"{f.name}={value!r}")
         return f"GitHubSettings({', '.join(shown)})"
+
+    @property
+    def effective_timeout(self) -> float:
+        """The timeout a request really gets: PyGithub takes whole seconds, at least one."""
+        return float(max(1, int(round(self.timeout))))
+
+    @property
+    def late_write_window(self) -> float:
+        """How long after it was sent an unanswered write may still land: the client waited up to its
+        timeout for the answer, and GitHub may go on with the request for up to its own limit after
+        that (a proxy that stalled the write counts within the timeout). A write sent longer ago than
+        this has landed or never will, so only then is it sent again."""
+        return self.effective_timeout + self.github_request_limit
 
     @property
     def uses_app(self) -> bool:
@@ -157,7 +173,8 @@ class GitHubSettings:
             "review_drafts": settings.review_drafts,
             "seconds_between_requests": settings.request_interval,
             "seconds_between_writes": settings.write_interval,
-            "late_write_window": settings.late_write_seconds,
+            "timeout": settings.github_timeout_seconds,
+            "github_request_limit": settings.github_request_limit_seconds,
             "tests_env": tuple(settings.tests_env),
             "left_out_conclusion": settings.left_out_conclusion,
         }

@@ -225,7 +225,7 @@ def test_a_refusal_reply_that_lands_late_is_posted_once(seeded: Seeded, tmp_path
     """The reply is a comment like any other: an unanswered POST that lands after the client's
     timeout is found, not sent again (it was re-sent blindly: two replies)."""
     fake = seeded.fake
-    s = settings(seeded, tmp_path, app=True, timeout=1.0, late_write_window=2.5, reconcile_interval=0.25)
+    s = settings(seeded, tmp_path, app=True, timeout=1.0, github_request_limit=1.5, reconcile_interval=0.25)
     assert run_pr_round(s, REPO, PR, post=True).status == "published"
     fake.add_user("reader")
     before = len(fake.comments(REPO, PR))

@@ -2,9 +2,10 @@
 
 Every case runs a real round (`run_pr_round`, App credentials) over HTTP on loopback with one fault
 injected on one write endpoint, then reads the fake's state: exactly one summary comment, one review
-and one check run for the head, and no annotation twice. The client's timeout is 1 s and a write that
-was not answered is looked for until 2.5 s after it was sent (`late_write_window`), so a write that
-lands 1.5 s late (the `late` fault: the fake sleeps before handling it) is found, not sent again.
+and one check run for the head, and no annotation twice. The client's timeout is 1 s and GitHub's
+limit on a request 1.5 s (scaled down from 30 s and 10 s), so a write that was not answered is looked
+for until 2.5 s after it was sent (`late_write_window`, their sum), and a write that lands 1.5 s late
+(the `late` fault: the fake sleeps before handling it) is found, not sent again.
 
 Endpoints: the summary comment (POST in round 1, PATCH in round 2), the review, the check run (POST),
 its annotation batches (PATCH; one annotation per batch here, so that a round has several), and the
@@ -56,7 +57,7 @@ def _settings(seeded: Seeded, tmp_path: Path) -> Any:
         tmp_path,
         app=True,
         timeout=1.0,
-        late_write_window=2.5,
+        github_request_limit=1.5,  # with the 1 s timeout: a late-write window of 2.5 s
         reconcile_interval=0.25,
         rate_limit_wait=5.0,
     )
@@ -196,3 +197,47 @@ def test_a_reinstall_between_rounds_without_a_hint_looks_the_installation_up_aga
     assert [r.status for r in seeded.fake.calls(EXCHANGE)] == [404, 201]
     assert [r.status for r in seeded.fake.calls(LOOKUP)] == [200]
     _one_of_each(seeded, seeded.remote.round2)
+
+
+# Issue 28 item 2, scaled by 1/30 (1 s here is 30 s there): the client's timeout 30 s -> 1 s, GitHub's
+# limit 10 s -> 1/3 s, a POST that a stalling proxy lets land 35 s after it was sent -> 35/30 s.
+SCALE = 1 / 30
+
+
+def test_a_comment_post_that_lands_35s_after_it_was_sent_gives_one_comment(
+    seeded: Seeded, tmp_path: Path
+) -> None:
+    s = settings(
+        seeded,
+        tmp_path,
+        app=True,
+        timeout=30 * SCALE,
+        github_request_limit=10 * SCALE,
+        reconcile_interval=0.05,
+        rate_limit_wait=5.0,
+    )
+    # The window covers the timeout and GitHub's limit (40 s at full scale): the late POST is found.
+    # The fixed 12 s window it replaces (0.4 s here) ended before the client had even given up, so
+    # the comment was sent again and the PR got two (the probe's finding).
+    assert s.late_write_window == pytest.approx(40 * SCALE)
+    late = seeded.fake.inject(
+        operation="issues/create-comment", kind="delay", delay=35 * SCALE, when="before"
+    )
+    outcome = run_pr_round(s, REPO, PR, post=True)
+    assert outcome.status == "published", outcome.reason
+    assert late.total_fired == 1
+    sent = seeded.fake.calls("issues/create-comment")
+    assert len(sent) == 1 and sent[0].fault == "delay" and 200 <= sent[0].status < 300
+    _one_of_each(seeded, seeded.remote.round1)
+
+
+def test_the_late_write_window_is_derived_from_the_timeout_and_githubs_limit() -> None:
+    from reviewbot.github.settings import GitHubSettings
+    from reviewbot.settings import Settings
+
+    assert GitHubSettings().late_write_window == 40.0  # 30 s timeout + GitHub's 10 s
+    assert GitHubSettings(timeout=0.2).late_write_window == 11.0  # PyGithub waits a whole second at least
+    gh = GitHubSettings.from_settings(Settings(github_timeout_seconds=60, github_request_limit_seconds=20))
+    assert (gh.timeout, gh.late_write_window) == (60, 80)
+    with pytest.raises(TypeError):
+        GitHubSettings(late_write_window=12.0)  # type: ignore[call-arg]  # not a setting of its own

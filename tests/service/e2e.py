@@ -58,8 +58,8 @@ def worker_env(settings: Settings, api_url: str, token: str | None, home: Path) 
     )
     if settings.queue_url:
         env["REVIEWBOT_QUEUE_URL"] = settings.queue_url
-    if settings.late_write_seconds is not None:
-        env["REVIEWBOT_LATE_WRITE_SECONDS"] = str(settings.late_write_seconds)
+    env["REVIEWBOT_GITHUB_TIMEOUT_SECONDS"] = str(settings.github_timeout_seconds)
+    env["REVIEWBOT_GITHUB_REQUEST_LIMIT_SECONDS"] = str(settings.github_request_limit_seconds)
     if token is not None:
         env["GITHUB_TOKEN"] = token
     else:

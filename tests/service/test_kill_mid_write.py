@@ -3,7 +3,8 @@
 The whole App on loopback: the fake GitHub, the webhook server, workers as processes authenticating
 as the App. The fake holds the write 3 s before handling it, the worker is killed meanwhile, and
 the write lands after its death. A second worker recovers the job (its owner is dead), waits until a
-write of the dead attempt can no longer land (`late_write_seconds`), and runs the round again: it
+write of the dead attempt can no longer land (the late-write window: the client's timeout plus
+GitHub's limit on a request, scaled down here), and runs the round again: it
 finds what landed and publishes the rest. Exactly one summary comment, one review and one check run
 for the head; the job `done` at attempt 2.
 
@@ -23,7 +24,8 @@ from reviewbot.settings import Settings
 from tests.service.e2e import PR, REPO, app_stack
 from tests.service.helpers import wait_for
 
-LATE = 4.0  # late_write_seconds of the workers
+# The workers' late-write window, scaled down: a 3 s client timeout plus a 1 s request limit for GitHub.
+TIMEOUT, LIMIT = 3.0, 1.0
 # The fake holds the write this long before handling it: longer than a new worker takes to start and
 # recover the job (about 2 s here), so that a round that does not wait would look before it lands.
 HOLD = 3.0
@@ -35,7 +37,7 @@ HOLD = 3.0
 def test_a_worker_killed_mid_write_leaves_one_comment_review_and_check_run(
     settings: Settings, tmp_path: Path, operation: str
 ) -> None:
-    with app_stack(settings.with_(late_write_seconds=LATE), tmp_path, as_app=True) as stack:
+    with app_stack(settings.with_(github_timeout_seconds=TIMEOUT, github_request_limit_seconds=LIMIT), tmp_path, as_app=True) as stack:
         head = stack.remote.round1
         worker = stack.start_worker()
         if operation == "issues/update-comment":  # round 2 edits the summary comment of round 1
