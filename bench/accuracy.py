@@ -1404,6 +1404,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="folder of *.yaml manifests")
     parser.add_argument("--only", help="only the cases whose id contains this")
+    parser.add_argument(
+        "--split",
+        choices=SPLITS,
+        help="only the cases of this split (tune rules with --split train: test cases are never looked at)",
+    )
     parser.add_argument("--write", type=Path, help="write the markdown report here (e.g. docs/accuracy.md)")
     parser.add_argument("--jobs", type=int, default=1, help="reviews at a time (default 1)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -1433,6 +1438,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ManifestError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.split:
+        cases = [c for c in cases if c.split == args.split]
     if args.only:
         cases = [c for c in cases if args.only in c.id]
         if not cases:
@@ -1465,6 +1472,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = score([(r.case, r.findings) for r in runs if r.findings is not None], known)
 
     command = "python3 bench/accuracy.py" + (f" --only {args.only}" if args.only else "")
+    command += f" --split {args.split}" if args.split else ""
     if args.corpus.resolve() != DEFAULT_CORPUS.resolve():
         command += f" --corpus {args.corpus}"
     if args.jobs > 1:
