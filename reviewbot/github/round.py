@@ -221,14 +221,23 @@ def run_pr_round(
     requested_by: str | None = None,
     command: CommentCommand | None = None,
     installation_id: int | None = None,
+    before_publish: Callable[[], str] | None = None,
 ) -> PrRoundOutcome:
     """Review PR `pr_number` of `repo_full_name` as its next round (see `_run`).
 
     When GitHub refuses the review because the PR's head moved on while the round ran (a
     force-push), the round is planned and published again on the new head, once.
-    `installation_id`: the App installation a webhook named for this round (github.auth)."""
+    `installation_id`: the App installation a webhook named for this round (github.auth).
+    `before_publish` (the App's worker): asked right before anything is published; a reason means
+    publish nothing (the PR was closed while the round ran), and then the PR's state is asked of
+    GitHub as well: a round publishes nothing on a PR that is no longer open."""
     args: dict[str, Any] = dict(
-        post=post, sleep=sleep, requested_by=requested_by, command=command, installation_id=installation_id
+        post=post,
+        sleep=sleep,
+        requested_by=requested_by,
+        command=command,
+        installation_id=installation_id,
+        before_publish=before_publish,
     )
     try:
         return _run(settings, repo_full_name, pr_number, expected_head=expected_head, **args)
@@ -250,6 +259,7 @@ def _run(
     requested_by: str | None,
     command: CommentCommand | None,
     installation_id: int | None,
+    before_publish: Callable[[], str] | None = None,
 ) -> PrRoundOutcome:
     """Review PR `pr_number` of `repo_full_name` (OWNER/NAME) as its next round; publish when `post`.
 
@@ -311,6 +321,13 @@ def _run(
         # its check run is updated in place, never created twice.
         same_head = state is not None and state.head_sha == pr.head_sha
         check_run = find_check_run(api, plan) if post and same_head else None
+        if post and before_publish is not None:
+            # The last moment before the first write: a PR closed while the round ran gets nothing.
+            cancelled = before_publish() or _closed_meanwhile(api, repo, n)
+            if cancelled:
+                outcome.status, outcome.reason = "skipped", cancelled
+                log.info("%s #%d: nothing published: %s", repo, n, cancelled)
+                return outcome
         _kpi(
             review,
             counter,
@@ -370,6 +387,14 @@ def _say_gate_refused(api: RestApi, plan: PublicationPlan, done: Published) -> N
         done.steps.append(f"summary comment {comment_id}: the missing check run said on top")
     except ApiError as exc:
         log.error("%s #%d: could not say that the check run is missing: %s", plan.repo, plan.pr, exc)
+
+
+def _closed_meanwhile(api: RestApi, repo: str, n: int) -> str:
+    """Why nothing may be published on PR `n` now that the round is done: it is no longer open."""
+    now = api.get_pull(repo, n)
+    if now.state == "open":
+        return ""
+    return f"cancelled: the PR was {now.state} while the round ran; nothing was published"
 
 
 def _skip_reason(settings: GitHubSettings, pr: PullRequestInfo, expected_head: str | None) -> str:

@@ -24,7 +24,10 @@ from reviewbot.service.job_records import Accepted, Dispatch, utcnow
 from reviewbot.store.store import rounds
 from reviewbot.store.tables import commands, deliveries, jobs
 
-__all__ = ["Ledger", "DeliveryIntake"]
+__all__ = ["CANCELLED", "Ledger", "DeliveryIntake"]
+
+# The start of a job's reason once its PR was closed (a running job keeps running until it asks).
+CANCELLED = "cancelled:"
 
 # The statements of the acknowledgement path, built once (bound parameters): building a statement
 # costs more CPU than running it, and the webhook's answer waits for all of them (issue 15 item 14).
@@ -138,7 +141,10 @@ class DeliveryIntake(Ledger):
 
     def _accept(self, delivery_id: str, decision: Decision) -> Accepted:
         decision, head_notes = self._by_head(decision)
-        with self._tx(*((r.repository, r.pr) for r in decision.requests)) as conn:
+        locks = [(r.repository, r.pr) for r in decision.requests]
+        if decision.kind == "cancel" and decision.repository is not None and decision.pr is not None:
+            locks.append((decision.repository, decision.pr))
+        with self._tx(*locks) as conn:
             seen = conn.execute(_SEEN, {"delivery_id": delivery_id}).scalar()
             if seen is not None:
                 counters.bump(conn, "deliveries", {"event": decision.event, "outcome": "duplicate_delivery"})
@@ -189,10 +195,14 @@ class DeliveryIntake(Ledger):
                 job_id = int(key[0])
                 created.append(Dispatch(job_id, 1))
                 notes.append(f"job {job_id} queued for {request.repository}#{request.pr}")
+            if decision.kind == "cancel":
+                notes.append(self._cancel(conn, decision, delivery_id, now))
             if decision.kind == "round" and decision.requests and not requests:
                 outcome = "duplicate_command"
             elif decision.kind == "round":
                 outcome = "queued" if created else "duplicate_round"
+            elif decision.kind == "cancel":
+                outcome = "cancelled"
             else:
                 outcome = decision.kind  # ping | ignored
             detail = "; ".join(notes) if notes else decision.reason
@@ -211,6 +221,27 @@ class DeliveryIntake(Ledger):
             )
             counters.bump(conn, "deliveries", {"event": decision.event, "outcome": outcome})
         return Accepted(outcome, detail, tuple(d.job_id for d in created), tuple(created))
+
+    @staticmethod
+    def _cancel(conn: Connection, decision: Decision, delivery_id: str, now: Any) -> str:
+        """The PR was closed: its queued jobs end `skipped`, and a running one is told so in its reason
+        (the round asks before it publishes: JobBook.cancelled) and publishes nothing."""
+        why = f"{CANCELLED} the pull request was closed (delivery {delivery_id})"
+        of_pr = (jobs.c.repository == decision.repository, jobs.c.pr == decision.pr)
+        queued = conn.execute(
+            sa.update(jobs)
+            .where(*of_pr, jobs.c.state == "queued")
+            .values(state="skipped", reason=why, owner=None, finished_at=now, updated_at=now)
+        ).rowcount
+        running = conn.execute(
+            sa.update(jobs).where(*of_pr, jobs.c.state == "running").values(reason=why, updated_at=now)
+        ).rowcount
+        if queued:
+            counters.bump(conn, "jobs_finished", {"state": "skipped"}, queued)
+            counters.bump(conn, "jobs_cancelled", {"state": "queued"}, queued)
+        if running:
+            counters.bump(conn, "jobs_cancelled", {"state": "running"}, running)
+        return f"closed: {queued or 0} queued job(s) cancelled, {running or 0} running job(s) told to publish nothing"
 
     @staticmethod
     def _command(conn: Connection, key: str) -> str | None:

@@ -65,7 +65,8 @@ class RoundRequest:
 
 @dataclass(frozen=True)
 class Decision:
-    """The classification of one delivery: `kind` is "round", "ping" or "ignored"."""
+    """The classification of one delivery: `kind` is "round", "cancel" (the PR was closed: its queued
+    jobs are cancelled and a running one publishes nothing), "ping" or "ignored"."""
 
     event: str
     action: str | None
@@ -99,6 +100,8 @@ def _pull_request(payload: dict[str, Any], action: str | None, review_drafts: bo
     repo = _repository(payload)
     obj(payload, "pull_request")
     number = integer(payload, "pull_request.number")
+    if action == "closed":
+        return Decision("pull_request", action, "cancel", "the pull request was closed", (), repo, number)
     if action not in PR_ACTIONS:
         return _ignored("pull_request", action, f"action {action!r} does not start a round", repo, number)
     if optional_text(payload, "pull_request.state", 32, TOKEN) == "closed":

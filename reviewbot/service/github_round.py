@@ -12,7 +12,7 @@ from typing import Any
 
 from reviewbot.errors import RateLimited, StoreError
 from reviewbot.service.jobs import Job
-from reviewbot.service.worker import RoundFn, RoundResult, is_permanent
+from reviewbot.service.worker import RoundFn, RoundResult, cancel_check, is_permanent
 from reviewbot.settings import Settings
 
 __all__ = ["github_round", "github_settings"]
@@ -63,6 +63,18 @@ def github_round(settings: Settings) -> RoundFn:
             )
             time.sleep(gh.late_write_window)
         comment = job.trigger.startswith("issue_comment.")
+        cancelled = cancel_check.get()
+
+        def before_publish() -> str:
+            # A `closed` delivery marked the job (service.deliveries); the round also asks GitHub.
+            if cancelled is None:
+                return ""
+            try:
+                return cancelled()
+            except StoreError as exc:
+                log.warning("job %d: could not ask the store whether it was cancelled: %s", job.id, exc)
+                return ""
+
         outcome = run_pr_round(
             gh,
             job.repository,
@@ -73,6 +85,7 @@ def github_round(settings: Settings) -> RoundFn:
             requested_by=job.requested_by if comment else None,
             command=CommentCommand.from_json(job.command) if comment and job.command else None,
             installation_id=job.installation_id,
+            before_publish=before_publish,
         )
         if outcome.status == "incomplete":
             # GitHub's rate limit stopped the round part-way; the retry re-runs it (publication

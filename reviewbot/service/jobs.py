@@ -19,7 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
 from reviewbot.service import counters
-from reviewbot.service.deliveries import DeliveryIntake
+from reviewbot.service.deliveries import CANCELLED, DeliveryIntake
 from reviewbot.service.job_records import (
     Accepted,
     Claim,
@@ -105,6 +105,15 @@ class JobBook(DeliveryIntake):
             )
             claimed = Job.from_row(conn.execute(sa.select(jobs).where(jobs.c.id == job.id)).first())
         return Claim("run", claimed)
+
+    def cancelled(self, job_id: int) -> str:
+        """Why the running job `job_id` must publish nothing (its PR was closed while it ran), or ""."""
+        with self._tx() as conn:
+            row = conn.execute(sa.select(jobs.c.state, jobs.c.reason).where(jobs.c.id == job_id)).first()
+        if row is None:
+            return ""
+        state, reason = row
+        return str(reason) if state == "running" and str(reason or "").startswith(CANCELLED) else ""
 
     def heartbeat(self, owner: str, job_ids: Collection[int] | None = None) -> int:
         """Refresh the heartbeat of the jobs `owner` is running (only `job_ids`, when given: a job

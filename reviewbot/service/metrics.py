@@ -50,6 +50,16 @@ _COUNTERS = {
         "Queued round jobs whose message the queue had lost, sent again.",
         (),
     ),
+    "jobs_cancelled": (
+        "reviewbot_jobs_cancelled",
+        "Round jobs cancelled because their pull request was closed, by the state they were in.",
+        ("state",),
+    ),
+    "command_refusals": (
+        "reviewbot_command_refusals",
+        "Refused /reviewbot commands, by what was done: replied, or held back (one reply per user, PR and hour).",
+        ("outcome",),
+    ),
     "pruned": (
         "reviewbot_pruned",
         "Rows removed by retention, by table.",

@@ -13,6 +13,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from reviewbot.errors import EnvironmentProblem, GitHubError, RateLimited, StoreError, UsageError
@@ -24,6 +25,7 @@ from reviewbot.service.retention import prune
 from reviewbot.settings import Settings
 
 __all__ = [
+    "cancel_check",
     "RoundResult",
     "RoundFn",
     "Worker",
@@ -48,6 +50,10 @@ class RoundResult:
 
 
 RoundFn = Callable[[Job], RoundResult]
+
+# While a job's round runs: why it must publish nothing (its PR was closed meanwhile), or "". The round
+# function asks it right before its first write (service.github_round); the worker sets it.
+cancel_check: ContextVar[Callable[[], str] | None] = ContextVar("reviewbot_cancel_check", default=None)
 
 # Failures that a retry cannot fix: the configuration or the environment is wrong.
 _PERMANENT = (UsageError, EnvironmentProblem)
@@ -147,10 +153,12 @@ class Worker:
         # Beats stop after the round's own bounds (analysis, git, publishing) with room to spare.
         lifetime = self.settings.budget.seconds + GIT_AND_PUBLISH_S
         beating = Beating.start(self._db_url, self.owner, job.id, self._beat(), lifetime)
+        token = cancel_check.set(lambda: self.book.cancelled(job.id))
         try:
             try:
                 result = self.run_round(job)
             finally:
+                cancel_check.reset(token)
                 beating.stop()  # before the outcome is written: an ended round must not look alive
         except Exception as exc:  # every failure is recorded: retried, or failed with its reason
             self._attempt_failed(job, exc)

@@ -235,11 +235,13 @@ def test_signed_garbage_is_a_400(server: ServerThread, runtime: Runtime) -> None
 def test_metrics_count_deliveries_by_event_and_outcome(server: ServerThread, runtime: Runtime) -> None:
     deliver(server.url, "pull_request", pull_request_event("opened", REPO, 7, HEAD), delivery="m-1")
     deliver(server.url, "pull_request", pull_request_event("opened", REPO, 7, HEAD), delivery="m-1")
-    deliver(server.url, "pull_request", pull_request_event("closed", REPO, 7, HEAD))
+    deliver(server.url, "pull_request", pull_request_event("labeled", REPO, 7, HEAD))
+    deliver(server.url, "pull_request", pull_request_event("closed", REPO, 8, HEAD))  # no job of its own
     text = httpx.get(f"{server.url}/metrics", timeout=5).text
     assert 'reviewbot_deliveries_total{event="pull_request",outcome="queued"} 1.0' in text
     assert 'reviewbot_deliveries_total{event="pull_request",outcome="duplicate_delivery"} 1.0' in text
     assert 'reviewbot_deliveries_total{event="pull_request",outcome="ignored"} 1.0' in text
+    assert 'reviewbot_deliveries_total{event="pull_request",outcome="cancelled"} 1.0' in text
     assert 'reviewbot_jobs{state="queued"} 1.0' in text
     assert "reviewbot_queue_depth 1.0" in text
     assert 'reviewbot_queue_messages{kind="ready"} 1.0' in text

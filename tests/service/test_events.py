@@ -32,7 +32,7 @@ def example(relative: str) -> dict[str, Any]:
         ("pull_request", "pull_request/synchronize.payload.json", "round"),
         ("pull_request", "pull_request/reopened.payload.json", "round"),
         ("pull_request", "pull_request/ready_for_review.payload.json", "round"),
-        ("pull_request", "pull_request/closed.payload.json", "ignored"),
+        ("pull_request", "pull_request/closed.payload.json", "cancel"),  # cancels the PR's jobs
         ("issue_comment", "issue_comment/created.payload.json", "ignored"),  # on an issue
         ("check_run", "check_run/rerequested.payload.json", "by_head"),  # no PR named: by head SHA
         ("ping", "ping/with-app_id.payload.json", "ping"),
