@@ -15,9 +15,10 @@ from tree_sitter import Node
 
 from reviewbot.lang.common import canonical_expr, is_path, last_component
 from reviewbot.lang.cpp_body import CLASSES, CppBody
+from reviewbot.lang.cpp_macros import blank_macros
 from reviewbot.lang.facts import FileFacts, Lang, Owner, OwnerKind, OwnerVia
 from reviewbot.lang.owners import is_config_name, short_type
-from reviewbot.lang.treesitter import LazyParser, count_errors
+from reviewbot.lang.treesitter import LazyParser, count_errors, error_spans
 from reviewbot.lang.treesitter import named as _named
 from reviewbot.lang.walker import Ctx, Recv
 
@@ -50,14 +51,16 @@ def parse(path: str, text: str, focus: Callable[[str], bool] | None = None) -> F
 
     With `focus`, only function bodies whose text it accepts are walked (see `Walker.walk_body`).
     """
-    tree = _PARSER.get().parse(text.encode("utf-8", "replace"))
+    # Known macros (CUDA qualifiers, export macros, kernel launches) are blanked first: tree-sitter
+    # cannot read them and would wrap the declaration holding one in an ERROR node.
+    tree = _PARSER.get().parse(blank_macros(text.encode("utf-8", "replace")))
     walker = _CppWalker(path, text, Lang.CPP, focus=focus)
     try:
         walker.declarations(tree.root_node, None)
     except RecursionError:
         walker.degraded += 1
     walker.macro_bindings()
-    return walker.facts(count_errors(tree.root_node))
+    return walker.facts(count_errors(tree.root_node), error_spans(tree.root_node))
 
 
 class _CppWalker(CppBody):

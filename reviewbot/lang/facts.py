@@ -7,6 +7,7 @@ Targets and expressions use the canonical spelling of `predicate.canonical_opera
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -270,6 +271,13 @@ class FileFacts:
     bindings: tuple[Binding, ...] = ()
     env_reads: tuple[EnvRead, ...] = ()
     parse_errors: int = 0  # count of ERROR/MISSING nodes; >0 means the facts may be incomplete
+    # 1-based line ranges the parser could not read (ERROR/MISSING nodes, merged); the facts of every
+    # other line are whole, so a change is unseen only where it touches one of these
+    error_spans: tuple[tuple[int, int], ...] = ()
+
+    def unparsed_lines(self, lines: Iterable[int]) -> list[int]:
+        """Those of `lines` that lie in a region the parser could not read."""
+        return [n for n in sorted(set(lines)) if any(a <= n <= b for a, b in self.error_spans)]
 
     def function_at(self, line: int) -> Function | None:
         best: Function | None = None

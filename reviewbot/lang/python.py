@@ -21,7 +21,7 @@ from reviewbot.lang.facts import FileFacts, Lang, Owner, OwnerKind, OwnerVia
 from reviewbot.lang.owners import DATACLASS_BASES, DATACLASS_DECORATORS, is_config_name, short_type
 from reviewbot.lang.predicate import Atom
 from reviewbot.lang.python_body import FIELD_FUNCS, PyBody
-from reviewbot.lang.treesitter import LazyParser, count_errors
+from reviewbot.lang.treesitter import LazyParser, count_errors, error_spans
 from reviewbot.lang.treesitter import named as _named
 from reviewbot.lang.walker import Ctx
 
@@ -45,7 +45,7 @@ def parse(path: str, text: str, focus: Callable[[str], bool] | None = None) -> F
         walker.stmt(tree.root_node, Ctx())
     except RecursionError:
         walker.degraded += 1
-    return walker.facts(count_errors(tree.root_node))
+    return walker.facts(count_errors(tree.root_node), error_spans(tree.root_node))
 
 
 class _PyWalker(PyBody):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from tree_sitter import Language, Node, Parser
 
-__all__ = ["LazyParser", "count_errors", "named", "text", "first_line", "last_line"]
+__all__ = ["LazyParser", "count_errors", "error_spans", "named", "text", "first_line", "last_line"]
 
 
 class LazyParser:
@@ -40,6 +40,31 @@ def count_errors(root: Node) -> int:
             count += 1
         stack.extend(c for c in node.children if c.has_error or c.is_missing)
     return count
+
+
+def error_spans(root: Node) -> tuple[tuple[int, int], ...]:
+    """The 1-based line ranges of ERROR and MISSING nodes, merged, in order.
+
+    tree-sitter recovers around an error: everything outside these ranges parsed, so only a change
+    inside one of them is a change the analysis could not see.
+    """
+    if not root.has_error:
+        return ()
+    spans: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            spans.append((first_line(node), max(first_line(node), last_line(node))))
+            continue  # the whole ERROR node is unparsed: what lies below it adds nothing
+        stack.extend(c for c in node.children if c.has_error or c.is_missing)
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return tuple(merged)
 
 
 def named(node: Node | None) -> list[Node]:

@@ -323,7 +323,7 @@ class Walker(GatedScan, OwnerEmitters):
 
     # --- result ----------------------------------------------------------------------------------
 
-    def facts(self, parse_errors: int) -> FileFacts:
+    def facts(self, parse_errors: int, error_spans: tuple[tuple[int, int], ...] = ()) -> FileFacts:
         self.walk_deferred()
         return FileFacts(
             path=self.path,
@@ -339,4 +339,6 @@ class Walker(GatedScan, OwnerEmitters):
             bindings=tuple(sorted(self.bindings, key=lambda b: (b.line, b.owner, b.name))),
             env_reads=tuple(sorted(self.env_reads, key=lambda e: (e.line, e.name))),
             parse_errors=parse_errors + self.degraded,
+            # a part given up on (too deep) could be anywhere: the whole file counts as unread
+            error_spans=((1, max(len(self.lines), 1)),) if self.degraded else error_spans,
         )

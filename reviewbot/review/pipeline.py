@@ -124,19 +124,40 @@ def _parse_side(
             notes.append(meter.note(why, leave_out_from(change, batch[0][0])))
             break
         parsed = parse_many([(path, text, None) for _, path, text in batch], 1, [None] * len(batch))
-        for (_, path, _), facts in zip(batch, parsed, strict=True):
+        for (i, path, _), facts in zip(batch, parsed, strict=True):
             if facts is None:
                 continue
-            if facts.parse_errors and head:
-                notes.append(
-                    Note.of(
-                        SkipReason.UNPARSABLE_CODE,
-                        msg("note.unparsable-code", path=path, count=facts.parse_errors),
-                        path,
+            if facts.error_spans:
+                # tree-sitter recovers around what it cannot read: the change is unseen only where a
+                # changed line (added on the head, removed on the base) lies in an unread region.
+                f = change.files[i]
+                changed = f.added_lines if head else f.removed_lines
+                unread = facts.unparsed_lines(changed)
+                if unread:
+                    side = "" if head else " (base)"
+                    notes.append(
+                        Note.of(
+                            SkipReason.UNPARSABLE_CODE,
+                            msg("note.unparsable-lines", path=path + side, lines=line_ranges(unread)),
+                            path,
+                        )
                     )
-                )
             out[path] = facts
     return out
+
+
+def line_ranges(lines: list[int]) -> str:
+    """`3, 7-9, 12` for [3, 7, 8, 9, 12] (sorted, distinct)."""
+    parts: list[str] = []
+    start = prev = lines[0]
+    for n in [*lines[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ", ".join(parts)
 
 
 def _dedupe(findings: list[Finding]) -> tuple[list[Finding], int]:

@@ -47,9 +47,74 @@ def test_unparsable_cpp_file_is_noted_and_review_is_incomplete(tmp_path: Path) -
     broken = "AttentionConfigs ModelConfig::get( const {\n  if (a && ) {{ config.x = ;\n"
     review = _review_pr(tmp_path, {"cpp/Broken.cc": broken})
     notes = [n for n in review.notes if n.reason is SkipReason.UNPARSABLE_CODE]
-    assert notes and notes[0].path == "cpp/Broken.cc" and "syntax error" in notes[0].message
+    assert notes and notes[0].path == "cpp/Broken.cc" and "could not read" in notes[0].message
+    assert "1-2" in notes[0].message  # the changed lines that lie in unread code are named
     assert review.status is Status.INCOMPLETE
     assert review.kpi["coverage"] < 1.0
+
+
+# A real inference-engine source: a CUDA kernel, its launch, an export macro and a macro tree-sitter has
+# never heard of, in the same file as the config derivation the change touches.
+_ENGINE_BASE = """\
+#include "ModelConfig.h"
+
+UNKNOWN_REGISTER_OP(fused_rope, 3) {
+    int ??? weird;
+}
+
+__global__ void __launch_bounds__(256) ropeKernel(float* __restrict__ out, int n) {
+    __shared__ float tile[32];
+    out[threadIdx.x] = tile[0];
+}
+
+TORCH_API void launch(float* out, int n, cudaStream_t stream) {
+    ropeKernel<<<n / 256, 256, 0, stream>>>(out, n);
+}
+
+AttentionConfigs ModelConfig::getAttentionConfigs() const {
+    AttentionConfigs config;
+    config.use_logn_attn = use_logn_attn;
+    config.need_rope_kv_cache = true;
+    return config;
+}
+"""
+_ENGINE_HEAD = _ENGINE_BASE.replace(
+    "    config.need_rope_kv_cache = true;\n",
+    "    config.need_rope_kv_cache = true;\n"
+    "    if (rope_config.style == RopeStyle::No && !use_kvcache) {\n"
+    "        config.need_rope_kv_cache = false;\n"
+    "    }\n",
+)
+
+
+def _review_files(tmp_path: Path, base_files: dict[str, str], head_files: dict[str, str]):  # type: ignore[no-untyped-def]
+    repo = Repo(tmp_path / "repo")
+    base = repo.commit(base_files, "base")
+    head = repo.commit(head_files, "head")
+    change = load_change(repo.path, base, head)
+    try:
+        return review_change(change)
+    finally:
+        change.close()
+
+
+def test_a_macro_and_a_cuda_kernel_elsewhere_do_not_hide_the_changed_derivation(tmp_path: Path) -> None:
+    path = "rtp_llm/cpp/config/ModelConfig.cc"
+    review = _review_files(tmp_path, {path: _ENGINE_BASE}, {path: _ENGINE_HEAD})
+    assert not [n for n in review.notes if n.reason is SkipReason.UNPARSABLE_CODE]
+    assert review.status is not Status.INCOMPLETE
+    lines = {(f.rule, f.line) for f in review.findings}
+    assert ("missing-tests", 20) in lines  # the new branch is found and reviewed
+    assert review.truth_tables  # ... down to its truth table
+
+
+def test_a_change_inside_code_the_parser_cannot_read_is_incomplete_and_named(tmp_path: Path) -> None:
+    path = "rtp_llm/cpp/config/ModelConfig.cc"
+    head = _ENGINE_BASE.replace("    int ??? weird;\n", "    int ??? weirder;\n")
+    review = _review_files(tmp_path, {path: _ENGINE_BASE}, {path: head})
+    notes = [n for n in review.notes if n.reason is SkipReason.UNPARSABLE_CODE]
+    assert [n.path for n in notes] == [path] and "line(s) 4 " in notes[0].message
+    assert review.status is Status.INCOMPLETE
 
 
 def test_garbage_diff_gives_a_note_and_zero_coverage() -> None:

@@ -1,0 +1,55 @@
+"""Known C++ macros are blanked before parsing: the code around them is read, and no line moves."""
+
+from __future__ import annotations
+
+from reviewbot.lang.cpp import parse
+from reviewbot.lang.cpp_macros import blank_macros
+
+KERNELS = """\
+struct __align__(16) Tile { float v[4]; };
+
+__global__ void __launch_bounds__(256) scale(float* __restrict__ out, int n) {
+    __shared__ float tile[32];
+    out[threadIdx.x] = tile[0];
+}
+
+C10_HOST_DEVICE inline bool use_fused_rope(const RopeConfig& rope, bool use_kvcache) {
+    bool fused = rope.style != RopeStyle::No;
+    if (!use_kvcache) {
+        fused = false;
+    }
+    return fused;
+}
+
+TORCH_API void launch(float* out, int n, cudaStream_t stream) {
+    scale<<<n / 256, 256, 0,
+            stream>>>(out, n);
+}
+"""
+
+
+def test_blanking_keeps_every_byte_and_line_in_place() -> None:
+    raw = KERNELS.encode()
+    out = blank_macros(raw)
+    assert len(out) == len(raw) and out.count(b"\n") == raw.count(b"\n")
+    assert b"__global__" not in out and b"<<<" not in out and b"__launch_bounds__" not in out
+    assert b"bool use_fused_rope(const RopeConfig& rope, bool use_kvcache)" in out
+    # a name that only contains a macro's spelling is left alone
+    assert blank_macros(b"int my__device__x = 1;") == b"int my__device__x = 1;"
+
+
+def test_cuda_qualified_functions_parse_without_errors_and_keep_their_derivations() -> None:
+    facts = parse("kernels.cu", KERNELS)
+    assert facts.error_spans == ()
+    names = {fn.name for fn in facts.functions}
+    assert {"use_fused_rope", "launch"} <= {n.rsplit("::", 1)[-1] for n in names}
+    writes = [a for a in facts.assignments if a.line == 11]
+    assert writes, "the guarded write under `if (!use_kvcache)` is a derivation fact"
+
+
+def test_without_blanking_the_same_source_has_unread_regions() -> None:
+    import tree_sitter_cpp
+    from tree_sitter import Language, Parser
+
+    tree = Parser(Language(tree_sitter_cpp.language())).parse(KERNELS.encode())
+    assert tree.root_node.has_error  # what the blanking is for
