@@ -231,14 +231,15 @@ def _layout(review: Review, t: Chrome) -> _Layout:
 _TEST_KPI = ("ran", "passed", "failed", "not_run", "mutants", "killed", "survived", "exit_code", "timed_out")
 
 
-# Timings differ run to run; the suppressed findings are listed in the JSON report (their count is shown).
-_NOT_IN_COMMENT = frozenset({"timings_ms", "suppressed_findings"})
+# Timings and the facts cache's hits differ run to run (the comment is reproducible byte for byte); the
+# suppressed findings are listed in the JSON report (their count is shown).
+_NOT_IN_COMMENT = frozenset({"timings_ms", "facts_cache", "suppressed_findings"})
 
 
 def compact_kpi(kpi: dict[str, Any]) -> str:
     """The KPI as JSON, one line per key, sorted: what the comment always shows (the JSON report has
-    the rest). Timings are left out (they differ run to run, and the report is byte for byte
-    reproducible), and so are the test run's prose and the list of suppressed findings."""
+    the rest). Timings and cache hits are left out (they differ run to run, and the report is byte
+    for byte reproducible), and so are the test run's prose and the list of suppressed findings."""
     shown = {k: v for k, v in kpi.items() if k not in _NOT_IN_COMMENT}
     tests = shown.get("tests")
     if isinstance(tests, dict):

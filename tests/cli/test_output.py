@@ -4,6 +4,7 @@ GitHub workflow commands for `--format github`; the severity gate `--fail-level`
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -21,6 +22,9 @@ from reviewbot.example import ExampleRepo, build_example
 ROOT = Path(__file__).resolve().parents[2]
 CC = "rtp_llm/cpp/config/ModelConfig.cc"
 LINE = re.compile(r"^(?P<path>[\w./-]+):(?P<line>\d+): \[(?P<sev>P[0-3])\] (?P<rule>[a-z-]+): (?P<title>.+)$")
+
+
+_SERVERS = itertools.count()
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +139,7 @@ def test_an_empty_change_is_nothing_to_review(
 
 def _tmux(tmp_path: Path, command: str, env: dict[str, str]) -> str:
     """Run `command` in a detached tmux session on a real terminal; the pane's text with colours."""
-    socket = str(tmp_path / "tmux.sock")
+    socket = str(tmp_path / f"tmux-{next(_SERVERS)}.sock")  # a server of its own each time
     done = tmp_path / "done"
     done.unlink(missing_ok=True)
     subprocess.run(
