@@ -38,3 +38,4 @@ class DefaultChange:
     new_effective: str = ""
     condition: str = ""  # AUTO: the condition it is picked under, as written
     silent: str = ""  # why `default-changed` does not report it ("" when it does); other rules may
+    copies: tuple[tuple[str, int], ...] = ()  # FIELD: other owners whose same field flipped the same way

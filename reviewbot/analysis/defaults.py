@@ -24,6 +24,7 @@ opt-in that keeps the old behaviour) or keeps reading the old value under a depr
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from reviewbot.analysis.default_records import DefaultChange, DefaultKind
 from reviewbot.analysis.envparse import same_literal
@@ -31,7 +32,7 @@ from reviewbot.analysis.envs import default_changes
 from reviewbot.analysis.picked_defaults import auto_changes, constant_to_env
 from reviewbot.analysis.reach import shared
 from reviewbot.analysis.sides import Side
-from reviewbot.lang.clauses import OptionDefault, OptionKind
+from reviewbot.lang.clauses import ClauseKind, OptionDefault, OptionKind
 from reviewbot.lang.facts import Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.owners import is_config_name, is_init_function
@@ -68,6 +69,24 @@ _SCALAR = re.compile(
 def _scalar(value: str) -> bool:
     """A literal a deployment would set: a number, a bool, a string, None, an enum member."""
     return _SCALAR.fullmatch(value.strip()) is not None
+
+
+_STRING = re.compile(r"""^(?:"([^"]*)"|'([^']*)')$""")
+_MEMBER = re.compile(r"^[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*$")
+
+
+def same_retyped(a: str, b: str) -> bool:
+    """A string default and the enum member that replaced it, naming the same value (`"f16"` and
+    `GGML_TYPE_F16`, `"auto"` and `Mode.AUTO`): the field's type changed, not its value."""
+    for text, member in ((a, b), (b, a)):
+        m = _STRING.match(text.strip())
+        if m is None or _MEMBER.match(member.strip()) is None:
+            continue
+        word = (m.group(1) if m.group(1) is not None else m.group(2)).strip().lower()
+        last = re.split(r"\.|::", member.strip())[-1].lower()
+        if word and re.fullmatch(r"\w+", word) and (last == word or last.endswith("_" + word)):
+            return True
+    return False
 
 
 def _config_owner(owner: str, s: Side, index: RepoIndex) -> bool:
@@ -146,8 +165,10 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                 silent = "unset"
             elif resolved_old is None or resolved_new is None:
                 silent = "unknown reference"
-            elif same_literal(was, now):
+            elif same_literal(was, now) or same_retyped(was, now):
                 silent = "same value"
+            elif was == "None" and _folded(key[1], now, sides):
+                silent = "derivation folded into the default"
             owner, field = key
             sentinel = "None" in (was, now)
             if (sentinel or not (_scalar(was) and _scalar(now))) and not _config_owner(owner, s, index):
@@ -159,6 +180,48 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                               s.old_path, bline, silent=silent)
             )  # fmt: skip
     return out
+
+
+def _folded(field: str, new: str, sides: list[Side]) -> bool:
+    """A `None` ("filled in later") default that became the value the change stops filling in: the removed
+    lines set the field to it (`"eliminate_noops": True` dropped from the per-level tables, the default
+    now `True`). Deployments that got the value through the derivation keep it."""
+    rx = re.compile(rf"""(?:^|[\s{{(,.])["']?{re.escape(field)}["']?\s*(?::|=(?!=))\s*(.+?)\s*,?\s*$""")
+    for s in sides:
+        for h in s.hunks:
+            for _, text in h.removed:
+                m = rx.search(text.split("#", 1)[0].rstrip())
+                if m is not None and same_literal(m.group(1).rstrip(",;"), new):
+                    return True
+    return False
+
+
+def _late_bound(s: Side, function: str, name: str, old: str) -> bool:
+    """A parameter default made `None` that the function binds back to the old value when it is `None`
+    (`args=None` ... `if args is None: args = sys.argv[1:]`): the same default, evaluated at call time."""
+    if s.head is None:
+        return False
+    flat = "".join(old.split())
+    for c in s.head.clauses:
+        if c.function != function or c.kind is not ClauseKind.ASSIGN:
+            continue
+        text = "".join(c.text.split())
+        m = re.fullmatch(rf"{re.escape(name)}=(.+)", text)
+        if m is None:
+            continue
+        value = m.group(1)
+        if value in (
+            f"{name}or{flat}",
+            f"{name}if{name}isnotNoneelse{flat}",
+            f"{flat}if{name}isNoneelse{name}",
+        ):
+            return True
+        unset = (rf"{re.escape(name)}isNone", rf"not{re.escape(name)}", rf"{re.escape(name)}==None")
+        if value == flat and any(
+            not g.negated and any(re.fullmatch(u, "".join(g.text.split())) for u in unset) for g in c.guards
+        ):
+            return True
+    return False
 
 
 def _option_key(o: OptionDefault) -> tuple[str, str, str]:
@@ -188,6 +251,8 @@ def _option_changes(sides: list[Side], fields: set[str]) -> list[DefaultChange]:
                 continue
             if b.kind is OptionKind.PARAMETER and (not _is_config_function(b.function) or b.name in fields):
                 continue  # a parameter of any function is not a deployment's default; `self.x = x` is a field
+            if h.default == "None" and _late_bound(s, h.function, h.name, b.default):
+                continue  # `x=OLD` -> `x=None` + `if x is None: x = OLD`: the same default, bound late
             kind = DefaultKind.OPTION if b.kind is OptionKind.ARGUMENT else DefaultKind.PARAMETER
             name = f"--{b.name}" if kind is DefaultKind.OPTION else f"{b.function}({b.name})"
             out.append(
@@ -291,7 +356,26 @@ def _changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange
     for c in sorted(found, key=lambda c: (c.path, c.line, c.kind.value, c.name)):
         # One finding per default; a constant replaced at several reads is one per read (each its own use).
         unique.setdefault((c.kind.value, c.name, c.line if c.kind is DefaultKind.CONSTANT else 0), c)
-    return sorted(unique.values(), key=lambda c: (c.path, c.line, c.name))
+    return _fold_copies(sorted(unique.values(), key=lambda c: (c.path, c.line, c.name)))
+
+
+def _fold_copies(changes: list[DefaultChange]) -> list[DefaultChange]:
+    """The same field flipped from the same value to the same value on two owners in one change (a CLI
+    params struct and the module struct it is copied into) is one decision: reported once, on the first
+    copy by path and line, naming the others; the others stay visible to other rules (silent)."""
+    first: dict[tuple[str, str, str], int] = {}
+    out = list(changes)
+    for i, c in enumerate(out):
+        if c.kind is not DefaultKind.FIELD or c.silent:
+            continue
+        key = (c.field.rstrip("_"), "".join(c.old.split()), "".join(c.new.split()))
+        if key not in first:
+            first[key] = i
+            continue
+        j = first[key]
+        out[j] = replace(out[j], copies=(*out[j].copies, (c.path, c.line)))
+        out[i] = replace(c, silent="another copy of the same default")
+    return out
 
 
 # Words that say a value changes numerics (types, precision, kernels that compute differently) or

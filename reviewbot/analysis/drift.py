@@ -3,7 +3,8 @@
 - Environment parsing: a changed read of a switch parses it into a bool differently from another read
   of the same switch in the project's source (`== "1"` here, `bool(int(...))` there), so some value an
   operator sets (`true`, `2`) means on in one place and off (or an error) in the other. Both parses
-  must give bools and be evaluable (`analysis.envparse`); reads in tests and vendored trees do not count.
+  must give bools and be evaluable (`analysis.envparse`); reads in tests and vendored trees do not count,
+  nor a test that is the other's exact complement (`· == "1"` here, `· != "1"` there).
 - One switch tested two ways in the same function, where one of the tests is constant
   (`envs.X is True` next to `envs.X.get()`, see `analysis.constant_guards`): set, the two tests pick
   different branches.
@@ -24,7 +25,7 @@ from enum import Enum
 from reviewbot.analysis.constant_guards import OS_ACCESSORS, ConstantGuard, ConstantKind
 from reviewbot.analysis.defaults import DefaultChange, DefaultKind
 from reviewbot.analysis.envparse import SAMPLES, Outcome, Result, evaluate, same_literal
-from reviewbot.analysis.envs import head_readers, unset_value
+from reviewbot.analysis.envs import complementary, head_readers, unset_value
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.facts import EnvRead, FieldDefault
 from reviewbot.lang.index import RepoIndex, is_test_path
@@ -92,6 +93,8 @@ def env_drifts(sides: list[Side], index: RepoIndex) -> list[Drift]:
                 if o.accessor in OS_ACCESSORS and o.parse and o.path != e.path and not is_test_path(o.path)
             ]
             for o in others:
+                if complementary(e, o):
+                    continue  # `· == "1"` here, `· != "1"` there: the same reading, tested from the other side
                 found = _disagreement(e, o)
                 if found is None:
                     continue

@@ -14,7 +14,9 @@ pipeline adds the names of the changed reads to what it indexes, see `analysis.h
   the old switch.
 - `parse_changes`: the same name read in the same function, before and after, with a parsing that now
   raises on a value the old one accepted (`· == "1"` -> `bool(int(·))`: `X=true` now raises), or that
-  turns `1` from true to false.
+  turns `1` from true to false. A test that is the exact complement of the old one (`· != "1"` ->
+  `· == "1"`) reads the switch the same way: the statement around it (an `if` that became an `assert`)
+  gives it its meaning, not the parsing.
 - `default_changes`: the same name read in the same function with another default whose value (after
   the parsing) differs: every deployment that never set it changes behaviour.
 """
@@ -44,6 +46,7 @@ __all__ = [
     "default_changes",
     "changed_env_names",
     "read_key",
+    "complementary",
 ]
 
 
@@ -258,11 +261,25 @@ def _pairs(s: Side) -> list[tuple[EnvRead, EnvRead]]:
 
 
 def _worse(before: Result, after: Result) -> bool:
+    """`1` (the usual "on") used to read as on and now reads as off, or raises."""
     if before.outcome is not Outcome.VALUE or after.outcome is Outcome.UNKNOWN:
         return False
     if after.outcome is Outcome.RAISES:
         return True
-    return bool(before.value) != bool(after.value) and isinstance(before.value, bool | int)
+    return isinstance(before.value, bool | int) and bool(before.value) and not bool(after.value)
+
+
+def complementary(a: EnvRead, b: EnvRead) -> bool:
+    """Two bool parses of one switch that split every value (and unset) the same way, with opposite
+    truth (`· != "1"` and `· == "1"`): one test of the switch, negated, not two readings of it."""
+    for sample in (*SAMPLES, None):
+        x = unset_value(a) if sample is None else evaluate(a.parse, sample)
+        y = unset_value(b) if sample is None else evaluate(b.parse, sample)
+        if x.outcome is not Outcome.VALUE or y.outcome is not Outcome.VALUE:
+            return False
+        if not isinstance(x.value, bool) or not isinstance(y.value, bool) or x.value == y.value:
+            return False
+    return True
 
 
 def parse_changes(sides: list[Side]) -> list[ParseChange]:
@@ -270,7 +287,7 @@ def parse_changes(sides: list[Side]) -> list[ParseChange]:
     out: list[ParseChange] = []
     for s in sides:
         for b, h in _pairs(s):
-            if b.parse == h.parse or not b.parse or not h.parse:
+            if b.parse == h.parse or not b.parse or not h.parse or complementary(b, h):
                 continue
             breaks: list[tuple[str, Result, Result]] = []
             for sample in SAMPLES:

@@ -16,9 +16,14 @@ P1 instead of P2 when the default reaches numerics or persistent data: its name 
 of dtypes, precision, quantisation, TensorRT / ONNX engines, scales, or saving and exporting files.
 
 Not flagged: a brand-new field, switch or option (nothing to flip); the same value spelled differently
-(`1.0` / `1.`, quotes); a C++ in-class default that every constructor's initialiser list overrides; a
+(`1.0` / `1.`, quotes, a string replaced by the enum member of the same name: `"f16"` ->
+`GGML_TYPE_F16`); a C++ in-class default that every constructor's initialiser list overrides; a
 change that keeps the old behaviour reachable in the same change (a guarded write of the old value to the
-same field: an opt-in or a deprecation switch).
+same field: an opt-in or a deprecation switch); a parameter default made `None` that the function binds
+back to the old value (`if args is None: args = sys.argv[1:]`); a `None` ("filled in later") default
+that becomes the value the change stops filling in (`"eliminate_noops": True` removed from the
+per-level tables). The same flip on a second owner (a CLI struct and the struct it is copied into) is
+one finding, on the first copy, naming the others.
 
 ## Why is this bad?
 A default is the configuration of every deployment that never set the value. Flipping it changes all of
@@ -178,6 +183,8 @@ def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Findin
             if writers
             else msg("default-changed.no-writers")
         )
+    if c.copies:
+        evidence.append(msg("default-changed.copies", places=places([place(p, n) for p, n in c.copies])))
     spots, texts = _consumers(c, ctx, changed)
     if c.kind is DefaultKind.ENV:
         others = [place(e.path, e.line) for e in head_readers(c.name, ctx.index, changed)

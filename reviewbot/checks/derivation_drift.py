@@ -13,7 +13,8 @@ Flags a change that leaves two copies of one setting disagreeing, naming both pl
   the other keeps ("auto"), else on the changed copy.
 
 Not flagged: copies that agree; a copy that reads the other (`x: int = Config.x`); reads in tests;
-parses that are not both bool switches.
+parses that are not both bool switches; two tests that are exact complements (`== "1"` here, `!= "1"`
+there: one reading of the switch, each place asking from its own side).
 
 ## Why is this bad?
 Which value wins depends on which copy a code path happens to read: the CLI and the Python API, the

@@ -17,7 +17,9 @@ the old name, and for a dropped alias the readers that no longer see it.
 
 Not flagged: a rename that keeps reading the old name as a fallback
 (`os.environ.get("NEW", os.environ.get("OLD"))`), a brand-new switch, a read that moved to another file
-or language (the name is still read), a parsing that accepts more than before.
+or language (the name is still read), a parsing that accepts more than before, a test that is the old
+one's exact complement (`!= "1"` -> `== "1"`: a warning that became an `assert` reads the switch the
+same way; the statement around it, not the parsing, changed).
 
 ## Why is this bad?
 Deployments set environment switches in launch scripts and manifests that the pull request cannot see.
