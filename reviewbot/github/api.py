@@ -62,6 +62,7 @@ class IssueComment:
     user: str
     body: str
     html_url: str
+    created_at: str = ""  # ISO 8601 (UTC, with a Z), as GitHub gives it
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> IssueComment:
@@ -70,6 +71,7 @@ class IssueComment:
             str((data.get("user") or {}).get("login") or ""),
             str(data.get("body") or ""),
             str(data.get("html_url") or ""),
+            str(data.get("created_at") or ""),
         )
 
 

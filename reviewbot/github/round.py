@@ -24,7 +24,7 @@ from reviewbot.errors import RateLimited, StoreError
 from reviewbot.github.api import PullRequestInfo, RestApi
 from reviewbot.github.auth import Connection, connect
 from reviewbot.github.client import ApiCounter, ApiError
-from reviewbot.github.commands import CommentCommand, run_command
+from reviewbot.github.commands import CommentCommand, Refusal, run_command
 from reviewbot.github.failure import gate_line, with_line
 from reviewbot.github.history import dismissals_for, previous_round
 from reviewbot.github.permissions import Permissions
@@ -76,6 +76,7 @@ class PrRoundOutcome:
     recorded: bool = False  # the round was saved in the rounds store
     replanned: str = ""  # why the round was planned again on a new head (a force-push mid-round)
     held_back: tuple[str, ...] = ()  # changed files left out that could hold a derivation (never neutral)
+    refusal: str = ""  # a refused command: "replied", "edited" or "held" (github.commands.Refusal)
 
     @property
     def gate_refused(self) -> str:
@@ -289,6 +290,7 @@ def _run(
         git_token = getattr(conn.github.requester.auth, "token", None)
         perms = Permissions(conn.client, repo)  # asked once per user in this round
         if requested_by is not None:  # a `/reviewbot` comment: the commenter needs write permission
+            refusal = Refusal()
             refused = run_command(
                 api,
                 perms,
@@ -298,7 +300,10 @@ def _run(
                 db_url=settings.db_url,
                 state=state,
                 post=post,
+                bot_login=conn.bot_login,
+                refusal=refusal,
             )
+            outcome.refusal = refusal.outcome
             if refused:
                 outcome.status, outcome.reason = "skipped", refused
                 log.info("%s #%d: %s", repo, n, refused)

@@ -100,7 +100,7 @@ def github_round(settings: Settings) -> RoundFn:
             "retry": int(kpi.get("api_retries", 0)),
         }
         if outcome.status == "skipped":
-            return RoundResult("skipped", outcome.reason, None, head, api)
+            return RoundResult("skipped", outcome.reason, None, head, api, refusal=outcome.refusal)
         index = outcome.round_index
         if outcome.status == "published" and gh.record_rounds and not outcome.recorded:
             _require_recorded(gh.db_url, job, str(head), index)

@@ -139,9 +139,11 @@ class JobBook(DeliveryIntake):
         result_head: str | None = None,
         duration: float | None = None,
         api: Mapping[str, int] | None = None,
+        refusal: str = "",
     ) -> Dispatch | None:
         """End a running job (done / skipped / failed) and return the next queued job of its PR to
-        start at once, if any (the others of the PR were waiting for this one)."""
+        start at once, if any (the others of the PR were waiting for this one). `refusal`: what a
+        refused command did (counted as `command_refusals`)."""
         now = utcnow()
         with self._tx((job.repository, job.pr)) as conn:
             result = conn.execute(
@@ -165,6 +167,8 @@ class JobBook(DeliveryIntake):
                 for kind, n in (api or {}).items():
                     if n:
                         counters.bump(conn, "github_api_calls", {"kind": kind}, n)
+                if refusal:
+                    counters.bump(conn, "command_refusals", {"outcome": refusal})
             return self._next_of_pr(conn, job.repository, job.pr, now)
 
     def _next_of_pr(self, conn: Connection, repository: str, pr: int, now: datetime) -> Dispatch | None:

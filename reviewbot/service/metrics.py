@@ -57,7 +57,7 @@ _COUNTERS = {
     ),
     "command_refusals": (
         "reviewbot_command_refusals",
-        "Refused /reviewbot commands, by what was done: replied, or held back (one reply per user, PR and hour).",
+        "Refused /reviewbot commands by what was done: replied; edited or held (one new reply per user, PR and hour).",
         ("outcome",),
     ),
     "pruned": (

@@ -47,6 +47,7 @@ class RoundResult:
     round_index: int | None = None
     head_sha: str | None = None
     api: Mapping[str, int] = field(default_factory=dict)  # GitHub requests by kind: read/write/auth/retry
+    refusal: str = ""  # a refused command: what was done (github.commands.Refusal), counted
 
 
 RoundFn = Callable[[Job], RoundResult]
@@ -175,6 +176,7 @@ class Worker:
                 result_head=result.head_sha,
                 duration=duration,
                 api=result.api,
+                refusal=result.refusal,
             )
             return [] if nxt is None else [nxt]
 

@@ -247,3 +247,43 @@ def test_a_dismissal_in_a_dry_run_records_nothing(seeded: Seeded, tmp_path: Path
     assert dry.status == "dry_run"
     with Store.open(s.db_url) as store:
         assert dismissals_of(store.engine, REPO, PR) == {}
+
+
+def test_refusal_replies_are_one_per_user_pr_and_hour(seeded: Seeded, tmp_path: Path) -> None:
+    """A user without write permission could make the bot post without limit (one reply per refused
+    command). Now: one new reply per user, PR and hour; a refusal within the hour that says the same
+    posts nothing, one that says something else edits the reply; each is counted by its outcome."""
+    fake = seeded.fake
+    s = settings(seeded, tmp_path, app=True)
+    assert run_pr_round(s, REPO, PR, post=True).status == "published"
+    dismiss = CommentCommand("dismiss", _blocking_fingerprint(seeded), "no")
+    fake.add_user("reader")
+    fake.add_user("other")
+    before = len(fake.comments(REPO, PR))
+    fake.clear_log()
+    review = CommentCommand("review")
+    outcomes = [run_pr_round(s, REPO, PR, post=True, requested_by="reader", command=review) for _ in range(5)]
+    assert [o.status for o in outcomes] == ["skipped"] * 5
+    assert [o.refusal for o in outcomes] == ["replied", "held", "held", "held", "held"]
+    replies = fake.comments(REPO, PR)[before:]
+    assert len(replies) == 1 and replies[0].user == BOT and "@reader `/reviewbot review`" in replies[0].body
+    assert len(fake.calls("issues/create-comment")) == 1 and fake.calls("issues/update-comment") == []
+
+    # Another refusal by the same user within the hour: the one reply is edited to say it.
+    edited = run_pr_round(s, REPO, PR, post=True, requested_by="reader", command=dismiss)
+    assert edited.refusal == "edited"
+    (reply,) = fake.comments(REPO, PR)[before:]
+    assert reply.id == replies[0].id and "`/reviewbot dismiss`" in reply.body and reply.body.count("\n") == 0
+
+    # Another user gets a reply of their own.
+    assert run_pr_round(s, REPO, PR, post=True, requested_by="other", command=review).refusal == "replied"
+    assert len(fake.comments(REPO, PR)[before:]) == 2
+
+    # An hour later the reader may be told again.
+    with fake.world.lock:
+        fake.world.comments[reply.id].created_at = time.strftime(
+            "%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3700)
+        )
+    again = run_pr_round(s, REPO, PR, post=True, requested_by="reader", command=review)
+    assert again.refusal == "replied" and len(fake.comments(REPO, PR)[before:]) == 3
+    assert len(fake.calls("issues/create-comment")) == 3

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
@@ -273,3 +274,17 @@ def test_unsent_finds_queued_jobs_without_a_message_and_only_one_worker_resends(
     now_queued = in_queue | {(d.job_id, d.dispatch) for d in [*first, fresh]}
     assert book.unsent(now_queued, grace_seconds=0) == []
     assert book.read_counters()["jobs_resent"] == {"{}": 2.0}
+
+
+def test_refused_commands_are_counted_by_what_was_done(book: JobBook) -> None:
+    # One reply per user, PR and hour (github.commands): the refusals held back are counted, not posted.
+    for i, outcome in enumerate(["replied", "held", "held", "edited"]):
+        accepted = book.accept(f"r{i}", wanted(1, None, force=True))
+        (job_id,) = accepted.job_ids
+        job = book.get(job_id)
+        assert job is not None
+        claim = book.claim(job.id, job.dispatch, "h:1:x", lease_seconds=LEASE, wait_seconds=0.1)
+        assert claim.job is not None
+        book.finish(claim.job, "skipped", "needs write permission", refusal=outcome)
+    counts = book.read_counters()["command_refusals"]
+    assert {json.loads(k)["outcome"]: v for k, v in counts.items()} == {"replied": 1, "held": 2, "edited": 1}
