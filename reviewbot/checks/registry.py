@@ -15,6 +15,7 @@ from reviewbot.checks import (
     derivation_drift,
     derivation_overridden,
     duplicated_predicate,
+    env_name_typo,
     env_switch_renamed,
     flag_overloading,
     formatting_noise,
@@ -22,10 +23,13 @@ from reviewbot.checks import (
     guard_removed,
     ineffective_test,
     missing_tests,
+    renamed_flag_still_referenced,
     stale_comment,
     suppression_without_reason,
     unconditional_override,
+    undefined_name,
     untested_branch,
+    validation_rejects_default,
 )
 from reviewbot.checks.base import Check
 
@@ -52,6 +56,10 @@ RULES: tuple[Check, ...] = tuple(
         untested_branch,
         ineffective_test,
         suppression_without_reason,
+        undefined_name,
+        validation_rejects_default,
+        env_name_typo,
+        renamed_flag_still_referenced,
     )
 )
 

@@ -1,0 +1,207 @@
+"""Environment names a change reads or writes that look like a misspelling of another one (pure, apart from
+searching the head tree).
+
+A name counts as a likely typo of another when:
+- the change reads it (`os.environ.get("X")`, `getenv("X")`, `envs.X`, a project helper) or writes it
+  (`os.environ["X"] = ...`, `setenv`) on an added line, and the head tree names it nowhere else;
+- another name, one edit away (Levenshtein 1: one letter inserted, dropped or replaced) or differing
+  only in case, is named by the head tree (code, docs, Dockerfiles, shell scripts) on a line that
+  treats it as an environment variable (an environment accessor, `export`, `ENV`, `$NAME`, a `.env`,
+  shell, Dockerfile, YAML or documentation file).
+
+Edits that usually make another name rather than a typo are left out: a changed digit (`V1`/`V2`) and
+an edit inside a word of fewer than four characters (`TP_SIZE`/`PP_SIZE`, `KV`/`QKV`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from reviewbot.analysis.sides import Side
+from reviewbot.lang.clauses import ClauseKind
+from reviewbot.lang.env import is_env_name
+from reviewbot.model.change import RepoTree
+
+__all__ = ["EnvTypo", "env_typos", "one_edit"]
+
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+_MIN_WORD = 4
+_MAX_PLACES = 20
+# Lines where an upper-case name is an environment variable.
+_ENV_LINE = re.compile(
+    r"environ|getenv|setenv|putenv|\benvs?\b|\benv\.|\bENV\b|\bexport\b|\$\{?[A-Z]|\s-e\s|--env\b|env_var|EnvVar|"
+    r"Env(?:Bool|Int|Str|Float|Field|Var)\b|env_(?:bool|int|str|flag)"
+)
+_ENV_FILE = re.compile(
+    r"(?i)(?:^|/)(?:Dockerfile[^/]*|[^/]*\.(?:sh|bash|env|ya?ml|md|rst|txt|toml|cfg|ini)|\.env[^/]*)$"
+)
+
+
+@dataclass(frozen=True)
+class EnvTypo:
+    path: str
+    line: int
+    name: str  # as the change spells it
+    other: str  # the repository's name one edit away
+    places: tuple[tuple[str, int, str], ...]  # where the head tree names `other` (path, line, text)
+    text: str  # the changed line, stripped
+    written: bool  # the change writes the name rather than reads it
+    # no other name found, but a lower-case letter inside an upper-case word (`SCHEDUlER_RATIO`)
+    mixed_case: bool = False
+
+
+def _edits(name: str) -> Iterable[str]:
+    """Every string one edit away from `name` over the letters of environment names."""
+    for i in range(len(name) + 1):
+        for c in _ALPHABET:
+            yield name[:i] + c + name[i:]
+        if i < len(name):
+            yield name[:i] + name[i + 1 :]
+            for c in _ALPHABET:
+                if c != name[i]:
+                    yield name[:i] + c + name[i + 1 :]
+
+
+def _word_at(name: str, i: int) -> str:
+    start = name.rfind("_", 0, i) + 1
+    end = name.find("_", i)
+    return name[start : end if end >= 0 else len(name)]
+
+
+def one_edit(a: str, b: str) -> bool:
+    """True when `b` differs from `a` by case only, or by one edit that reads as a typo (see module doc)."""
+    if a == b:
+        return False
+    if a.upper() == b.upper():
+        return True
+    longer, shorter = (a, b) if len(a) >= len(b) else (b, a)
+    if len(longer) - len(shorter) > 1:
+        return False
+    i = 0
+    while i < len(shorter) and longer[i] == shorter[i]:
+        i += 1
+    if len(longer) == len(shorter):
+        if longer[i + 1 :] != shorter[i + 1 :]:
+            return False
+        if longer[i].isdigit() and shorter[i].isdigit():
+            return False
+        return min(len(_word_at(longer, i)), len(_word_at(shorter, i))) >= _MIN_WORD
+    if longer[i + 1 :] != shorter[i:]:
+        return False
+    # `KV_CACHE` / `KVCACHE`: a dropped separator is a typo whatever the words' length.
+    return longer[i] == "_" or len(_word_at(longer, i)) >= _MIN_WORD
+
+
+_MIXED = re.compile(r"(?<=[A-Z])[a-z](?=[A-Z])|^[a-z](?=[A-Z]{2})|(?<=[A-Z_]{3})[a-z]$")
+
+
+def mixed_case(name: str) -> bool:
+    """An upper-case name with a stray lower-case letter inside a word: `SCHEDUlER_RATIO`, not `HF_token`."""
+    lower = [c for c in name if c.islower()]
+    return 0 < len(lower) <= 2 and _MIXED.search(name) is not None and is_env_name(name.upper())
+
+
+def _changed_names(s: Side) -> dict[str, tuple[int, bool]]:
+    """Names read or written on added lines of the head: name -> (first line, written)."""
+    out: dict[str, tuple[int, bool]] = {}
+    if s.head_facts is not None:
+        for e in sorted(s.head_facts.env_reads, key=lambda e: e.line):
+            if e.line in s.added:
+                out.setdefault(e.name, (e.line, False))
+    if s.head is not None:
+        for c in s.head.clauses:
+            if c.kind is ClauseKind.ENV_WRITE and c.env_name and c.line in s.added:
+                out.setdefault(c.env_name, (c.line, True))
+    return out
+
+
+def _read_many(tree: RepoTree, paths: list[str]) -> dict[str, str | None]:
+    read_many = getattr(tree, "read_many", None)
+    if callable(read_many):
+        return dict(read_many(paths))
+    return {p: tree.read(p) for p in paths}
+
+
+def _grep(tree: RepoTree, words: Iterable[str]) -> set[str] | None:
+    grep = getattr(tree, "grep", None)
+    if not callable(grep):
+        return None
+    found = grep(sorted(set(words)))
+    return set(found) if found is not None else None
+
+
+def _mentions(texts: dict[str, str | None], words: set[str]) -> dict[str, list[tuple[str, int, str]]]:
+    out: dict[str, list[tuple[str, int, str]]] = {}
+    for path in sorted(texts):
+        body = texts[path]
+        if not body:
+            continue
+        for number, line in enumerate(body.split("\n"), start=1):
+            for w in set(_WORD.findall(line)) & words:
+                out.setdefault(w, []).append((path, number, line.strip()[:200]))
+    return out
+
+
+def env_typos(
+    changed: Iterable[Side], heads: dict[str, str | None], tree: RepoTree | None, excluded: object = None
+) -> list[EnvTypo]:
+    """Likely misspelled environment names of the change (see the module doc); `heads` maps a head
+    path to its text, `excluded` is anything with `is_excluded(path)` (the index: vendored trees)."""
+    if tree is None:
+        return []
+    sides = list(changed)
+    wanted: dict[str, list[tuple[Side, int, bool]]] = {}
+    for s in sides:
+        for name, (line, written) in _changed_names(s).items():
+            if len(name) >= 6 and is_env_name(name.upper()):
+                wanted.setdefault(name, []).append((s, line, written))
+    if not wanted:
+        return []
+    # The name itself: anywhere but the lines this change added, it is not a typo (or not only here).
+    own_paths = _grep(tree, wanted)
+    if own_paths is None:
+        return []
+    own = _mentions(_read_many(tree, sorted(own_paths)), set(wanted))
+    added = {(s.path, n) for s in sides for n in s.added}
+    alone = {n for n in wanted if all((p, ln) in added for p, ln, _ in own.get(n, []))}
+    variants: dict[str, set[str]] = {}
+    for name in sorted(alone):
+        for v in {*_edits(name.upper()), name.upper()}:
+            if v != name and is_env_name(v) and one_edit(name, v):
+                variants.setdefault(v, set()).add(name)
+    strays = [
+        EnvTypo(s.path, line, name, name.upper(), (), _text(heads, s.path, line), written, True)
+        for name in sorted(alone)
+        if mixed_case(name)
+        for s, line, written in wanted[name]
+    ]
+    paths = _grep(tree, variants) if variants else set()
+    if not paths:
+        return strays
+    is_excluded = getattr(excluded, "is_excluded", None)
+    kept = sorted(p for p in paths if not (callable(is_excluded) and is_excluded(p)))
+    found = _mentions(_read_many(tree, kept), set(variants))
+    out: list[EnvTypo] = []
+    for other in sorted(found):
+        places = [
+            (p, ln, t)
+            for p, ln, t in found[other]
+            if (p, ln) not in added and (_ENV_LINE.search(t) or _ENV_FILE.search(p))
+        ]
+        if not places:
+            continue
+        for name in sorted(variants[other]):
+            for s, line, written in wanted[name]:
+                text = _text(heads, s.path, line)
+                out.append(EnvTypo(s.path, line, name, other, tuple(places[:_MAX_PLACES]), text, written))
+    named = {t.name for t in out}
+    out.extend(t for t in strays if t.name not in named)
+    return sorted(out, key=lambda t: (t.path, t.line, t.name, t.other))
+
+
+def _text(heads: dict[str, str | None], path: str, line: int) -> str:
+    lines = (heads.get(path) or "").split("\n")
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""

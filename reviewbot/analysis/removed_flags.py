@@ -1,0 +1,197 @@
+"""Command-line flags a change removes while the repository still names them (pure, apart from searching
+the head tree).
+
+A flag is *defined* where a parser registers it: a string literal of an `add_argument(...)` /
+`add_option(...)` / `option(...)` call's leading names in Python; in C++ a literal compared with the
+argument (`arg == "--flash-attn"`, `strcmp(argv[i], "--x")`) or one of the names of an argument table
+entry (`{"-fa", "--flash-attn"}`). A flag is *removed* when a line the diff removed defined it in a
+changed file and no file of the head tree defines it (or keeps it as a quoted alias, `"--old"`) any more.
+Its *references* are the head tree's other lines that still name it (`--old` as a whole word, not as
+the prefix of a longer flag): help texts, log messages, docs, example scripts and configs, tests.
+For a Python option, a YAML / JSON / TOML config that sets its destination as a key
+(`standalone_embedding_stage: false`) references it too. Change logs and release notes are history,
+not references.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from reviewbot.analysis.sides import Side
+from reviewbot.model.change import RepoTree
+
+__all__ = ["RemovedFlag", "removed_flags", "defined_flags", "is_doc_reference"]
+
+_FLAG = r"--[A-Za-z0-9][A-Za-z0-9_-]*"
+_PY_CALL = re.compile(
+    r"\b(?:add_argument|add_option|option|argument)\s*\(\s*((?:[rbuf]?(?:\"[^\"\n]*\"|'[^'\n]*')\s*,\s*)*"
+    r"[rbuf]?(?:\"[^\"\n]*\"|'[^'\n]*'))"
+)
+_LITERAL = re.compile(r"[\"'](" + _FLAG + r")[\"']")
+_CPP_DEF = re.compile(
+    r"(?:==\s*|strcmp\s*\([^,()]+,\s*|\{\s*(?:\"[^\"\n]*\"\s*,\s*)*)\"(" + _FLAG + r")\"|"
+    r"\"(" + _FLAG + r")\"\s*(?:==|\})"
+)
+_HISTORY = re.compile(
+    r"(?i)(?:^|/)(?:change_?log|changes|history|news|release[-_ ]?notes?)[^/]*$|(?:^|/)releases?/"
+)
+_DOC = re.compile(r"(?i)\.(?:md|rst|txt|adoc|markdown|html?)$|(?:^|/)docs?/")
+_MAX_REFS = 50
+
+
+@dataclass(frozen=True)
+class RemovedFlag:
+    flag: str
+    path: str  # the changed file
+    base_line: int  # where the base defined it
+    line: int  # where that line is (or was) in the head
+    text: str  # the base definition, as written (stripped)
+    refs: tuple[tuple[str, int, str], ...]  # head lines still naming it (path, line, text)
+
+
+def _anchor(s: Side, base_line: int, head_lines: list[str]) -> int:
+    """Where a removed definition sits in the head: the code line in the same position of the block
+    that replaced it (the k-th removed line -> the k-th added code line), or the line that now follows
+    the removal."""
+    start = base_line
+    while start - 1 in s.removed:
+        start -= 1
+    line = (s.head_line(start - 1) if start > 1 else 0) + 1
+    block: list[int] = []
+    while line in s.added:
+        if line > len(head_lines) or not _NOT_CODE.match(head_lines[line - 1]):
+            block.append(line)
+        line += 1
+    removed_code = [n for n in range(start, base_line + 1) if n in s.removed]
+    return block[min(len(removed_code), len(block)) - 1] if block else s.head_line(base_line)
+
+
+_NOT_CODE = re.compile(r"^\s*(?:$|#|//)")
+
+
+def _lines_of(text: str, start: int) -> int:
+    return text.count("\n", 0, start) + 1
+
+
+def defined_flags(text: str, lang: str) -> dict[str, list[int]]:
+    """Flags a parser in `text` registers, with the lines of their definitions."""
+    out: dict[str, list[int]] = {}
+    if lang == "python":
+        for m in _PY_CALL.finditer(text):
+            for lit in _LITERAL.finditer(m.group(1)):
+                out.setdefault(lit.group(1), []).append(_lines_of(text, m.start(1) + lit.start()))
+    else:
+        for m in _CPP_DEF.finditer(text):
+            flag = m.group(1) or m.group(2)
+            start = m.start(1) if m.group(1) else m.start(2)
+            out.setdefault(flag, []).append(_lines_of(text, start))
+    return out
+
+
+_CONFIG_FILE = re.compile(r"(?i)\.(?:ya?ml|json|toml)$")
+
+
+def dest(flag: str) -> str:
+    """argparse's destination of a long flag: `--max-len` -> `max_len`."""
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _key(name: str) -> re.Pattern[str]:
+    """`name:` / `"name":` / `name =` as a key of a YAML, JSON or TOML config."""
+    return re.compile(r"^\s*(?:-\s*)?[\"']?" + re.escape(name) + r"[\"']?\s*[:=]")
+
+
+def _quoted(flag: str) -> re.Pattern[str]:
+    return re.compile(r"[\"']" + re.escape(flag) + r"[\"']")
+
+
+def _named(flag: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w-])" + re.escape(flag) + r"(?![\w-])")
+
+
+def is_doc_reference(path: str) -> bool:
+    return _DOC.search(path) is not None
+
+
+def _read_many(tree: RepoTree, paths: list[str]) -> dict[str, str | None]:
+    read_many = getattr(tree, "read_many", None)
+    if callable(read_many):
+        return dict(read_many(paths))
+    return {p: tree.read(p) for p in paths}
+
+
+def removed_flags(
+    changed: Iterable[Side],
+    texts: dict[str, tuple[str | None, str | None]],
+    tree: RepoTree | None,
+    excluded: object = None,
+) -> list[RemovedFlag]:
+    """Flags the change stops defining that the head tree still names (see the module doc)."""
+    grep = getattr(tree, "grep", None)
+    if tree is None or not callable(grep):
+        return []
+    candidates: list[tuple[Side, str, int, str]] = []
+    heads: dict[str, list[str]] = {}
+    for s in changed:
+        base_text, head_text = texts.get(s.path, (None, None))
+        if not base_text or not s.removed:
+            continue
+        lang = "python" if s.path.endswith(".py") else "cpp"
+        before = defined_flags(base_text, lang)
+        head = head_text or ""
+        heads[s.path] = head.split("\n")
+        base_lines = base_text.split("\n")
+        for flag, lines in sorted(before.items()):
+            removed_at = [n for n in lines if n in s.removed]
+            if not removed_at or _quoted(flag).search(head):
+                continue  # still registered, or kept as an alias, in the same file
+            candidates.append((s, flag, removed_at[0], base_lines[removed_at[0] - 1].strip()))
+    if not candidates:
+        return []
+    # Flags are searched without their dashes (`git grep -w` needs a word at each end), a Python
+    # option's destination too: YAML / JSON configs that feed the parser name it as a key.
+    words = {flag.lstrip("-") for _, flag, _, _ in candidates}
+    words |= {dest(flag) for s, flag, _, _ in candidates if s.path.endswith(".py")}
+    found = grep(sorted(words))
+    if found is None:
+        return []
+    is_excluded = getattr(excluded, "is_excluded", None)
+    paths = sorted(
+        p for p in found if not _HISTORY.search(p) and not (callable(is_excluded) and is_excluded(p))
+    )
+    bodies = _read_many(tree, paths)
+    out: list[RemovedFlag] = []
+    for s, flag, base_line, text in candidates:
+        named, quoted = _named(flag), _quoted(flag)
+        key = _key(dest(flag)) if s.path.endswith(".py") else None
+        refs: list[tuple[str, int, str]] = []
+        alias = False
+        for path in paths:
+            body = bodies.get(path)
+            if not body or (flag not in body and dest(flag) not in body):
+                continue
+            if not is_doc_reference(path) and path.endswith((".py", ".cc", ".cpp", ".h", ".hpp", ".cu")):
+                lang = "python" if path.endswith(".py") else "cpp"
+                if flag in defined_flags(body, lang) or (path == s.path and quoted.search(body)):
+                    alias = True  # still registered somewhere: a move, or another tool's flag of that name
+                    break
+            keyed = key is not None and _CONFIG_FILE.search(path) is not None
+            for number, line in enumerate(body.split("\n"), start=1):
+                if named.search(line) or (keyed and key is not None and key.search(line)):
+                    refs.append((path, number, line.strip()[:200]))
+        if alias or not refs:
+            continue
+        refs.sort(key=lambda r: (is_doc_reference(r[0]), r[0] != s.path, r[0], r[1]))
+        out.append(
+            RemovedFlag(
+                flag,
+                s.path,
+                base_line,
+                _anchor(s, base_line, heads.get(s.path, [])),
+                text,
+                tuple(refs[:_MAX_REFS]),
+            )
+        )
+    return out

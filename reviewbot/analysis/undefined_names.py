@@ -1,0 +1,199 @@
+"""Names a change starts using without binding or importing them (pure, apart from reading the head tree).
+
+Two sources, both compared before and after the change so that only what the change introduces counts:
+
+- **pyflakes** (used as a library, never a home-made scope analysis) on both revisions of each changed
+  Python file: its `UndefinedName` messages. A head message counts when it sits on a line the change
+  added and the base has no message for the same name in the same enclosing function (lines move, so
+  the pair name + function is what is compared).
+- **an env registry's attribute** (`envs.SGLANG_FOO` where `envs` is sglang's `environ.py` object or
+  vllm's `envs.py` module): the attribute read on an added line whose name the registry module's text
+  does not contain at all (no declaration, no dict key, no annotation). Only when the import that binds
+  `envs` resolves to exactly one file of the head tree.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from reviewbot.analysis.sides import Side
+from reviewbot.lang.env import is_env_name
+from reviewbot.model.change import ChangeSet, RepoTree
+
+__all__ = ["UndefinedName", "undefined_names", "registry_attributes", "scopes", "side_texts"]
+
+Texts = dict[str, tuple[str | None, str | None]]
+
+
+def side_texts(change: ChangeSet) -> Texts:
+    """Head path -> (base text, head text) of every changed file."""
+    return {f.path: (f.base_text, f.head_text) for f in change.files}
+
+
+@dataclass(frozen=True)
+class UndefinedName:
+    path: str  # head path
+    line: int
+    name: str
+    function: str  # qualified enclosing function; "" at module level (runs at import)
+    text: str  # the source line, stripped
+    registry: str = ""  # for an env registry attribute: the registry module's path
+    also: tuple[int, ...] = ()  # other added lines of the same file that use the same undefined name
+
+
+def _tree(text: str | None) -> ast.Module | None:
+    if text is None:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def scopes(tree: ast.AST) -> list[tuple[int, int, str]]:
+    """(first line, last line, qualified name) of every function of the module, outer ones first."""
+    out: list[tuple[int, int, str]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    out.append((child.lineno, child.end_lineno or child.lineno, name))
+                walk(child, name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return out
+
+
+def _function_at(spans: list[tuple[int, int, str]], line: int) -> str:
+    best = ""
+    for start, end, name in spans:
+        if start <= line <= end:
+            best = name  # later spans are nested deeper
+    return best
+
+
+def _pyflakes_undefined(tree: ast.Module, path: str) -> list[tuple[str, int]]:
+    from pyflakes import checker, messages  # imported here: only Python changes need it
+
+    found = checker.Checker(tree, filename=path)
+    return [
+        (str(m.message_args[0]), int(m.lineno))
+        for m in found.messages
+        if isinstance(m, messages.UndefinedName)
+    ]
+
+
+def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName]:
+    """Undefined names the change introduces on added lines; `texts` maps a head path to its
+    (base text, head text)."""
+    out: list[UndefinedName] = []
+    for s in changed:
+        if not s.path.endswith(".py") or not s.added:
+            continue
+        base_text, head_text = texts.get(s.path, (None, None))
+        head = _tree(head_text)
+        if head is None or head_text is None:
+            continue
+        base = _tree(base_text) if base_text is not None else ast.Module(body=[], type_ignores=[])
+        if base is None:
+            continue  # the base does not parse: nothing to compare with
+        head_spans, base_spans = scopes(head), scopes(base)
+        before = {(n, _function_at(base_spans, ln)) for n, ln in _pyflakes_undefined(base, s.old_path)}
+        lines = head_text.split("\n")
+        seen: set[tuple[str, str]] = set()
+        for name, line in sorted(_pyflakes_undefined(head, s.path), key=lambda t: t[1]):
+            fn = _function_at(head_spans, line)
+            if line not in s.added or (name, fn) in before or (name, fn) in seen:
+                continue
+            seen.add((name, fn))
+            out.append(
+                UndefinedName(s.path, line, name, fn, lines[line - 1].strip() if line <= len(lines) else "")
+            )
+    return out
+
+
+# `from sglang.srt.environ import envs`, `from vllm import envs`, `import vllm.envs as envs`.
+_FROM_IMPORT = re.compile(
+    r"^\s*from\s+([\w.]+)\s+import\s+(?:\(?\s*)?(?:[\w\s,]*,\s*)?envs\b(?!\s+as\b)", re.M
+)
+_IMPORT_AS = re.compile(r"^\s*import\s+([\w.]+\.envs)\s+as\s+envs\b", re.M)
+_ENVS_ATTR = re.compile(r"(?<![\w.])envs\.([A-Z][A-Z0-9_]+)\b")
+
+
+def _module_files(dotted: str, paths: list[str]) -> list[str]:
+    rel = dotted.replace(".", "/")
+    wanted = (f"{rel}.py", f"{rel}/__init__.py")
+    return [
+        p for p in paths if p.endswith(wanted) and (p in wanted or p.endswith(tuple("/" + w for w in wanted)))
+    ]
+
+
+def _registry_path(head_text: str, paths: list[str]) -> str | None:
+    """The one file of the head tree that `envs` is bound to in this module, or None."""
+    candidates: list[str] = []
+    for m in _FROM_IMPORT.finditer(head_text):
+        # `from pkg import envs`: the module `pkg/envs.py` if there is one, else the object in `pkg`.
+        files = _module_files(f"{m.group(1)}.envs", paths) or _module_files(m.group(1), paths)
+        candidates.extend(files)
+    for m in _IMPORT_AS.finditer(head_text):
+        candidates.extend(_module_files(m.group(1), paths))
+    unique = sorted(set(candidates))
+    return unique[0] if len(unique) == 1 else None
+
+
+def registry_attributes(changed: Iterable[Side], texts: Texts, tree: RepoTree | None) -> list[UndefinedName]:
+    """`envs.X` reads on added lines whose registry module never names X."""
+    if tree is None:
+        return []
+    out: list[UndefinedName] = []
+    paths: list[str] | None = None
+    registries: dict[str, str | None] = {}
+    for s in changed:
+        if not s.path.endswith(".py") or not s.added:
+            continue
+        base_text, head_text = texts.get(s.path, (None, None))
+        if head_text is None or "envs." not in head_text:
+            continue
+        lines = head_text.split("\n")
+        uses = [
+            (n, m.group(1))
+            for n in sorted(s.added)
+            if n <= len(lines)
+            for m in _ENVS_ATTR.finditer(lines[n - 1].split("#", 1)[0])
+            if is_env_name(m.group(1))
+        ]
+        if not uses:
+            continue
+        if paths is None:
+            paths = tree.paths()
+        registry = _registry_path(head_text, paths)
+        if registry is None or registry == s.path:
+            continue
+        if registry not in registries:
+            registries[registry] = tree.read(registry)
+        body = registries[registry]
+        if not body:
+            continue
+        spans = scopes(_tree(head_text) or ast.Module(body=[], type_ignores=[]))
+        old = set(_ENVS_ATTR.findall(base_text or ""))
+        done: set[str] = set()
+        for line, name in uses:
+            if name in done or name in old or re.search(rf"\b{re.escape(name)}\b", body):
+                continue
+            done.add(name)
+            out.append(
+                UndefinedName(
+                    s.path, line, f"envs.{name}", _function_at(spans, line), lines[line - 1].strip(), registry
+                )
+            )
+    return out

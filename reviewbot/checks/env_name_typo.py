@@ -1,0 +1,102 @@
+"""env-name-typo (P2): the change reads or writes an environment variable one letter away from the project's name.
+
+## What it does
+For each environment variable the change reads (`os.environ.get`, `os.getenv`, `getenv`, `envs.X`, the
+project's helpers) or writes (`os.environ["X"] = ...`, `setenv`) on an added line, searches the head
+tree (code, documentation, Dockerfiles, shell scripts, YAML) for another environment name one edit
+away (one letter inserted, dropped or replaced) or differing only in case. It reports the name when the
+repository names it nowhere but on the lines this change added, and names the other one as an
+environment variable elsewhere (an accessor, `export`, `ENV`, `$NAME`, a shell or Dockerfile line).
+A name found nowhere else that has a stray lower-case letter inside an upper-case word
+(`SCHEDUlER_RATIO`) is reported too: operators type the capitalised spelling.
+
+Not flagged: a name used anywhere else in the head tree (then it is the project's own spelling), a
+changed digit (`V1`/`V2`) or an edit inside a word shorter than four letters (`TP_SIZE`/`PP_SIZE`),
+which usually make another variable rather than a typo.
+
+## Why is this bad?
+Nothing checks an environment variable's name. Operators set the spelling the project uses everywhere
+else (docs, launch scripts, manifests); a read under a misspelled name never sees it, and the option
+silently keeps its default. A write under a misspelled name configures nothing.
+
+## Example
+```python
+ratio = int(os.environ.get("SCHEDUlER_RESERVE_RATIO", "5"))  # docs: SCHEDULER_RESERVE_RATIO
+```
+
+## Use instead
+```python
+ratio = int(os.environ.get("SCHEDULER_RESERVE_RATIO", "5"))
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reviewbot.analysis.env_typos import EnvTypo, env_typos
+from reviewbot.analysis.sides import sides
+from reviewbot.checks.base import CheckContext
+from reviewbot.checks.util import clip, place, places
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import msg
+
+id = "env-name-typo"
+severity = Severity.P2
+summary = "An environment variable is read or written under a name one letter away from the project's own."
+
+
+def _stray(t: EnvTypo) -> Finding:
+    return Finding.make(
+        rule=id,
+        severity=severity,
+        path=t.path,
+        line=t.line,
+        anchor=f"{t.name}|{t.other}",
+        title=msg(
+            "env-name-typo.title.case",
+            name=t.name,
+            other=t.other,
+            verb=msg("env-name-typo.writes" if t.written else "env-name-typo.reads"),
+        ),
+        evidence=(msg("env-name-typo.changed", place=place(t.path, t.line), text=clip(t.text, 100)),),
+        suggestion=msg("env-name-typo.suggestion.case", name=t.name, other=t.other),
+        extra=(("field", t.name), ("other", t.other)),
+    )
+
+
+def _finding(t: EnvTypo) -> Finding:
+    if t.mixed_case or not t.places:
+        return _stray(t)
+    where = [place(p, ln) for p, ln, _ in t.places]
+    first_path, first_line, first_text = t.places[0]
+    return Finding.make(
+        rule=id,
+        severity=severity,
+        path=t.path,
+        line=t.line,
+        anchor=f"{t.name}|{t.other}",
+        title=msg(
+            "env-name-typo.title",
+            name=t.name,
+            other=t.other,
+            count=len(t.places),
+            verb=msg("env-name-typo.writes" if t.written else "env-name-typo.reads"),
+        ),
+        evidence=(
+            msg("env-name-typo.changed", place=place(t.path, t.line), text=clip(t.text, 100)),
+            msg("env-name-typo.other", other=t.other, places=places(where)),
+            msg("env-name-typo.first", place=place(first_path, first_line), text=clip(first_text, 100)),
+        ),
+        suggestion=msg("env-name-typo.suggestion", name=t.name, other=t.other),
+        extra=(("field", t.name), ("other", t.other)),
+    )
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
+    if not changed:
+        return
+    heads = {f.path: f.head_text for f in ctx.change.files}
+    for t in env_typos(changed, heads, ctx.change.head_tree, ctx.index):
+        yield _finding(t)

@@ -1,0 +1,94 @@
+"""renamed-flag-still-referenced (P2 in code, P3 in docs): a removed CLI flag is still named by the repository.
+
+## What it does
+Finds the command-line flags a changed file stops registering (Python `add_argument("--foo-bar", ...)`,
+C++ `arg == "--foo-bar"` and argument tables such as `{"-fa", "--flash-attn"}`) that no file of the
+head tree registers any more, with no alias left (`"--foo-bar"` quoted anywhere in the same file counts
+as one). It reports the flag when the head tree still names it: P2 when code, scripts, configs or tests
+do (help texts, log messages, example launch scripts and YAML, CI), P3 when only documentation does.
+
+Not flagged: a flag kept as an alias or a deprecated spelling, a flag that moved to another file or
+tool, a removed flag nothing names any more, mentions in change logs and release notes.
+
+## Why is this bad?
+A launch script, an example config or a test that passes the old flag now fails at start-up with
+"unrecognized arguments"; a help text or log message that tells the user to pass it sends them to an
+option that no longer exists. Docs that name it mislead every new user.
+
+## Example
+```python
+parser.add_argument("--flash-attention", action="store_true")  # was "--flash-attn"
+# scripts/serve.sh still runs: python -m serve --flash-attn
+```
+
+## Use instead
+```python
+parser.add_argument("--flash-attention", "--flash-attn", dest="flash_attention", action="store_true")
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reviewbot.analysis.removed_flags import RemovedFlag, dest, is_doc_reference, removed_flags
+from reviewbot.analysis.sides import sides
+from reviewbot.checks.base import CheckContext
+from reviewbot.checks.util import clip, place, places
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import msg
+
+id = "renamed-flag-still-referenced"
+severity = Severity.P2
+summary = "A CLI flag removed without an alias is still named in the repository's code, scripts or docs."
+
+
+def _alias(r: RemovedFlag) -> str:
+    if r.path.endswith(".py"):
+        return f'parser.add_argument("--new-name", "{r.flag}", dest=...)'
+    return f'arg == "--new-name" || arg == "{r.flag}"'
+
+
+def _finding(r: RemovedFlag) -> Finding:
+    code = [x for x in r.refs if not is_doc_reference(x[0])]
+    docs = [x for x in r.refs if is_doc_reference(x[0])]
+    evidence = [
+        msg("renamed-flag-still-referenced.was", place=place(r.path, r.base_line), text=clip(r.text, 100))
+    ]
+    if code:
+        evidence.append(
+            msg("renamed-flag-still-referenced.code", places=places([place(p, ln) for p, ln, _ in code]))
+        )
+        path, line, text = code[0]
+        evidence.append(
+            msg("renamed-flag-still-referenced.first", place=place(path, line), text=clip(text, 100))
+        )
+    if docs:
+        evidence.append(
+            msg("renamed-flag-still-referenced.docs", places=places([place(p, ln) for p, ln, _ in docs]))
+        )
+    return Finding.make(
+        rule=id,
+        severity=Severity.P2 if code else Severity.P3,
+        path=r.path,
+        line=r.line,
+        anchor=f"{r.flag}",
+        title=msg("renamed-flag-still-referenced.title", flag=r.flag, count=len(r.refs)),
+        evidence=tuple(evidence[:3]),
+        suggestion=msg("renamed-flag-still-referenced.suggestion", flag=r.flag, alias=_alias(r)),
+        extra=(
+            ("field", dest(r.flag) if r.path.endswith(".py") else r.flag),
+            ("flag", r.flag),
+            ("code_refs", str(len(code))),
+            ("doc_refs", str(len(docs))),
+        ),
+    )
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
+    if not changed:
+        return
+    texts = {f.path: (f.base_text, f.head_text) for f in ctx.change.files}
+    for r in removed_flags(changed, texts, ctx.change.head_tree, ctx.index):
+        yield _finding(r)

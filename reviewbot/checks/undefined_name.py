@@ -1,0 +1,116 @@
+"""undefined-name (P0 on a start-up or derivation path, else P1): the change uses a name it never binds or imports.
+
+## What it does
+Runs pyflakes (as a library) on both revisions of each changed Python file and reports the undefined
+names the head has on lines the change added and the base lacks (compared by name and enclosing
+function, since lines move). Also reports an attribute of an environment registry module
+(`envs.SGLANG_FOO` with `envs` bound to sglang's `environ.py` or vllm's `envs.py`) whose name the
+registry module does not contain at all.
+
+P0 when the use runs at import time (module level), in a constructor, a config builder, a changed
+derivation's function or a config / argument / launcher module: the process fails to start or to
+derive its configuration. P1 elsewhere: the first call of that path raises.
+
+Not flagged: C++ (the compiler rejects an undeclared name), a name the base already left undefined in
+the same function, names pyflakes cannot judge (a module with `from x import *`).
+
+## Why is this bad?
+Python finds an unbound name only when the line runs. A branch that only some options reach (a new
+backend, a fallback, an `except` clause) passes every test that does not take it and raises `NameError`
+(or `AttributeError` for a registry attribute) for the first deployment that does, often at start-up.
+
+## Example
+```python
+if args.enable_offload:
+    offload_cfg = OffloadConfig.from_args(args)  # OffloadConfig never imported
+```
+
+## Use instead
+```python
+from engine.offload import OffloadConfig
+
+if args.enable_offload:
+    offload_cfg = OffloadConfig.from_args(args)
+```
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from reviewbot.analysis.sides import sides
+from reviewbot.analysis.undefined_names import (
+    UndefinedName,
+    registry_attributes,
+    side_texts,
+    undefined_names,
+)
+from reviewbot.checks.base import CheckContext
+from reviewbot.checks.util import clip, is_builder, is_constructor, place, places, short_function
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import msg
+
+id = "undefined-name"
+severity = Severity.P0
+summary = "The change uses a name it never binds or imports (NameError when the line runs)."
+
+# Modules that run while a process starts or derives its configuration.
+_START_UP_PATH = re.compile(
+    r"(?i)(?:^|/)(?:[^/]*config[^/]*|[^/]*args?|[^/]*arguments|[^/]*settings|envs?|environ|[^/]*launch[^/]*|"
+    r"__main__|__init__|main|server|cli)\.py$"
+)
+_START_UP_FUNCTION = re.compile(
+    r"(?i)^_?(?:main|launch\w*|run_server|serve|setup\w*|parse_args|from_\w+|post_init)$"
+)
+
+
+def _start_up(u: UndefinedName, derived: set[tuple[str, str]]) -> bool:
+    if not u.function:
+        return True  # module level: runs at import
+    return (
+        (u.path, u.function) in derived
+        or is_constructor(u.function)
+        or is_builder(u.function)
+        or _START_UP_FUNCTION.match(short_function(u.function)) is not None
+        or _START_UP_PATH.search(u.path) is not None
+    )
+
+
+def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
+    start_up = _start_up(u, derived)
+    where = (
+        msg("undefined-name.at-import") if not u.function else msg("undefined-name.in", function=u.function)
+    )
+    evidence = [msg("undefined-name.line", place=place(u.path, u.line), text=clip(u.text, 100), where=where)]
+    if u.also:
+        evidence.append(msg("undefined-name.also", places=places([place(u.path, n) for n in u.also])))
+    if u.registry:
+        evidence.append(msg("undefined-name.registry", registry=u.registry, name=u.name.split(".", 1)[1]))
+        suggestion = msg(
+            "undefined-name.suggestion.registry", registry=u.registry, name=u.name.split(".", 1)[1]
+        )
+    else:
+        suggestion = msg("undefined-name.suggestion", name=u.name)
+    return Finding.make(
+        rule=id,
+        severity=Severity.P0 if start_up else Severity.P1,
+        path=u.path,
+        line=u.line,
+        anchor=f"{u.function}|{u.name}",
+        title=msg("undefined-name.title", name=u.name, where=where),
+        evidence=tuple(evidence),
+        suggestion=suggestion,
+        extra=(("field", u.name), ("function", u.function), ("start_up", str(start_up).lower())),
+    )
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    changed = [s for s in sides(ctx.change, ctx.base_facts, ctx.head_facts) if s.path.endswith(".py")]
+    if not changed:
+        return
+    texts = side_texts(ctx.change)
+    derived = {(d.head.path, d.head.function or "") for d in ctx.derivations}
+    found = undefined_names(changed, texts) + registry_attributes(changed, texts, ctx.change.head_tree)
+    for u in sorted(found, key=lambda u: (u.path, u.line, u.name)):
+        yield _finding(u, derived)
