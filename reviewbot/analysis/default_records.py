@@ -19,6 +19,7 @@ class DefaultKind(str, Enum):
     INITIALISER = "initialiser"
     AUTO = "auto"  # the value a derivation picks for a field nobody set
     CONSTANT = "constant"  # a module constant replaced by an environment read with another default
+    NEW_ON = "new-on"  # a brand-new switch that defaults on and feeds only code the change adds
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ Compared per changed file, before and after (`analysis.sides`):
   defaults of config builders and config constructors;
 - the defaults code picks rather than declares (`analysis.picked_defaults`): the value a derivation now
   chooses for a field nobody set, a module constant replaced by an environment read with another default;
+- a brand-new bool switch of a config owner that defaults on and is read only on added lines, never
+  negated, gating at least one statement the change adds (not code it only wraps or re-indents);
 - a constructor's initialiser that takes its value from another config field with another default
   (`reserve_(cfg.reserve_blocks_)` -> `reserve_(cfg.reserve_ratio_ * free / 100)`; the read fields'
   defaults are looked up in the changed files and the index).
@@ -33,8 +35,8 @@ from reviewbot.analysis.picked_defaults import auto_changes, constant_to_env
 from reviewbot.analysis.reach import shared
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import ClauseKind, OptionDefault, OptionKind
-from reviewbot.lang.facts import Assignment, FileFacts
-from reviewbot.lang.index import RepoIndex
+from reviewbot.lang.facts import Assignment, FieldRead, FileFacts
+from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.owners import is_config_name, is_init_function
 
 __all__ = ["DefaultKind", "DefaultChange", "changed_defaults", "consumer_words", "reaches_numerics"]
@@ -340,8 +342,63 @@ def changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]
     return list(shared("changed_defaults", index, (sides,), lambda: tuple(_changed_defaults(sides, index))))
 
 
+_ON = frozenset({"True", "true"})
+
+
+def _new_switches(sides: list[Side]) -> list[tuple[Side, str, str, str, int]]:
+    """(side, owner, field, value, line) of bool fields the change adds to a config owner defaulting on
+    (no owner of any changed file declared the field at the base)."""
+    known = {key[1] for s in sides for key in _defaults(s.base_facts)}
+    out: list[tuple[Side, str, str, str, int]] = []
+    for s in sides:
+        for (owner, field), (value, line) in sorted(_defaults(s.head_facts).items()):
+            if value in _ON and line in s.added and field not in known:
+                out.append((s, owner, field, value, line))
+    return out
+
+
+def _moved(text: str, sides: list[Side]) -> bool:
+    """A statement the change only re-indented or moved (the same text on a removed line)."""
+    flat = "".join(text.split())
+    return any("".join(t.split()) == flat for s in sides for h in s.hunks for _, t in h.removed)
+
+
+def _new_on_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
+    """A brand-new switch that defaults on, read only on lines the change adds, never as `not x` / `!x`,
+    and not wrapping code that existed before (an opt-out around old behaviour): the new code runs for
+    every deployment that never sets it."""
+    out: list[DefaultChange] = []
+    by_path = {s.path: s for s in sides}
+    for s, owner, field, value, line in _new_switches(sides):
+        if not _config_owner(owner, s, index):
+            continue
+        reads = {(r.path, r.line, r.expr): r for r in index.reads(field)}
+        for t in sides:
+            for r in t.head_facts.reads if t.head_facts is not None else ():
+                if r.field == field:
+                    reads[(r.path, r.line, r.expr)] = r
+        live = [r for r in reads.values() if not is_test_path(r.path) and "/vendor" not in r.path]
+        if not live or any(r.negated for r in live):
+            continue
+        if any(r.path not in by_path or r.line not in by_path[r.path].added for r in live):
+            continue  # read by code that was there before: the switch wraps existing behaviour
+        gated = [(r.path, g) for r in live if r.in_condition for g in r.gated]
+        if gated and not any(g.line in by_path[p].added and not _moved(g.text, sides) for p, g in gated):
+            continue  # an opt-out around statements that were there before (kept or only re-indented)
+        out.append(
+            DefaultChange(DefaultKind.NEW_ON, f"{owner}.{field}", field, owner, "", value, s.path, line,
+                          s.old_path, line, condition=place_of(live[0]))
+        )  # fmt: skip
+    return out
+
+
+def place_of(r: FieldRead) -> str:
+    return f"{r.path}:{r.line}"
+
+
 def _changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     found = _field_changes(sides, index)
+    found += _new_on_changes(sides, index)
     fields = {c.field for c in found}
     found += _option_changes(sides, fields)
     found += _initialiser_changes(sides, index)
@@ -415,7 +472,7 @@ def reaches_numerics(texts: list[str]) -> str:
 def default_names(sides: list[Side]) -> set[str]:
     """Fields, options and variables whose default differs on a changed line (for the index: their
     consumers and explicit writers), and the fields changed constructor initialisers read."""
-    names: set[str] = set()
+    names: set[str] = {field for _, _, field, _, _ in _new_switches(sides)}
     for s in sides:
         before, after = _defaults(s.base_facts), _defaults(s.head_facts)
         for key in set(before) & set(after):

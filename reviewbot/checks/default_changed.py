@@ -9,13 +9,18 @@ Compares each changed file before and after the change and flags a default that 
   config builder or a config class's constructor;
 - a constructor initialiser that now takes its value from another config field with another default
   (`reserve_(cfg.reserve_blocks_)` -> `reserve_(cfg.reserve_ratio_ * free / 100)`).
+- a brand-new bool switch of a config class that defaults on (`cpu_offloading: bool = True`,
+  `bool kv_offload = true;`) and is read only on lines the change adds, never as `not x` / `!x`: the new
+  code runs for every deployment that never sets it (P1).
 
 The evidence names the old value and where it was, who sets the field explicitly (every other model
 takes the new default), where it is consumed, and the documentation that states the old default.
 P1 instead of P2 when the default reaches numerics or persistent data: its name or its consumers speak
 of dtypes, precision, quantisation, TensorRT / ONNX engines, scales, or saving and exporting files.
 
-Not flagged: a brand-new field, switch or option (nothing to flip); the same value spelled differently
+Not flagged: a brand-new field, switch or option (nothing to flip) other than a switch that defaults on
+and feeds only new code — not one read as `not x` (an opt-out) or one that wraps statements that were
+there before (`if params.warmup { warmup(); }`); the same value spelled differently
 (`1.0` / `1.`, quotes, a string replaced by the enum member of the same name: `"f16"` ->
 `GGML_TYPE_F16`); a C++ in-class default that every constructor's initialiser list overrides; a
 change that keeps the old behaviour reachable in the same change (a guarded write of the old value to the
@@ -149,6 +154,8 @@ def _title(c: DefaultChange) -> Message:
             was=clip(c.old_effective, _VALUE),
             now=clip(c.new_effective, _VALUE),
         )
+    if c.kind is DefaultKind.NEW_ON:
+        return msg("default-changed.title.new-on", name=c.name, new=new, place=c.condition)
     if c.kind is DefaultKind.AUTO:
         return msg("default-changed.title.auto", name=c.name, new=new, condition=clip(c.condition, 70))
     if c.kind is DefaultKind.INITIALISER:
@@ -173,9 +180,17 @@ def _use(c: DefaultChange, ctx: CheckContext) -> str:
 
 
 def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Finding:
-    evidence: list[Message] = [
-        msg("default-changed.was", old=clip(_shown(c.old, c.path), 80), place=place(c.base_path, c.base_line))
-    ]
+    evidence: list[Message] = (
+        []
+        if c.kind is DefaultKind.NEW_ON
+        else [
+            msg(
+                "default-changed.was",
+                old=clip(_shown(c.old, c.path), 80),
+                place=place(c.base_path, c.base_line),
+            )
+        ]
+    )
     writers = _writers(c, ctx.index)
     if c.kind is DefaultKind.FIELD:
         evidence.append(
@@ -201,13 +216,18 @@ def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Findin
         evidence.append(msg("default-changed.consumers", places=places(spots)))
     return Finding.make(
         rule=id,
-        severity=Severity.P1 if word else severity,
+        # A new switch that defaults on runs its new code for every deployment that never sets it: P1.
+        severity=Severity.P1 if word or c.kind is DefaultKind.NEW_ON else severity,
         path=c.path,
         line=c.line,
         anchor=f"{c.kind.value}|{c.name}|{c.new}|{_use(c, ctx)}",
         title=_title(c),
         evidence=tuple(evidence[:MAX_EVIDENCE]),
-        suggestion=msg("default-changed.suggestion", old=clip(c.old, _VALUE)),
+        suggestion=(
+            msg("default-changed.suggestion.new-on", name=c.field, off=_shown("False", c.path))
+            if c.kind is DefaultKind.NEW_ON
+            else msg("default-changed.suggestion", old=clip(c.old, _VALUE))
+        ),
         extra=(("field", c.field), ("kind", c.kind.value), ("old", c.old), ("new", c.new)),
     )
 
