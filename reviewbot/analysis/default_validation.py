@@ -13,7 +13,8 @@ operand at its default:
   `not in` a literal tuple or list, arithmetic.
 
 A finding needs every operand's default known: a call, a local, a subscript or an unknown field stops
-the evaluation. A raise whose guards all hold, or an assertion whose test is false, rejects a plain
+the evaluation, and so does a write of an operand, or a call that may write the object validated
+(`self.derive()`, `finalize(args)`), above the check in the same function. A raise whose guards all hold, or an assertion whose test is false, rejects a plain
 default launch.
 """
 
@@ -264,10 +265,26 @@ def _written_before(fn: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> se
                 if isinstance(a, ast.Constant) and isinstance(a.value, str)
             )
             continue
+        elif isinstance(node, ast.Call) and _may_set(node):
+            out.add(_ANY)
+            continue
         else:
             continue
         out.update(ast.unparse(t) for t in targets)
     return out
+
+
+_ANY = "*"  # a call above the check may have set any field: nothing is a default any more
+
+
+def _may_set(call: ast.Call) -> bool:
+    """`self.derive()`, `finalize(args)`, `update(self)`: a call that can write the object validated
+    (`super().__post_init__()` validates the base class and is not counted)."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        return True
+    passed = [*call.args, *(k.value for k in call.keywords)]
+    return any(isinstance(a, ast.Name) and a.id in ("self", "args") for a in passed)
 
 
 def _rejects(
@@ -276,6 +293,8 @@ def _rejects(
     resolve: Callable[[str], Operand | None],
     written: set[str],
 ) -> dict[str, Operand] | None:
+    if _ANY in written:
+        return None
     ev = _Eval(lambda text: None if text in written else resolve(text))
     try:
         for test, hold in guards:

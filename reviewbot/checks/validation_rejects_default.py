@@ -10,7 +10,8 @@ raise runs (or the assertion fails) for that all-defaults configuration. The evi
 default and where it is set.
 
 Only when every operand's default is known: a call, a local, a subscript, an option without a declared
-default or a field the function writes before the check leaves the validation alone. C++ checks are
+default, a field the function writes before the check, or a call above it that may write the object
+validated (`self.derive()`, `finalize(args)`) leaves the validation alone. C++ checks are
 not evaluated (the rule reads Python only).
 
 ## Why is this bad?

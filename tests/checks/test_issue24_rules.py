@@ -1,0 +1,51 @@
+"""The pure helpers behind undefined-name, env-name-typo, renamed-flag-still-referenced and
+validation-rejects-default: which names count as one typo apart, which flags a parser defines."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewbot.analysis.env_typos import mixed_case, one_edit
+from reviewbot.analysis.removed_flags import defined_flags, dest
+from reviewbot.checks.registry import CHECKS
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "typo"),
+    [
+        ("SCHEDULER_RESERVE_RATO", "SCHEDULER_RESERVE_RATIO", True),  # dropped letter
+        ("ENABLE_FMHA_KERNL", "ENABLE_FMHA_KERNEL", True),
+        ("KVCACHE_SIZE", "KV_CACHE_SIZE", True),  # dropped separator
+        ("REUSE_CAChE", "REUSE_CACHE", True),  # case only
+        ("PP_SIZE", "TP_SIZE", False),  # a short word: another variable
+        ("MODEL_V2_PATH", "MODEL_V1_PATH", False),  # a digit: another variable
+        ("USE_CACHE", "USE_CACHE", False),
+        ("MAX_BATCH", "MAX_BATCHES", False),  # two edits
+    ],
+)
+def test_one_edit(a: str, b: str, typo: bool) -> None:
+    assert one_edit(a, b) is typo
+    assert one_edit(b, a) is typo
+
+
+def test_mixed_case_is_a_stray_letter_not_a_lower_case_word() -> None:
+    assert mixed_case("SCHEDUlER_RESERVE_RESOURCE_RATIO")
+    assert not mixed_case("HF_token")
+    assert not mixed_case("SCHEDULER_RATIO")
+
+
+def test_defined_flags_python_and_cpp() -> None:
+    py = 'p.add_argument("--max-len", "-m", type=int)\np.add_argument(\n    "--flash-attn", action="store_true")\nprint("--not-a-flag")\n'
+    assert defined_flags(py, "python") == {"--max-len": [1], "--flash-attn": [3]}
+    cpp = 'if (arg == "-fa" || arg == "--flash-attn") {}\nadd_opt(common_arg({"-c", "--ctx-size"}, "N"));\nLOG("--help-text");\n'
+    assert defined_flags(cpp, "cpp") == {"--flash-attn": [1], "--ctx-size": [2]}
+    assert dest("--standalone-embedding-stage") == "standalone_embedding_stage"
+
+
+def test_the_new_rules_are_registered_with_their_severities() -> None:
+    assert {r: CHECKS[r].severity.value for r in ("undefined-name", "validation-rejects-default")} == {
+        "undefined-name": "P0",
+        "validation-rejects-default": "P1",
+    }
+    assert CHECKS["env-name-typo"].severity.value == "P2"
+    assert CHECKS["renamed-flag-still-referenced"].severity.value == "P2"
