@@ -15,16 +15,21 @@ against the writes that run before or after it:
 
 Not overridden: a later write that reads the earlier value (`x = x or default`, `x = max(x, ...)`),
 a guarded later write (exclusive branches, `if x is None:`), a callee whose write is a constant too,
-a function that returns between the two writes.
+a function that returns between the two writes, a later write in a `catch` / `except` clause (it runs
+only when deriving failed), and writes that are not in one flow (`analysis.write_scopes`): in two
+lambdas (two command-line options' handlers), in two `catch` clauses, or on a local of its own in
+another loop or block (`for (auto& r : a) r->x = f(r);` then `for (auto& r : b) r->x = g;`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
 from reviewbot.analysis.sides import Side
+from reviewbot.analysis.write_scopes import FileScopes
 from reviewbot.lang.clauses import ClauseKind
 from reviewbot.lang.common import has_word
 from reviewbot.lang.facts import AssignKind, Assignment
@@ -51,6 +56,8 @@ class Override:
     other: Assignment  # the derivation made dead (CALL) or the later writer (ENV)
     callee: str = ""  # CALL: the function that derived it
     env: str = ""  # ENV: the variable
+    written: str = ""  # the new write as written in the source (`result->stage_status = grpc::Status(...)`)
+    other_written: str = ""  # the other write as written, when its file is at hand
 
 
 _LITERAL = re.compile(r"""^(?:-?[\d.]+[a-zA-Z]*|True|False|None|true|false|nullptr|(['"]).*\1)$""", re.S)
@@ -75,7 +82,9 @@ def _suffix(target: str) -> str:
     return ".".join(parts[1:]) if len(parts) > 1 else target
 
 
-def _new_writes(s: Side) -> list[Assignment]:
+def _new_writes(s: Side, scopes: FileScopes | None, own: bool = False) -> list[Assignment]:
+    """The change's new unconditional writes of a field of some object; with `own`, also those of the
+    method's own object outside its constructor (`self.x = ...` in `__post_init__`)."""
     if s.head_facts is None:
         return []
     return [
@@ -84,9 +93,10 @@ def _new_writes(s: Side) -> list[Assignment]:
         if a.line in s.added
         and a.guard is None
         and a.kind is AssignKind.PLAIN
-        and a.receiver not in ("self", "this", "")
+        and (a.receiver not in ("self", "this", "") or (own and a.receiver in ("self", "this")))
         and not has_word(a.value, a.field)
-        and not is_init_function(a.function)
+        and not (is_init_function(a.function) and not (own and _short(a.function) == "__post_init__"))
+        and not (scopes is not None and scopes.in_handler(a.line))
     ]
 
 
@@ -126,7 +136,7 @@ def _derived_by(qualifier: str, callee: str, a: Assignment, s: Side, index: Repo
     return min(found, key=lambda w: (w.path, w.line)) if found else None
 
 
-def _calls(s: Side, a: Assignment) -> list[tuple[int, str, str]]:
+def _calls(s: Side, a: Assignment, scopes: FileScopes | None) -> list[tuple[int, str, str]]:
     """(line, callee short name) of the earlier statements of `a`'s function that build or fill the
     object `a` writes into (`root = f(...)`, `f(root, ...)`, `root.f(...)`), stopping at a return."""
     if s.head is None:
@@ -136,6 +146,8 @@ def _calls(s: Side, a: Assignment) -> list[tuple[int, str, str]]:
     for c in s.head.clauses:
         if c.function != (a.function or "") or c.line >= a.line:
             continue
+        if scopes is not None and not scopes.same_flow(root, c.line, a.line):
+            continue  # another lambda, clause, or a local of the same name in another loop or block
         if c.kind is ClauseKind.RETURN and c.guards:
             out = []  # a conditional return: what came before may not reach the write
             continue
@@ -152,10 +164,12 @@ def _calls(s: Side, a: Assignment) -> list[tuple[int, str, str]]:
     return out
 
 
-def _earlier(s: Side, a: Assignment) -> Assignment | None:
-    """An earlier derived write of the same target in the same function (no return in between)."""
+def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | None:
+    """An earlier derived write of the same target in the same function and flow (no return in
+    between, not in another lambda or `catch` clause, not a local of its own loop or block)."""
     if s.head_facts is None or s.head is None:
         return None
+    root = _root(a.target)
     returns = [
         c.line for c in s.head.clauses if c.kind is ClauseKind.RETURN and c.function == (a.function or "")
     ]
@@ -164,14 +178,23 @@ def _earlier(s: Side, a: Assignment) -> Assignment | None:
         for w in s.head_facts.assignments
         if w.target == a.target and w.function == a.function and w.line < a.line and not _constant(w.value)
         and not any(w.line < r < a.line for r in returns)
+        and (scopes is None or scopes.same_flow(root, w.line, a.line))
     ]  # fmt: skip
     return max(found, key=lambda w: w.line) if found else None
 
 
-def _call_overrides(s: Side, index: RepoIndex) -> list[Override]:
+def _written(a: Assignment, scopes: FileScopes | None) -> str:
+    """The write as written in the source (`result->stage_status = grpc::Status(...)`), else its text."""
+    if scopes is not None:
+        return scopes.source(a.stmt_start or a.line, a.stmt_end).rstrip(";").strip()
+    return a.text.rstrip(";").strip() or f"{a.target} = {a.value}"
+
+
+def _call_overrides(s: Side, index: RepoIndex, scopes: FileScopes | None) -> list[Override]:
     out: list[Override] = []
-    for a in _new_writes(s):
-        same = _earlier(s, a)
+    for a in _new_writes(s, scopes, own=True):
+        written = _written(a, scopes)
+        same = _earlier(s, a, scopes)
         if same is not None:
             out.append(
                 Override(
@@ -183,17 +206,24 @@ def _call_overrides(s: Side, index: RepoIndex) -> list[Override]:
                     a.value,
                     same,
                     callee=_short(a.function),
+                    written=written,
+                    other_written=_written(same, scopes),
                 )
             )
             continue
-        for _, qualifier, callee in _calls(s, a):
+        if a.receiver in ("self", "this"):
+            continue  # the object the method runs on: no call before it built it
+        for _, qualifier, callee in _calls(s, a, scopes):
             if callee == _short(a.function):
                 continue
             w = _derived_by(qualifier, callee, a, s, index)
             if w is not None:
                 out.append(
-                    Override(OverrideKind.CALL, s.path, a.line, a.target, a.field, a.value, w, callee=callee)
-                )
+                    Override(
+                        OverrideKind.CALL, s.path, a.line, a.target, a.field, a.value, w, callee=callee,
+                        written=written,
+                    )
+                )  # fmt: skip
                 break
     return out
 
@@ -213,9 +243,9 @@ def _env_of(w: Assignment, index: RepoIndex) -> str:
     return ""
 
 
-def _env_overrides(s: Side, index: RepoIndex) -> list[Override]:
+def _env_overrides(s: Side, index: RepoIndex, scopes: FileScopes | None) -> list[Override]:
     out: list[Override] = []
-    for a in _new_writes(s):
+    for a in _new_writes(s, scopes):
         if not _constant(a.value) or not is_builder(a.function or ""):
             continue
         owner, _ = index.owner_of(a)
@@ -232,16 +262,25 @@ def _env_overrides(s: Side, index: RepoIndex) -> list[Override]:
                 continue
             env = _env_of(w, index)
             if env:
-                out.append(Override(OverrideKind.ENV, s.path, a.line, a.target, a.field, a.value, w, env=env))
+                out.append(
+                    Override(
+                        OverrideKind.ENV, s.path, a.line, a.target, a.field, a.value, w, env=env,
+                        written=_written(a, scopes),
+                    )
+                )  # fmt: skip
                 break
     return out
 
 
-def overrides(sides: list[Side], index: RepoIndex) -> list[Override]:
-    """Every new write that makes a derivation dead or is undone later, by path and line."""
+def overrides(
+    sides: list[Side], index: RepoIndex, scopes: Mapping[str, FileScopes | None] | None = None
+) -> list[Override]:
+    """Every new write that makes a derivation dead or is undone later, by path and line. `scopes`:
+    the loops, clauses and lambdas of the changed files (`write_scopes.file_scopes`), by head path."""
     out: list[Override] = []
     for s in sides:
-        out.extend(_call_overrides(s, index))
-        out.extend(_env_overrides(s, index))
+        here = (scopes or {}).get(s.path)
+        out.extend(_call_overrides(s, index, here))
+        out.extend(_env_overrides(s, index, here))
     unique = {(o.path, o.line, o.field): o for o in out}
     return [unique[k] for k in sorted(unique)]

@@ -12,7 +12,14 @@ Flags a new unconditional write of a config field that undoes a derivation, or i
 
 Not flagged: a later write that reads the earlier value (`x = x or default`, `x = max(x, ...)`), a
 guarded write (exclusive branches, `if x is None:`), a callee that writes a constant too, writes in
-the config's constructor (declarations), a return between the two writes.
+the config's constructor (declarations), a return between the two writes, a write in a `catch` /
+`except` clause (it runs only when deriving failed), and two writes that are not one flow: in two
+lambdas (two command-line options' handlers), in two `catch` / `except` clauses, or each on a local
+of its own loop or block (`for (auto* r : firsts) r->status = run(r);` then
+`for (auto* r : seconds) r->status = grpc::Status(...);`: another `r`, another object).
+
+Titles and evidence quote the code as written (`result->stage_status = grpc::Status(0, "ok")`), and
+the suggestion is in the file's language.
 
 ## Why is this bad?
 The derivation still reads as if it decided the value, and its tests may still pass, but every
@@ -38,12 +45,15 @@ else:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.overrides import Override, OverrideKind, overrides
 from reviewbot.analysis.sides import sides
+from reviewbot.analysis.write_scopes import FileScopes, file_scopes
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place
+from reviewbot.lang.facts import Lang, lang_for_path
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, msg
 
@@ -54,23 +64,41 @@ summary = "A derived value is overwritten by a later write, so the derivation is
 _TEXT = 80
 
 
+_ASSIGN = re.compile(r"(?<![=!<>+\-*/%&|^:])=(?!=)")
+
+
+def _sides_of(written: str, o: Override) -> tuple[str, str]:
+    """The target and the value of a write as written (`result->stage_status`, `grpc::Status(...)`);
+    the canonical spelling only when the source does not split at its `=`."""
+    depth = 0
+    for i, c in enumerate(written):
+        depth += 1 if c in "([{" else -1 if c in ")]}" else 0
+        if c == "=" and depth == 0 and _ASSIGN.match(written, i):
+            target, value = written[:i].strip(), written[i + 1 :].strip()
+            if target and value and o.field in target:
+                return target.split(":", 1)[
+                    0
+                ].strip() if ":" in target and "::" not in target else target, value
+    return o.target, o.value
+
+
 def _finding(o: Override) -> Finding:
     other = o.other
-    text = clip(other.text or f"{other.target} = {other.value}", _TEXT)
+    text = clip(o.other_written or other.text or f"{other.target} = {other.value}", _TEXT)
+    target, value = _sides_of(o.written, o)
+    cpp = lang_for_path(o.path) is Lang.CPP
     title: Message
     if o.kind is OverrideKind.CALL:
-        title = msg(
-            "derivation-overridden.title.call", target=o.target, value=clip(o.value, 40), callee=o.callee
-        )
+        title = msg("derivation-overridden.title.call", target=target, value=clip(value, 40), callee=o.callee)
         evidence = [msg("derivation-overridden.derived", place=place(other.path, other.line), text=text)]
-        suggestion = msg("derivation-overridden.suggestion.call", target=o.target)
+        suggestion = msg(f"derivation-overridden.suggestion.call{'.cpp' if cpp else ''}", target=target)
     else:
         title = msg(
-            "derivation-overridden.title.env", target=o.target, value=clip(o.value, 40), env=o.env,
+            "derivation-overridden.title.env", target=target, value=clip(value, 40), env=o.env,
             place=place(other.path, other.line),
         )  # fmt: skip
         evidence = [msg("derivation-overridden.later", place=place(other.path, other.line), text=text)]
-        suggestion = msg("derivation-overridden.suggestion.env", target=o.target)
+        suggestion = msg("derivation-overridden.suggestion.env", target=target)
     return Finding.make(
         rule=id,
         severity=severity,
@@ -86,5 +114,11 @@ def _finding(o: Override) -> Finding:
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
-    for o in overrides(changed, ctx.index):
+    scopes: dict[str, FileScopes | None] = {}
+    for s in changed:
+        f = ctx.change.file(s.path)
+        scopes[s.path] = (
+            file_scopes(s.path, f.head_text) if f is not None and f.head_text is not None else None
+        )
+    for o in overrides(changed, ctx.index, scopes):
         yield _finding(o)

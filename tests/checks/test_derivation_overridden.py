@@ -30,3 +30,14 @@ def test_a_constant_after_the_callee_that_derived_it(tmp_path: Path) -> None:
 def test_a_builder_constraint_undone_by_an_env_override(tmp_path: Path) -> None:
     (f,) = _findings("py-env-after-builder", tmp_path)
     assert "when `TP_SPLIT_EMB` is set (config/model_config.py:12)" in f.title
+
+
+def test_quotes_the_source_and_suggests_in_its_language(tmp_path: Path) -> None:
+    (cpp,) = _findings("cpp-scopes", tmp_path / "cpp")
+    assert cpp.line == 51
+    assert cpp.title.startswith('`result->stage_status = grpc::Status(0, "ok")` now overwrites')
+    assert cpp.evidence == ("Derived at cpp/Stages.cc:48: `result->stage_status = runStage(result)`.",)
+    assert "is None" not in cpp.suggestion and "if (!" in cpp.suggestion
+    (py,) = _findings("py-scopes", tmp_path / "py")
+    assert py.title.startswith('`result.stage_status = "ok"` now overwrites')
+    assert "`if ... is None:`" in py.suggestion
