@@ -25,6 +25,7 @@ from reviewbot.model.review import Review, Status
 from reviewbot.model.truthtable import TruthTable
 from reviewbot.report import sanitize
 from reviewbot.report.fit import Extra, Measure, Slot, Step, fit, joined, total_size
+from reviewbot.report.group import MAX_P3, Folded, Group, fold
 from reviewbot.report.templating import Chrome, chrome, macros, tidy
 
 __all__ = ["render_markdown", "render_finding", "compact_kpi", "BUDGET", "GITHUB_LIMIT", "Caps", "CAPS"]
@@ -48,6 +49,8 @@ class Caps:
     notes: int = 10
     note_line: int = 800  # a note carries its reason (a git error, a limit): shown nearly whole
     fixed: int = 20
+    p3: int = MAX_P3  # P3 findings shown (near-identical ones grouped count once; report.group)
+    group_lines: int = 12  # other lines of a group named on its title line
 
 
 CAPS = Caps()
@@ -82,13 +85,32 @@ def _attach_tables(
     return attached, loose
 
 
+def also_line(group: Group, t: Chrome) -> str:
+    """`(4 like this in this file: also lines 22, 31, 40)` for a group; "" for a single finding."""
+    if not group.others:
+        return ""
+    lines = group.lines()
+    shown = ", ".join(str(n) for n in lines[: CAPS.group_lines])
+    if len(lines) > CAPS.group_lines:
+        shown += ", " + sanitize.ELLIPSIS
+    return str(t("grouped_also", n=group.count, lines=Markup(shown or str(group.first.line))))
+
+
 def _finding_variants(
-    f: Finding, t: Chrome, number: int | None, tables: Sequence[TruthTable], place: bool
+    f: Finding,
+    t: Chrome,
+    number: int | None,
+    tables: Sequence[TruthTable],
+    place: bool,
+    also: str = "",
 ) -> tuple[str, ...]:
-    """(full, body, title, gone) texts of one finding."""
+    """(full, body, title, gone) texts of one finding; `also` names the near-identical findings
+    grouped into it (kept at every level but gone)."""
     m = macros("finding.md.j2")
     f = f.localized(t.lang)
     title = tidy(str(m.title_line(f, t, CAPS, number, place)))
+    if also:
+        title = f"{title} {also}"
     body = "\n\n".join(p for p in (title, tidy(str(m.body(f, t, CAPS)))) if p)
     if len(f.evidence) > CAPS.evidence or f.suggestion_code or tables:
         full = body + "\n\n" + tidy(str(m.details(f, t, CAPS, tables)))
@@ -175,9 +197,13 @@ class _Builder:
 def _layout(review: Review, t: Chrome) -> _Layout:
     m = macros("report.md.j2")
     # Dismissed findings have their own section: listed with the reason, under neither heading.
-    ordered = _ordered([f for f in review.findings if f.dismissal is None])
+    # Near-identical findings are shown once with a count, and P3s past `CAPS.p3` not at all
+    # (report.group); each finding's number is its group's, so the checklist still points at it.
+    folded = fold(_ordered([f for f in review.findings if f.dismissal is None]), CAPS.p3)
+    groups = folded.shown
+    ordered = [g.first for g in groups]
     dismissed = [f for f in review.findings if f.dismissal is not None]
-    number = {f.fingerprint: n for n, f in enumerate(ordered, 1)}
+    number = {f.fingerprint: n for n, g in enumerate(groups, 1) for f in g.members}
     attached, loose = _attach_tables(ordered, review.truth_tables)
     b = _Builder()
     numbers: dict[int, int] = {}
@@ -198,10 +224,13 @@ def _layout(review: Review, t: Chrome) -> _Layout:
         heading = b.add(sev, f"#### {sev}", "")
         headings[heading] = []
         for n in group:
-            variants = _finding_variants(ordered[n - 1], t, n, attached.get(n - 1, []), True)
+            also = also_line(groups[n - 1], t)
+            variants = _finding_variants(ordered[n - 1], t, n, attached.get(n - 1, []), True, also)
             i = b.add(f"F{n}", *variants)
             numbers[i] = n
             headings[heading].append(i)
+    if folded.grouped or folded.capped:
+        b.add("folded", folded_line(folded, t))
     if dismissed:
         b.section("dismissed", tidy(str(m.dismissed(dismissed, t, CAPS))), "")
     if review.round.fixed:
@@ -225,6 +254,16 @@ def _layout(review: Review, t: Chrome) -> _Layout:
     blocking = [i for i, n in numbers.items() if ordered[n - 1].blocking]
     rest = [i for i, n in numbers.items() if not ordered[n - 1].blocking]
     return _Layout(b.slots, numbers, blocking, rest, headings, b.sections)
+
+
+def folded_line(folded: Folded, t: Chrome) -> str:
+    """One line: how many findings were grouped into how many, and how many P3s are not shown."""
+    parts = []
+    if folded.grouped:
+        parts.append(str(t("folded_grouped", n=folded.grouped + folded.groups, groups=folded.groups)))
+    if folded.capped:
+        parts.append(str(t("folded_p3", n=folded.capped_findings, shown=CAPS.p3)))
+    return str(t("folded", what=Markup(str(t.lo_sep).join(parts))))
 
 
 # Of the test run's KPI, the counts (its sandbox, command and isolation have their own section above).

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from reviewbot.model.finding import Finding
 from reviewbot.model.review import Review, Status
+from reviewbot.report.group import Group, group_findings
 from reviewbot.report.templating import plain_strings
 
 __all__ = ["render_text", "render_github", "summary_line", "open_findings"]
@@ -68,19 +69,32 @@ def summary_line(review: Review, lang: str = "en", colour: bool = False) -> str:
     suppressed = int(review.kpi.get("suppressed", 0) or 0)
     if suppressed:
         parts.append(s["text_suppressed"].format(n=suppressed))
+    groups = [g for g in group_findings(shown) if g.others]
+    if groups:
+        folded = sum(g.count for g in groups)
+        parts.append(s["text_grouped"].format(n=folded, groups=len(groups)))
     if review.notes:
         parts.append(s["text_notes"].format(n=len(review.notes)))
     return "; ".join(parts)
 
 
+def _also(group: Group) -> str:
+    """` (×4: also lines 22, 31, 40)` for a group of near-identical findings; "" for one finding."""
+    if not group.others:
+        return ""
+    lines = group.lines()
+    return f" (×{group.count}" + (f": also line {', '.join(map(str, lines))})" if lines else ")")
+
+
 def render_text(review: Review, lang: str = "en", *, colour: bool = False) -> str:
-    """Compact lines for a terminal: findings, notes, then the summary line."""
+    """Compact lines for a terminal: findings (near-identical ones as one line with a count: same
+    rule, field and file; report.group), notes, then the summary line."""
     lines: list[str] = []
-    for f in open_findings(review):
-        f = f.localized(lang)
+    for group in group_findings(open_findings(review)):
+        f = group.first.localized(lang)
         where = _paint(f"{f.path}:{f.line}:", _BOLD, colour)
         sev = _paint(f"[{f.severity.value}]", _SEVERITY_COLOUR[f.severity.value], colour)
-        lines.append(f"{where} {sev} {f.rule}: {_one_line(f.title)}")
+        lines.append(f"{where} {sev} {f.rule}: {_one_line(f.title)}{_also(group)}")
     for n in review.notes:
         where = f"{n.path}: " if n.path else ""
         lines.append(f"{where}note [{n.reason.value}]: {_one_line(n.localized(lang))}")

@@ -135,10 +135,13 @@ def test_many_findings_fit_the_budget_details_go_first_then_lower_severity_bodie
     assert blocking.count("- writer: ") == 6 and blocking.count("Suggestion: ") == 2
     note = markdown.split("\n")[2]
     assert note.startswith("_Shortened to stay within 12 KB; left out: the details of F1–F")
-    assert f"all but the titles of F{shown[-1] + 1}–F40" in note
+    # 20 P3s: the comment shows CAPS.p3 of them (F21-F30) and says how many it did not.
+    assert f"all but the titles of F{shown[-1] + 1}–F{20 + CAPS.p3}" in note
     # A PR author reads the comment: it names no command to run (issue 27).
     assert note.endswith("The JSON report has everything._") and "reviewbot run" not in note
-    assert "**F40 · [P3] " in markdown  # every finding keeps its title line
+    assert f"**F{20 + CAPS.p3} · [P3] " in markdown  # every shown finding keeps its title line
+    assert f"**F{21 + CAPS.p3} · " not in markdown
+    assert f"_Folded: {20 - CAPS.p3} more P3 findings not shown (at most {CAPS.p3} are). " in markdown
     state = decode_state(markdown)
     assert state is not None and len(state.findings) == 40
     assert markdown.rstrip("\n").splitlines()[-1] == encode_state(State.from_review(_review(findings)))
@@ -146,7 +149,8 @@ def test_many_findings_fit_the_budget_details_go_first_then_lower_severity_bodie
 
 def test_what_still_fits_comes_back_most_important_first() -> None:
     findings = [_finding(0, Severity.P1, suggestion_code=SKETCH, suggestion_lang="python")]
-    findings += [_finding(i, Severity.P3, evidence=("e" * 290,) * 3) for i in range(1, 30)]
+    # P2s: the comment shows at most CAPS.p3 P3s, and these are about the budget.
+    findings += [_finding(i, Severity.P2, evidence=("e" * 290,) * 3) for i in range(1, 30)]
     markdown = _with_marker(_review(findings))
     assert len(markdown.encode()) <= BUDGET
     # Dropping the P3 bodies made room again for the P1's folded test sketch.
@@ -154,7 +158,7 @@ def test_what_still_fits_comes_back_most_important_first() -> None:
 
 
 def test_when_the_titles_alone_exceed_the_budget_the_most_important_bodies_still_show() -> None:
-    findings = [_finding(i, Severity.P1 if i < 10 else Severity.P3) for i in range(150)]
+    findings = [_finding(i, Severity.P1 if i < 10 else Severity.P2) for i in range(150)]  # P2: no P3 cap
     markdown = _with_marker(_review(findings))
     assert BUDGET < len(markdown.encode()) <= GITHUB_LIMIT
     assert all(f"**F{n} · " in markdown for n in range(1, 151))  # every title
@@ -258,7 +262,7 @@ def _kpi_block(markdown: str) -> dict[str, object]:
 
 
 def test_the_kpi_block_stays_when_everything_else_is_cut() -> None:
-    findings = [_finding(i, Severity.P1 if i < 5 else Severity.P3) for i in range(60)]
+    findings = [_finding(i, Severity.P1 if i < 5 else Severity.P2) for i in range(60)]  # P2: no P3 cap
     kpi = {"coverage": 1.0, "new_findings": 60, "tests": {"ran": 2, "isolation": {"user": "x" * 500}}}
     review = _review(findings, kpi=kpi)
     markdown = _with_marker(review)
