@@ -2,7 +2,9 @@
 
 - every registered rule is a `reportingDescriptor`: its one-line summary, its "What it does" as
   `fullDescription` and its whole documentation (What it does / Why is this bad? / Example / Use
-  instead) as `help` in text and markdown, so code scanning shows the rule page next to an alert;
+  instead) as `help`: `markdown` as written (code scanning renders it next to an alert) and `text` as
+  plain text (headings, code fences, backticks and emphasis marks taken out) for viewers without
+  markdown;
 - a finding is a `result` at its line; its evidence lines are the message's further paragraphs and
   every place they name (`path:line`), with the finding's own related locations, is a
   `relatedLocation` whose message is the evidence line that names it;
@@ -20,7 +22,7 @@ from reviewbot import __version__
 from reviewbot.model.finding import Finding
 from reviewbot.model.review import Review
 
-__all__ = ["render_sarif", "related_places", "MAX_RELATED"]
+__all__ = ["render_sarif", "related_places", "plain_text", "MAX_RELATED"]
 
 _LEVEL = {"P0": "error", "P1": "error", "P2": "warning", "P3": "note"}
 # A place in an evidence line: a repository path with a file extension and a line number. Paths are
@@ -40,10 +42,32 @@ def _rule(rule_id: str, summary: str, severity: str, text: str) -> dict[str, Any
         "name": "".join(part.capitalize() for part in rule_id.split("-")),
         "shortDescription": {"text": summary},
         "fullDescription": {"text": " ".join(what.split())},
-        "help": {"text": text, "markdown": text},
+        "help": {"text": plain_text(text), "markdown": text},
         "defaultConfiguration": {"level": _LEVEL[severity]},
         "properties": {"severity": severity, "tags": ["reviewbot", severity]},
     }
+
+
+def plain_text(markdown: str) -> str:
+    """A rule page as plain text: `## Why is this bad?` -> `Why is this bad?`, fences and inline code
+    marks removed (the code kept, indented), `**bold**` -> `bold`, links as `text (url)`."""
+    out: list[str] = []
+    fenced = False
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced:
+            out.append("    " + line if line else "")
+            continue
+        line = _HEADING.sub("", line)
+        line = _LINK.sub(r"\1 (\2)", line)
+        out.append(line.replace("**", "").replace("`", ""))
+    return "\n".join(out).strip() + "\n"
+
+
+_HEADING = re.compile(r"^#{1,6}\s+")
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 
 
 def _location(path: str, line: int) -> dict[str, Any]:

@@ -64,7 +64,10 @@ def test_example_round_as_sarif_is_valid_and_carries_help_and_evidence(
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == list(CHECKS)
     for r in rules:
-        assert r["help"]["markdown"] == doc(r["id"]) and "## Why is this bad?" in r["help"]["text"]
+        # Markdown for code scanning, plain text for viewers that show `text` as is (issue 27 item 11).
+        assert r["help"]["markdown"] == doc(r["id"]) and "## Why is this bad?" in r["help"]["markdown"]
+        assert "\nWhy is this bad?\n" in r["help"]["text"]
+        assert not any(line.startswith(("#", "```")) for line in r["help"]["text"].splitlines())
         assert r["fullDescription"]["text"] and "##" not in r["fullDescription"]["text"]
     results = run["results"]
     assert results, "the example's round 2 has findings"
@@ -147,3 +150,11 @@ def test_replacement_becomes_a_fix_and_related_locations_are_kept(validator: Dra
     assert "fixes" not in without and "relatedLocations" not in without
     assert "add a test" in without["message"]["text"]
     assert related_places(prose) == []
+
+
+def test_rule_help_text_is_plain_and_markdown_is_kept() -> None:
+    from reviewbot.report.sarif import plain_text
+
+    md = "# x (P1)\n\n## What it does\nFlags `a && b` **twice**, see [docs](https://e.x/y).\n\n```python\nx = 1\n```\n"
+    text = plain_text(md)
+    assert text == "x (P1)\n\nWhat it does\nFlags a && b twice, see docs (https://e.x/y).\n\n    x = 1\n"
