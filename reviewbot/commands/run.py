@@ -83,6 +83,14 @@ def add_arguments(parser: argparse.ArgumentParser, *, local_only: bool = False) 
     )
     parser.add_argument("--output", "-o", help="write the report to this file instead of stdout")
     parser.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="FORMAT=FILE",
+        help="also write the report in FORMAT to FILE (repeatable; e.g. sarif=reviewbot.sarif): "
+        "one review, several reports",
+    )
+    parser.add_argument(
         "--fail-level",
         choices=FAIL_LEVELS,
         default=None,
@@ -230,8 +238,21 @@ def check_arguments(args: argparse.Namespace) -> None:
         )
     if args.output:
         check_output(args.output)
+    for _fmt, file in also_outputs(args):
+        check_output(file)
     if args.db is not None:
         check_db_url(args.db)
+
+
+def also_outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """`--also FORMAT=FILE` pairs; a bad one is a UsageError (exit 2) before any work."""
+    out: list[tuple[str, str]] = []
+    for spec in getattr(args, "also", None) or []:
+        fmt, sep, file = spec.partition("=")
+        if not sep or fmt not in FORMATS or not file:
+            raise UsageError(f"--also {spec}: give FORMAT=FILE, FORMAT one of {', '.join(FORMATS)}")
+        out.append((fmt, file))
+    return out
 
 
 def review_local(args: argparse.Namespace, settings: Settings | None = None) -> RoundOutcome:
@@ -320,15 +341,19 @@ def emit(
     text = render(review, fmt, lang or args.lang or "en", markdown, colour=fmt == "text" and use_colour(args))
     review.kpi.setdefault("timings_ms", {})["render"] = round((time.perf_counter() - clock) * 1000, 1)
     if args.output:
-        try:
-            Path(args.output).expanduser().write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise EnvironmentProblem(
-                f"cannot write the report to {args.output}: {exc.strerror or exc}"
-            ) from exc
+        _write(args.output, text)
     else:
         sys.stdout.write(text)
+    for other, file in also_outputs(args):
+        _write(file, render(review, other, lang or args.lang or "en", markdown))
     return 1 if failing(review, fail_level(args)) else 0
+
+
+def _write(file: str, text: str) -> None:
+    try:
+        Path(file).expanduser().write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise EnvironmentProblem(f"cannot write the report to {file}: {exc.strerror or exc}") from exc
 
 
 def main(args: argparse.Namespace) -> int:

@@ -147,3 +147,154 @@ def test_outside_a_pull_request_the_review_step_says_what_to_set(
     )
     (step,) = run.steps
     assert step.returncode == 2 and "set the base and head inputs" in step.output
+
+
+def _review_step(action: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **action,
+        "runs": {**action["runs"], "steps": [s for s in action["runs"]["steps"] if s.get("id") == "review"]},
+    }
+
+
+def test_the_step_summary_holds_the_findings_without_code_scanning(
+    action: dict[str, Any], example: ExampleRepo, venv: Path, action_path: Path, tmp_path: Path
+) -> None:
+    """`upload-sarif: "false"` (no code scanning): the job's summary page is where the findings are."""
+    summary = tmp_path / "summary.md"
+    github = {
+        "action_path": str(action_path),
+        "event": {"pull_request": {"base": {"sha": example.base}, "head": {"sha": example.round1}}},
+    }
+    run = run_action(
+        action,
+        with_={"run-tests": "false", "upload-sarif": "false"},
+        github=github,
+        cwd=example.path,
+        env={"PATH": f"{venv / 'bin'}:{os.environ['PATH']}", "GITHUB_STEP_SUMMARY": str(summary)},
+        skip_uses=SKIP_USES,
+        scratch=tmp_path,
+    )
+    assert not run.failed, [(s.name, s.output[-2000:]) for s in run.steps if s.returncode]
+    upload = next(s for s in run.steps if s.name == "Upload to code scanning")
+    assert upload.output == "condition false"
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("## reviewbot review — BLOCKING")
+    assert "missing-tests" in text or "[P1]" in text
+    assert "### Blocking Issues" in text and "**F1 · [P1] " in text
+    assert int(run.outputs["review"]["findings"]) >= 1
+    assert (
+        "the report is in the job summary"
+        in next(s for s in run.steps if s.name == "Review base..head").output
+    )
+
+
+def test_a_shallow_checkout_is_one_line_naming_fetch_depth_0(
+    action: dict[str, Any], example: ExampleRepo, venv: Path, action_path: Path, tmp_path: Path
+) -> None:
+    """actions/checkout's default (depth 1, the head only): the base is missing; the step says what to set."""
+    subprocess.run(
+        ["git", "-C", str(example.path), "branch", "-f", "shallow-head", example.round1], check=True
+    )
+    shallow = tmp_path / "shallow"
+    subprocess.run(
+        [
+            "git",
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            "--branch",
+            "shallow-head",
+            f"file://{example.path}",
+            str(shallow),
+        ],
+        check=True,
+    )
+    assert (
+        subprocess.run(
+            ["git", "-C", str(shallow), "rev-parse", "--is-shallow-repository"],
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        == "true"
+    )
+    github = {
+        "action_path": str(action_path),
+        "event": {"pull_request": {"base": {"sha": example.base}, "head": {"sha": example.round1}}},
+    }
+    run = run_action(
+        _review_step(action),
+        with_={"run-tests": "false"},
+        github=github,
+        cwd=shallow,
+        env={"PATH": f"{venv / 'bin'}:{os.environ['PATH']}"},
+        skip_uses=SKIP_USES,
+        scratch=tmp_path,
+    )
+    (step,) = run.steps
+    assert step.returncode == 2
+    errors = [line for line in step.output.splitlines() if line.startswith("::error::")]
+    assert len(errors) == 1 and "`fetch-depth: 0`" in errors[0] and example.base[:12] in errors[0]
+    assert "unknown revision" not in step.output and "Traceback" not in step.output
+
+
+def test_the_comment_fallback_posts_once_and_updates_in_place(
+    action: dict[str, Any], example: ExampleRepo, venv: Path, action_path: Path, tmp_path: Path
+) -> None:
+    from tests.fakegithub import FakeGitHub, make_bare, push
+
+    bare = make_bare(tmp_path / "bare.git")
+    push(example.path, bare, example.base, "refs/heads/main")
+    push(example.path, bare, example.round1, "refs/heads/feature")
+    with FakeGitHub() as gh:
+        token = gh.add_user("acme")
+        gh.add_repo("acme/rtp-llm", bare)
+        gh.add_pull("acme/rtp-llm", 7, user="acme", head_sha=example.round1, base_sha=example.base)
+        github = {
+            "action_path": str(action_path),
+            "token": token,
+            "event": {
+                "pull_request": {"number": 7, "base": {"sha": example.base}, "head": {"sha": example.round1}}
+            },
+        }
+        env = {
+            "PATH": f"{venv / 'bin'}:{os.environ['PATH']}",
+            "GITHUB_API_URL": gh.api_url,
+            "GITHUB_REPOSITORY": "acme/rtp-llm",
+        }
+        outputs = []
+        for i in range(2):
+            scratch = tmp_path / f"run{i}"
+            scratch.mkdir()
+            run = run_action(
+                _review_step(action),
+                with_={"run-tests": "false", "comment": "true"},
+                github=github,
+                cwd=example.path,
+                env=env,
+                skip_uses=SKIP_USES,
+                scratch=scratch,
+            )
+            (step,) = run.steps
+            assert step.returncode == 0, step.output[-3000:]
+            outputs.append(step.output)
+        assert "reviewbot: commented on acme/rtp-llm#7" in outputs[0]
+        assert "reviewbot: updated comment" in outputs[1]
+        (comment,) = gh.comments("acme/rtp-llm", 7)
+        assert "## reviewbot review — BLOCKING" in comment.body and "**F1 · [P1] " in comment.body
+
+        # A token that cannot write (a fork's pull request): a warning, not a failed job.
+        github["token"] = "ghp_not_a_token"
+        scratch = tmp_path / "run-denied"
+        scratch.mkdir()
+        run = run_action(
+            _review_step(action),
+            with_={"run-tests": "false", "comment": "true"},
+            github=github,
+            cwd=example.path,
+            env=env,
+            skip_uses=SKIP_USES,
+            scratch=scratch,
+        )
+        (step,) = run.steps
+        assert step.returncode == 0 and "::warning::reviewbot: comment not posted: HTTP 401" in step.output
