@@ -157,6 +157,12 @@ class FileScopes:
     lang: Lang
     scopes: tuple[Scope, ...]
     lines: tuple[str, ...]
+    # Python command-line options the file declares (`add_argument("--seq-par", dest=...)`), by
+    # destination (`seq_par`), with the line of the declaration.
+    options: tuple[tuple[str, int], ...] = ()
+
+    def option_line(self, dest: str) -> int | None:
+        return next((line for name, line in self.options if name == dest), None)
 
     def around(self, line: int) -> list[Scope]:
         """The scopes that hold `line`, outermost first."""
@@ -198,6 +204,37 @@ class FileScopes:
         last = end if end is not None and end >= start else start
         chunk = self.lines[start - 1 : last]
         return " ".join(x.strip() for x in chunk if x.strip())
+
+
+def _options(root: Node) -> list[tuple[str, int]]:
+    """`parser.add_argument("--a-b", ...)` / `group.add_argument("-x", "--a-b", dest="c")`: (dest, line)."""
+    out: list[tuple[str, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.type != "call":
+            continue
+        fn = node.child_by_field_name("function")
+        if fn is None or not text(fn).endswith("add_argument"):
+            continue
+        args = named(node.child_by_field_name("arguments"))
+        flags = [text(a).strip("\"'") for a in args if a.type == "string"]
+        dest = next(
+            (
+                text(v).strip("\"'")
+                for a in args
+                if a.type == "keyword_argument"
+                and (k := a.child_by_field_name("name")) is not None
+                and text(k) == "dest"
+                and (v := a.child_by_field_name("value")) is not None
+            ),
+            "",
+        )
+        name = dest or next((f.lstrip("-") for f in flags if f.startswith("--")), "")
+        if name:
+            out.append((name.replace("-", "_"), first_line(node)))
+    return sorted(out, key=lambda o: (o[1], o[0]))
 
 
 def _walk(root: Node, lang: Lang) -> list[Scope]:
@@ -248,4 +285,5 @@ def file_scopes(path: str, source: str) -> FileScopes | None:
         return None
     parser = _PY if lang is Lang.PYTHON else _CPP
     root = parser.get().parse(source.encode("utf-8", "replace")).root_node
-    return FileScopes(lang, tuple(_walk(root, lang)), tuple(source.splitlines()))
+    options = tuple(_options(root)) if lang is Lang.PYTHON and "add_argument" in source else ()
+    return FileScopes(lang, tuple(_walk(root, lang)), tuple(source.splitlines()), options)

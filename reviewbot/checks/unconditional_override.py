@@ -2,10 +2,23 @@
 
 ## What it does
 Flags a write added or changed by the change — under a derived condition or unconditionally — to a field
-of a config owner (a C++ struct/class, a Python class or dataclass) that other code sets explicitly on
-the **same owner**: model config builders, other functions, and the bindings that let the other language
-set it (`def_readwrite`, `def_property`). It fires only when the write neither checks whether the field
-was set explicitly / is still at its default nor logs that it applied.
+of a config owner (a C++ struct/class, a Python class or dataclass) that another **source** sets
+explicitly on the **same owner**: the bindings that let the other language set it (`def_readwrite`,
+`def_property`), code in the other language writing through them, a model's config builder, the
+environment, a command-line option's handler, a value read from a config file. It fires only when the
+write neither checks whether the field was set explicitly / is still at its default nor logs that it
+applied.
+
+An explicit setting is another source, never the same one: another derivation in the code, the same
+expression computed elsewhere (`args.vpp = args.layers // args.pp` in two argument validators), or a
+second command-line parser are not settings this write overrides. A write that fills the field in only
+while it is unset overrides nothing either (`analysis.setting_sources.fills_in`): a check of the field
+in its guard, in a helper its guard calls (`if (needsDefaultDtype(config))` returning
+`config.kv_cache_dtype.empty()`), in an early `return` / `continue` before it, or around every call of
+its function (`if cfg.x is None: apply_defaults(cfg)`); a value that reads the field
+(`x = json_value(data, "x", defaults.x)`, `x &= ok`); a `catch` / `except` clause. Nor is the user's
+own setting: a command-line option's handler (it reads `argv`, runs when an option string matched, or
+is a lambda registered for `"--option"`).
 
 Writers are matched by owner, never by bare attribute name: `weight.data_type = ...` on a weight object
 does not override `ModelConfig::data_type`. The owner of a write is the type of its receiver as far as
@@ -56,6 +69,9 @@ from collections.abc import Iterable
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach import describe_reach
+from reviewbot.analysis.setting_sources import ENV, Source, cli_write, fills_in, same_expression, source_of
+from reviewbot.analysis.sides import Side, sides
+from reviewbot.analysis.write_scopes import FileScopes, file_scopes
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import (
     MAX_TITLE,
@@ -73,7 +89,7 @@ from reviewbot.checks.util import (
     statement,
     writers_on,
 )
-from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, OwnerVia
+from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, Lang, OwnerVia
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, clauses, listing, msg
@@ -150,14 +166,11 @@ def initialises_fresh(a: Assignment, facts: FileFacts | None) -> bool:
     return True
 
 
-_ENV = re.compile(r"\bos\.environ\b|\bgetenv\b|\benviron\.get\b|\bget_env\w*\(|\bstd::getenv\b")
-
-
 def from_operator(a: Assignment) -> bool:
     """The written value is the operator's own explicit setting (an environment variable in the value or
     the guard: `FORCE_STOP_WORDS=...`): it is meant to win over the models' settings."""
     guard = " ".join(atom.text for atom in a.guard.atoms()) if a.guard is not None else ""
-    return bool(_ENV.search(a.value) or _ENV.search(guard))
+    return bool(ENV.search(a.value) or ENV.search(guard))
 
 
 def _exempt(d: ChangedDerivation) -> bool:
@@ -168,6 +181,7 @@ def _exempt(d: ChangedDerivation) -> bool:
         a.checks_target_first
         or guard_reads_target
         or a.logs_in_branch
+        or a.kind is AssignKind.AUGMENTED
         or _declares(a)
         or is_pickling(a)
         or rederives_itself(a)
@@ -178,11 +192,14 @@ def _exempt(d: ChangedDerivation) -> bool:
 
 
 def explicit_writers(a: Assignment, index: RepoIndex) -> list[Assignment]:
-    """Other writes that set `a`'s field explicitly on the same owner, by path and line. A write whose
-    owner cannot be told is matched to nothing."""
+    """Other writes that set `a`'s field explicitly on the same owner, by path and line: from another
+    source than `a` (bindings, the other language, a model builder, the environment, the command line,
+    a config file), never another derivation in the code or the same expression. A write whose owner
+    cannot be told is matched to nothing."""
     owner = field_owner(a, index)
     if not owner:
         return []
+    mine = source_of(a, a.lang)
     return [
         w
         for w in writers_on(owner, a, index)
@@ -190,6 +207,8 @@ def explicit_writers(a: Assignment, index: RepoIndex) -> list[Assignment]:
         and not (w.path == a.path and w.function == a.function)
         and not index.is_excluded(w.path)
         and not _not_a_setting(w)
+        and source_of(w, a.lang) not in (Source.CODE, mine)
+        and not same_expression(a, w)
     ]
 
 
@@ -199,8 +218,37 @@ def _describe_writer(w: Assignment) -> Message | str:
     return f"{place(w.path, w.line)} `{clip(w.text or w.target + ' = ' + w.value, 60)}`"
 
 
+# Receivers that hold parsed command-line arguments (`args.x`) or are the arguments' own class (`self.x`).
+_ARGS_RECEIVER = re.compile(r"^(?:self|this|\w*args|namespace|opts|options)$")
+
+
+def _command_line_option(a: Assignment, scopes: FileScopes | None) -> int | None:
+    """The line of the command-line option this Python write's field is (`add_argument("--x")` in the
+    same file, written through `args.x` or the arguments' own `self.x`): the user's explicit setting."""
+    if scopes is None or a.lang is not Lang.PYTHON or not _ARGS_RECEIVER.match(a.receiver or "self"):
+        return None
+    return scopes.option_line(a.field)
+
+
+def _scopes(ctx: CheckContext, path: str) -> FileScopes | None:
+    changed = ctx.change.file(path)
+    if changed is None or changed.head_text is None:
+        return None
+    return file_scopes(path, changed.head_text)
+
+
+def _is_setting(a: Assignment, ctx: CheckContext, by_path: dict[str, Side]) -> bool:
+    """The write is a setting itself (a command-line option's handler), or fills the field in only
+    while it is unset: not an override."""
+    scopes = _scopes(ctx, a.path)
+    side = by_path.get(a.path)
+    heads = [s.head for s in by_path.values() if s.head is not None]
+    return cli_write(a, scopes) or fills_in(a, ctx.index, side.head if side else None, scopes, heads)
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[str] = set()
+    by_path = {s.path: s for s in sides(ctx.change, ctx.base_facts, ctx.head_facts)}
     for d in ctx.derivations:
         a = d.head
         changed = ctx.change.file(a.path)
@@ -209,21 +257,27 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             _exempt(d)
             or initialises_fresh(a, ctx.head_facts.get(a.path))
             or moved_unchanged(a, base, changed)
+            or _is_setting(a, ctx, by_path)
         ):
             continue
         others = explicit_writers(a, ctx.index)
-        if not others:
+        option = _command_line_option(a, _scopes(ctx, a.path))
+        if not others and option is None:
             continue
         anchor = assignment_anchor(a)
         if anchor in seen:
             continue
         seen.add(anchor)
-        owned = f"{field_owner(a, ctx.index)}.{a.field}"
-        evidence: list[Message | str] = [
-            msg("unconditional-override.set-at", places=listing([_describe_writer(w) for w in others]))
-        ]
+        owned = f"{field_owner(a, ctx.index) or receiver_of(a) or 'args'}.{a.field}"
+        setters: list[Message | str] = [_describe_writer(w) for w in others]
+        if option is not None:
+            setters.insert(
+                0, msg("unconditional-override.option", place=place(a.path, option), field=a.field)
+            )
+        count = len(setters)
+        evidence: list[Message | str] = [msg("unconditional-override.set-at", places=listing(setters))]
         reach = describe_reach(a.guard, ctx.index)
-        extra: list[tuple[str, str]] = [("field", owned), ("writers", str(len(others)))]
+        extra: list[tuple[str, str]] = [("field", owned), ("writers", str(count))]
         if reach is not None:
             facts = [fact for ar in reach.atoms for fact in (ar.default_msg, ar.derived_msg) if fact]
             if facts:
@@ -232,10 +286,10 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
                 evidence.append(reach.text)
                 extra.append(("reach", reach.sentence))
         written = statement(a)
-        number = "one" if len(others) == 1 else "many"
+        number = "one" if count == 1 else "many"
         scope = "unconditional" if a.guard is None else "guarded"
         title = msg(
-            f"unconditional-override.title.{scope}.{number}", written=written, count=len(others), owned=owned
+            f"unconditional-override.title.{scope}.{number}", written=written, count=count, owned=owned
         )
         finding = Finding.make(
             rule=id,
