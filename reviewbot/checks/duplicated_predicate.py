@@ -1,15 +1,24 @@
-"""duplicated-predicate (P3): a compound condition the change adds already exists elsewhere.
+"""duplicated-predicate (P3): the change writes a compound condition a second time in the same function.
 
 ## What it does
 Finds a compound predicate (two or more atoms, e.g. `style == RopeStyle::No && !use_kvcache`) on an added
-line that is already written, in any spelling or in the other language, in the same function, the same file
-or elsewhere in the repository. Spellings are compared after normalisation: whitespace, parentheses, operand
+line that is written again in the **same function**, where both copies decide a derived value: each guards
+a write of a field (`config.x = ...` under `if (...)`) or is part of the written value (a ternary's
+condition, a boolean). Spellings are compared after normalisation: whitespace, parentheses, operand
 order of `&&`/`||`/`and`/`or`, `!x` vs `not x`, `::`/`->` vs `.`, `self.`/`this->`, and the root receiver
 variable when it is named like a config (`config.x` vs `cfg.x` vs `self.x`). Operands are compared whole
 otherwise: `!a.items.empty() && b.has_value()` and `!req.tokens.empty() && res.has_value()` test different
-objects and are not the same predicate. A predicate that replaces one on a removed line of its hunk, the same up to one renamed identifier, is
-an existing copy renamed or reformatted, not a new one. The suggested local is named from the predicate's meaning
-(`rope_style_is_no_and_no_kvcache`), in the file's language.
+objects and are not the same predicate.
+
+Only what the change itself does is reported. Not duplication: copies in other functions, files or the
+other language (shared helpers, platform checks and the like are spelled out everywhere on purpose);
+copies in branches that exclude each other (`if arch == A: ... elif arch == B: ...`, an `if` and its
+`else`), which each handle one case; copies that decide the same field (`if backend is None: backend =
+"a"` for one model, `... = "b"` for another: alternatives for one value); copies that only guard calls,
+`return`s, `raise`s or locals (no derived field disagrees when they drift); a predicate that replaces one on a removed line of its hunk, the
+same up to one renamed identifier (a rename or reformat), or one that the change moves from a removed line
+elsewhere (code moved between files or functions). The suggested local is named from the predicate's
+meaning (`rope_style_is_no_and_no_kvcache`), in the file's language.
 
 ## Why is this bad?
 Each copy is an independent encoding of one decision. When the decision changes, one copy gets updated
@@ -35,21 +44,22 @@ if (rope_style_is_no_and_no_kvcache) {
 
 from __future__ import annotations
 
-import builtins
 import re
 from collections.abc import Iterable
 
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.pinning import column_name, constant, in_source_order, split_comparison
 from reviewbot.checks.util import MAX_TITLE, clip, identifier, place, snake
-from reviewbot.lang.facts import Lang, PredicateUse
+from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, Lang, PredicateUse
 from reviewbot.lang.predicate import And, Atom, Not, Or, Pred, compound_parts, literals, loose_key
 from reviewbot.model.finding import Finding, Severity
-from reviewbot.model.messages import Message, clauses, listing, msg
+from reviewbot.model.messages import Message, listing, msg
 
 id = "duplicated-predicate"
 severity = Severity.P3
-summary = "A compound predicate added by the change already exists in the same function, file or repository."
+summary = (
+    "A compound predicate added by the change is written again in the same function, deciding derived values."
+)
 
 _PATH = re.compile(r"(?<![\w.])[a-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # Root variables that only say "the config at hand": dropped before comparing operands.
@@ -123,7 +133,7 @@ def _keyed(o: PredicateUse) -> list[tuple[str, Pred]]:
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\S")
 
 
-def _renamed(old: str, new: str) -> bool:
+def renamed(old: str, new: str) -> bool:
     """The same predicate, or the same one with one identifier renamed (`is_hybrid` -> `is_hybrid_swa`)."""
     if old == new:
         return True
@@ -152,27 +162,14 @@ def rewritten_in_place(
         for b in sorted(base.predicates, key=lambda b: b.line):
             if b.line not in removed or (base.path, b.line) in absorbed:
                 continue
-            if any(_renamed(loose_key(x), new) for x in (b.pred, *compound_parts(b.pred))):
+            if any(renamed(loose_key(x), new) for x in (b.pred, *compound_parts(b.pred))):
                 absorbed.add((base.path, b.line))
                 return True
     return False
 
 
-def _scope(use: PredicateUse, other: PredicateUse) -> str:
-    if other.path == use.path and other.function == use.function and other.function is not None:
-        return "same function"
-    if other.path == use.path:
-        return "same file"
-    return "other language" if other.lang != use.lang else "elsewhere"
-
-
-# The scopes as said in the report (keyed by the English word the ordering uses).
-_SCOPES = {
-    "same function": msg("duplicated-predicate.scope.function"),
-    "same file": msg("duplicated-predicate.scope.file"),
-    "other language": msg("duplicated-predicate.scope.language"),
-    "elsewhere": msg("duplicated-predicate.scope.elsewhere"),
-}
+# The scope as said in the report: copies are only counted in the same function.
+_SCOPES = {"same function": msg("duplicated-predicate.scope.function")}
 _NEGATED_PREFIX = (("use_", "no_"), ("has_", "no_"), ("enable_", "disable_"), ("is_", "not_"))
 _COMPARE_WORDS = {">": "above", "<": "below", ">=": "at_least", "<=": "at_most"}
 _NEGATED_COMPARE = {">": "<=", "<": ">=", ">=": "<", "<=": ">"}
@@ -236,36 +233,135 @@ def _named(part: Pred, written: str, lang: Lang) -> str:
     return f"const bool {name} = {written};" if lang is Lang.CPP else f"{name} = {written}"
 
 
+def _conjuncts(guard: Pred | None) -> list[Pred]:
+    if guard is None:
+        return []
+    if isinstance(guard, And):
+        return [c for a in guard.args for c in _conjuncts(a)]
+    return [guard]
+
+
+_COMPLEMENT = {
+    "==": "!=",
+    "!=": "==",
+    "<": ">=",
+    ">=": "<",
+    ">": "<=",
+    "<=": ">",
+    "is": "is not",
+    "is not": "is",
+}
+
+
+def _compared(text: str) -> tuple[str, str, str] | None:
+    """`(operand, op, constant)` of a comparison with a constant side, else None."""
+    parts = split_comparison(text)
+    if parts is None:
+        return None
+    left, op, right = parts
+    if constant(right) is not None and constant(left) is None:
+        return left, op, right
+    if constant(left) is not None and constant(right) is None:
+        return right, _MIRROR.get(op, op), left
+    return None
+
+
+def _excludes(a: Pred, b: Pred) -> bool:
+    """`a` and `b` cannot both hold: one is the other negated (`x` / `!x`, `a == b` / `a != b`: an `if`
+    and its `else` or `elif`), or both compare one operand for equality with different constants
+    (`arch == "A"`, `arch == "B"`)."""
+    if isinstance(a, Not) and a.arg.key == b.key or isinstance(b, Not) and b.arg.key == a.key:
+        return True
+    if not (isinstance(a, Atom) and isinstance(b, Atom)):
+        return False
+    pa, pb = split_comparison(a.text), split_comparison(b.text)
+    if (
+        pa is not None
+        and pb is not None
+        and (pa[0], pa[2]) == (pb[0], pb[2])
+        and _COMPLEMENT.get(pa[1]) == pb[1]
+    ):
+        return True
+    ca, cb = _compared(a.text), _compared(b.text)
+    return ca is not None and cb is not None and ca[0] == cb[0] and ca[1] == cb[1] == "==" and ca[2] != cb[2]
+
+
+def _exclusive(g1: Pred | None, g2: Pred | None) -> bool:
+    """The two guards exclude each other (the writes sit in branches that never run together)."""
+    left, right = _conjuncts(g1), _conjuncts(g2)
+    return any(_excludes(a, b) for a in left for b in right)
+
+
+def _decided(facts: FileFacts | None, use: PredicateUse) -> list[Assignment]:
+    """The field writes a condition decides: writes it guards (it is one of their enclosing conditions)
+    or whose statement holds it (a ternary's condition, a boolean value). Writes of locals, pybind
+    bindings and statements without a write (calls, `return`, `raise`) decide no derived field."""
+    if facts is None:
+        return []
+    out = []
+    for a in facts.assignments:
+        if a.function != use.function or not a.receiver or a.kind is AssignKind.BINDING:
+            continue
+        start, end = a.stmt_start or a.line, a.stmt_end or a.line
+        if start <= use.line <= end or any(s <= use.line <= e for s, e in a.guard_spans):
+            out.append(a)
+    return out
+
+
+def _may_disagree(mine: list[Assignment], theirs: list[Assignment]) -> bool:
+    """The two copies feed two different derived values that can be computed in the same run: some
+    write decided by one copy and a write of another field decided by the other are not in branches
+    that exclude each other. Copies that decide the same field are alternatives for that one value
+    (`if not set: x = "a"` for one model, `if not set: x = "b"` for another), not one decision encoded
+    twice."""
+    return any(a.target != b.target and not _exclusive(a.guard, b.guard) for a in mine for b in theirs)
+
+
+def moved_here(ctx: CheckContext, part: Pred, absorbed: set[tuple[str, int]]) -> bool:
+    """The same predicate is on a removed line elsewhere in the change (any file): the change moved an
+    existing copy (code moved between files or functions), it did not write a new one. Each removed
+    copy stands for one added copy (`absorbed` records which were used)."""
+    key = loose_key(part)
+    for changed in sorted(ctx.change.files, key=lambda f: f.path):
+        base = ctx.base_facts.get(changed.old_path or changed.path)
+        if base is None:
+            continue
+        removed = {n for h in changed.hunks for n, _ in h.removed}
+        for b in sorted(base.predicates, key=lambda b: b.line):
+            if b.line not in removed or (base.path, b.line) in absorbed:
+                continue
+            if _same_part(_keyed(b), key, part):
+                absorbed.add((base.path, b.line))
+                return True
+    return False
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     reported: set[tuple[str, str]] = set()
     absorbed: set[tuple[str, int]] = set()
-    # A use of the index is compared with every added part of its key: its parts' keys are taken once
-    # (recomputing them per comparison was a third of this rule's time on a 500-file change).
-    # (By identity: this module's `id` is the rule's, hence builtins.id.)
-    keyed: dict[int, tuple[PredicateUse, list[tuple[str, Pred]]]] = {}
-
-    def parts_of(o: PredicateUse) -> list[tuple[str, Pred]]:
-        entry = keyed.get(builtins.id(o))
-        if entry is None or entry[0] is not o:
-            entry = keyed[builtins.id(o)] = (o, _keyed(o))
-        return entry[1]
-
     for use in sorted(ctx.added_predicates, key=lambda u: (u.path, u.line, u.text)):
+        facts = ctx.head_facts.get(use.path)
+        if facts is None or use.function is None:
+            continue
+        mine = _decided(facts, use)
+        if not mine:
+            continue  # the added copy decides no derived field
+        same_function = [o for o in facts.predicates if o.function == use.function and o.line != use.line]
         for part in compound_parts(use.pred):
             key = loose_key(part)
             if (use.path, key) in reported:
                 continue
             others = [
                 o
-                for o in ctx.index.predicate_uses(key)
-                if not (o.path == use.path and o.line == use.line) and _same_part(parts_of(o), key, part)
+                for o in same_function
+                if _same_part(_keyed(o), key, part) and _may_disagree(mine, _decided(facts, o))
             ]
-            if not others or rewritten_in_place(ctx, use, part, absorbed):
+            if not others or rewritten_in_place(ctx, use, part, absorbed) or moved_here(ctx, part, absorbed):
                 continue
             reported.add((use.path, key))
-            others = sorted(set(others), key=lambda o: (o.path != use.path, o.path, o.line, o.text))
-            scopes = sorted({_scope(use, o) for o in others})
+            others = sorted(set(others), key=lambda o: (o.line, o.text))
             shown = use.text if part is use.pred else part.key
+            scope = _SCOPES["same function"]
             evidence: list[Message | str] = [
                 msg("duplicated-predicate.added", place=place(use.path, use.line), text=clip(use.text, 120))
             ]
@@ -273,28 +369,24 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             evidence.append(
                 msg(
                     "duplicated-predicate.site",
-                    scope=_SCOPES[_scope(use, first)],
+                    scope=scope,
                     place=place(first.path, first.line),
                     text=clip(first.text, 120),
                 )
             )
             if len(others) > 1:
-                by_scope: dict[str, list[str]] = {}
-                for o in others[1:]:
-                    by_scope.setdefault(_scope(use, o), []).append(place(o.path, o.line))
                 evidence.append(
-                    clauses(
-                        [
-                            msg("duplicated-predicate.sites", scope=_SCOPES[scope], places=listing(where, 3))
-                            for scope, where in sorted(by_scope.items())
-                        ]
+                    msg(
+                        "duplicated-predicate.sites",
+                        scope=scope,
+                        places=listing([place(o.path, o.line) for o in others[1:]], 3),
                     )
                 )
             title = msg(
                 "duplicated-predicate.title",
                 predicate=clip(shown, 70),
                 count=len(others) + 1,
-                scopes=[_SCOPES[sc] for sc in scopes],
+                scopes=[scope],
             )
             finding = Finding.make(
                 rule=id,

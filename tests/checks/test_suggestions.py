@@ -34,7 +34,7 @@ _IDENT = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)*")
 
 
 def test_duplicated_predicate_names_the_local_in_the_files_language(tmp_path: Path) -> None:
-    py = review_case(FIXTURES / "duplicated-predicate" / "py-cross-language", tmp_path / "py")
+    py = review_case(FIXTURES / "duplicated-predicate" / "py-same-function", tmp_path / "py")
     (finding,) = [f for f in py if f.rule == "duplicated-predicate"]
     assert "const bool" not in finding.suggestion
     assert "`no_kvcache_and_rope_style_is_no = not cfg.use_kvcache and " in finding.suggestion
