@@ -39,10 +39,12 @@ from collections.abc import Iterable
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.checks.base import CheckContext
+from reviewbot.checks.duplicated_predicate import renamed
 from reviewbot.checks.util import MAX_TITLE, clip, field_owner, is_vendored, owners_of, place
 from reviewbot.lang.common import is_log_callee
-from reviewbot.lang.facts import FieldRead, GatedStmt
+from reviewbot.lang.facts import Assignment, FieldRead, GatedStmt
 from reviewbot.lang.index import RepoIndex, is_test_path
+from reviewbot.lang.predicate import loose_key
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, msg
 
@@ -67,16 +69,34 @@ _BOOL_VALUE = re.compile(
 )
 
 
+# String literals (a log or error message's words are not calls) and comments, removed before calls are read.
+_STRING_OR_COMMENT = re.compile(
+    r'[rRbBuUfF]*"""[\s\S]*?"""|[rRbBuUfF]*\'\'\'[\s\S]*?\'\'\'|[rRbBuUfF]*"(?:\\.|[^"\\\n])*"'
+    r"|[rRbBuUfF]*'(?:\\.|[^'\\\n])*'|//[^\n]*|#[^\n]*"
+)
+# Statements that validate or fail (`raise ValueError(...)`, `throw std::invalid_argument(...)`, `assert`):
+# rejecting a configuration is not a behaviour the flag switches on.
+_FAILS = re.compile(r"^\s*(?:raise|throw|assert|static_assert)\b")
+_EXCEPTION = re.compile(r"(?:Error|Exception|Warning|_error|_exception)$")
+
+
+def code_of(text: str) -> str:
+    """The statement without string literals and comments."""
+    return _STRING_OR_COMMENT.sub('""', text)
+
+
 def operations(stmt: GatedStmt) -> list[str]:
     """The operations one gated statement performs, as `member.method` or `function`."""
     out: list[str] = []
-    for m in _CALL.finditer(stmt.text):
+    if _FAILS.match(stmt.text):
+        return out
+    for m in _CALL.finditer(code_of(stmt.text)):
         chain = m.group(1).replace("->", ".").replace("::", ".")
         parts = chain.split(".")
         member = parts[0] in ("self", "this")
         if member:
             parts = parts[1:]
-        if not parts or parts[0] in _NOT_OPERATIONS or is_log_callee(chain):
+        if not parts or parts[0] in _NOT_OPERATIONS or is_log_callee(chain) or _EXCEPTION.search(parts[-1]):
             continue
         # A call on a local or a library (`qkv.view(...)`, `torch.empty(...)`) shapes data; C++ members
         # are often spelled `name_` / `m_name` without `this->`.
@@ -107,6 +127,41 @@ def is_boolean_flag(d: ChangedDerivation, index: RepoIndex) -> bool:
     if mine:
         return all(x.value in ("True", "False") for x in mine)
     return bool(_BOOL_VALUE.search(a.value))
+
+
+_LITERAL = frozenset({"True", "False", "true", "false", "1", "0"})
+
+
+def is_derived(d: ChangedDerivation) -> bool:
+    """The write derives the flag from other settings: it runs under a condition, or its value is a
+    condition. An unconditional literal (`params.interactive = true;` in a command-line handler,
+    `self.x = False` in a constructor) sets the flag, it does not derive it."""
+    return d.head.guard is not None or d.head.value not in _LITERAL
+
+
+def _same_rule(old: Assignment, new: Assignment) -> bool:
+    """The same write under the same condition, up to one renamed identifier in the condition."""
+    if old.field != new.field or old.value != new.value:
+        return False
+    if old.guard is None or new.guard is None:
+        return old.guard is None and new.guard is None
+    return renamed(loose_key(old.guard), loose_key(new.guard))
+
+
+def moved_or_renamed(ctx: CheckContext, d: ChangedDerivation) -> bool:
+    """The change did not derive the flag anew: the same write under the same condition was there
+    before, in this function (a condition renamed, `conversation` -> `conversation_mode`) or on a
+    removed line of any changed file (code moved between files)."""
+    if any(_same_rule(b, d.head) for b in d.base):
+        return True
+    for changed in ctx.change.files:
+        base = ctx.base_facts.get(changed.old_path or changed.path)
+        if base is None:
+            continue
+        removed = {n for h in changed.hunks for n, _ in h.removed}
+        if any(b.line in removed and _same_rule(b, d.head) for b in base.assignments):
+            return True
+    return False
 
 
 def _sites(ctx: CheckContext, d: ChangedDerivation) -> list[tuple[FieldRead, tuple[str, ...]]]:
@@ -148,7 +203,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     done: set[str] = set()
     for d in sorted(ctx.derivations, key=lambda d: (d.head.path, d.head.line, d.head.target)):
         a = d.head
-        if a.field in done:
+        if a.field in done or not is_derived(d) or moved_or_renamed(ctx, d):
             continue
         done.add(a.field)
         if not is_boolean_flag(d, ctx.index):
