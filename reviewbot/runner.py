@@ -270,9 +270,9 @@ def run_local_round(
         )
         created = store.save_round(record).created
     log.info(
-        "%s PR #%s round %d at %s: %s (%s)",
+        "%s %s round %d at %s: %s (%s)",
         name,
-        pr,
+        f"PR #{pr}" if pr is not None else f"{base}..{head}",  # a local review has no PR number
         review.round.round_index,
         review.head_sha[:12],
         review.status.value,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sqlite3
 import sys
@@ -46,6 +47,8 @@ __all__ = [
     "failing",
 ]
 
+
+log = logging.getLogger(__name__)
 
 FORMATS = ("text", "markdown", "json", "sarif", "github")
 FAIL_LEVELS = tuple(s.value for s in Severity)
@@ -340,6 +343,7 @@ def emit(
     fmt = output_format(args)
     text = render(review, fmt, lang or args.lang or "en", markdown, colour=fmt == "text" and use_colour(args))
     review.kpi.setdefault("timings_ms", {})["render"] = round((time.perf_counter() - clock) * 1000, 1)
+    log_timings(review, args)
     if args.output:
         _write(args.output, text)
     else:
@@ -354,6 +358,31 @@ def _write(file: str, text: str) -> None:
         Path(file).expanduser().write_text(text, encoding="utf-8")
     except OSError as exc:
         raise EnvironmentProblem(f"cannot write the report to {file}: {exc.strerror or exc}") from exc
+
+
+def reviewed(args: argparse.Namespace) -> str:
+    """What was reviewed, for a log line: `PR #12 (base..head)`, or the range alone."""
+    span = f"{args.base}..{args.head}" if getattr(args, "base", None) else ""
+    if getattr(args, "pr", None) is not None:
+        return f"PR #{args.pr}" + (f" ({span})" if span else "")
+    return span or "the change"
+
+
+def log_timings(review: Review, args: argparse.Namespace) -> None:
+    """`-v`: one line with what was reviewed, the verdict and each stage's time (stderr)."""
+    if not log.isEnabledFor(logging.INFO):
+        return
+    timings = review.kpi.get("timings_ms", {})
+    stages = ", ".join(f"{k} {v:.0f} ms" for k, v in timings.items() if isinstance(v, int | float))
+    total = sum(v for v in timings.values() if isinstance(v, int | float)) / 1000
+    log.info(
+        "reviewed %s: %s, %d finding(s) in %.1f s (%s)",
+        reviewed(args),
+        review.status.value,
+        len(review.findings),
+        total,
+        stages,
+    )
 
 
 def main(args: argparse.Namespace) -> int:

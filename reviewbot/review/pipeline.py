@@ -275,6 +275,8 @@ def check_stage(ctx: CheckContext, settings: ReviewSettings, meter: Meter | None
         settings.extra_checks
     )
     for n, check in enumerate(checks):
+        if settings.progress is not None:  # a terminal's progress line: `checks… (12/40 rules)`
+            settings.progress("checks", f"{n}/{len(checks)} rules")
         why = meter.over() if meter is not None else None
         if why is not None and meter is not None:
             notes.append(meter.note(why, skipped_checks([c.id for c in checks[n:]])))
