@@ -34,6 +34,10 @@ def settings(tmp_path: Path) -> Settings:
         lock_retry_seconds=0.2,
         request_interval=0.0,
         write_interval=0.0,
+        # The workers' late-write window (timeout + GitHub's limit): 12 s, the fixed window these
+        # tests were written for; 30 s + 10 s would make a recovered job wait 40 s.
+        github_timeout_seconds=10.0,
+        github_request_limit_seconds=2.0,
     )
 
 
