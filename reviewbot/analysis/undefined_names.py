@@ -18,7 +18,7 @@ import ast
 import re
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.env import is_env_name
@@ -110,15 +110,18 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
         head_spans, base_spans = scopes(head), scopes(base)
         before = {(n, _function_at(base_spans, ln)) for n, ln in _pyflakes_undefined(base, s.old_path)}
         lines = head_text.split("\n")
-        seen: set[tuple[str, str]] = set()
+        first: dict[str, UndefinedName] = {}
+        also: dict[str, list[int]] = {}
         for name, line in sorted(_pyflakes_undefined(head, s.path), key=lambda t: t[1]):
             fn = _function_at(head_spans, line)
-            if line not in s.added or (name, fn) in before or (name, fn) in seen:
+            if line not in s.added or (name, fn) in before:
                 continue
-            seen.add((name, fn))
-            out.append(
-                UndefinedName(s.path, line, name, fn, lines[line - 1].strip() if line <= len(lines) else "")
-            )
+            if name in first:  # one finding per name and file: the other uses are its evidence
+                also.setdefault(name, []).append(line)
+                continue
+            text = lines[line - 1].strip() if line <= len(lines) else ""
+            first[name] = UndefinedName(s.path, line, name, fn, text)
+        out.extend(replace(u, also=tuple(sorted(set(also.get(n, [])) - {u.line}))) for n, u in first.items())
     return out
 
 
