@@ -9,6 +9,9 @@ turning off a rule, or choosing the command that runs in the sandbox).
     exclude = ["third_party/**"]            # globs of paths never searched (vendored trees)
     lang = "zh"                             # the report's language (en, zh); --lang wins
 
+    [cpp]
+    macros = ["MY_API"]                     # the repository's attribute-like macros, blanked before parsing
+
     [tests]
     command = "sh run_tests.sh"             # run with `sh -c` at the repository root
     timeout = 120                           # seconds per run (default 600)
@@ -122,9 +125,31 @@ class TestConfig(_Table):
         return value
 
 
+_MACRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+class CppTable(_Table):
+    """`[cpp]`: how the repository's C++ is read."""
+
+    # Attribute-like macros of the repository (export macros, qualifiers) that expand to nothing a
+    # parser needs: blanked before parsing, as the bundled list of CUDA/c10/export macros is.
+    macros: tuple[StrictStr, ...] = ()
+
+    @field_validator("macros", mode="before")
+    @classmethod
+    def _identifiers(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            raise ValueError("not a list")
+        bad = [v for v in value if not isinstance(v, str) or not _MACRO_NAME.fullmatch(v)]
+        if bad:
+            raise ValueError(f"not a C++ identifier: {bad[0]!r}")
+        return value
+
+
 class _File(_Table):
     review: ReviewTable = ReviewTable()
     tests: TestConfig | None = None
+    cpp: CppTable = CppTable()
 
 
 class RepoConfig(BaseModel):
@@ -134,6 +159,7 @@ class RepoConfig(BaseModel):
 
     review: ReviewTable = ReviewTable()
     tests: TestConfig | None = None  # None: no [tests] table, the tests are not run
+    cpp: CppTable = CppTable()
     repo_checklists: dict[str, str] = Field(default_factory=dict)  # repository path -> YAML text
     source: str = ""  # where it was read from, for the report
 
@@ -156,13 +182,14 @@ _ALLOWED = {
     ("review", "disabled"): "a list of rule ids",
     ("review", "exclude"): 'a list of relative globs such as "third_party/**"',
     ("review", "lang"): 'the report\'s language, "en" or "zh"',
+    ("cpp", "macros"): 'a list of C++ identifiers such as ["MY_API", "MY_DEVICE_INLINE"]',
     ("tests", "timeout"): "a positive number of seconds",
     ("tests", "junit"): 'a relative glob such as "build/*.xml"',
     ("tests", "command"): 'the shell command that runs the tests, e.g. "make test"',
     ("tests", "env"): 'a list of variable names such as ["CC", "CUDA_HOME"], none of reviewbot\'s own '
     "(REVIEWBOT_*, GITHUB_*) or a credential's (*TOKEN*, *PASS*, *KEY*, *SECRET*, ...)",
 }
-_SECTIONS: dict[str, type[BaseModel]] = {"review": ReviewTable, "tests": TestConfig}
+_SECTIONS: dict[str, type[BaseModel]] = {"review": ReviewTable, "tests": TestConfig, "cpp": CppTable}
 
 
 def _keys(section: str) -> list[str]:
@@ -268,7 +295,7 @@ def _validate(
             problem = _check_names(parsed.review, rules, checklists)
     if problem is not None:
         raise RepoConfigError(f"{origin}: {problem}")
-    return RepoConfig(review=parsed.review, tests=parsed.tests, source=origin)
+    return RepoConfig(review=parsed.review, tests=parsed.tests, cpp=parsed.cpp, source=origin)
 
 
 def load_repo_config(

@@ -137,6 +137,7 @@ def settings_for(
         checklist_texts=dict(cfg.repo_checklists),
         disabled_rules=cfg.disabled,
         exclude=cfg.exclude,
+        cpp_macros=cfg.cpp.macros,
         execute=executor(repo, exec_settings),
         facts_cache=facts_cache,
     )

@@ -104,6 +104,7 @@ def review_settings(
         checklist_texts=dict(cfg.repo_checklists),
         disabled_rules=cfg.disabled,
         exclude=cfg.exclude,
+        cpp_macros=cfg.cpp.macros,
         notes=notes,
         timings_ms={"fetch": round(code.fetch_ms, 1)} if code.fetch_ms else {},
         facts_cache=facts,

@@ -15,7 +15,7 @@ from tree_sitter import Node
 
 from reviewbot.lang.common import canonical_expr, is_path, last_component
 from reviewbot.lang.cpp_body import CLASSES, CppBody
-from reviewbot.lang.cpp_macros import blank_macros
+from reviewbot.lang.cpp_macros import blank_macros, extra_macros
 from reviewbot.lang.facts import FileFacts, Lang, Owner, OwnerKind, OwnerVia
 from reviewbot.lang.owners import is_config_name, short_type
 from reviewbot.lang.treesitter import LazyParser, count_errors, error_spans
@@ -53,7 +53,7 @@ def parse(path: str, text: str, focus: Callable[[str], bool] | None = None) -> F
     """
     # Known macros (CUDA qualifiers, export macros, kernel launches) are blanked first: tree-sitter
     # cannot read them and would wrap the declaration holding one in an ERROR node.
-    tree = _PARSER.get().parse(blank_macros(text.encode("utf-8", "replace")))
+    tree = _PARSER.get().parse(blank_macros(text.encode("utf-8", "replace"), extra_macros()))
     walker = _CppWalker(path, text, Lang.CPP, focus=focus)
     try:
         walker.declarations(tree.root_node, None)

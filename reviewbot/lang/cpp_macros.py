@@ -7,14 +7,38 @@ are lost. Each such token is replaced by spaces of the same length (newlines kep
 byte, line and column stays where it was: node positions, evidence lines and diff lines still agree.
 
 The list is deliberately short and exact (whole identifiers): blanking a name that is not a macro
-would change the code read.
+would change the code read. A repository names its own attribute-like macros in `.reviewbot.toml`
+(`[cpp] macros`); the review declares them for its duration (`declared`), so every parse of that
+review, the changed files and the repository index alike, reads them the same way, and the facts
+cache keeps their facts apart (`extra_macros` is part of the key).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
-__all__ = ["ATTRIBUTE_MACROS", "CALL_MACROS", "blank_macros"]
+__all__ = ["ATTRIBUTE_MACROS", "CALL_MACROS", "blank_macros", "declared", "extra_macros"]
+
+_EXTRA: ContextVar[tuple[str, ...]] = ContextVar("reviewbot_cpp_macros", default=())
+
+
+def extra_macros() -> tuple[str, ...]:
+    """The repository's own attribute-like macros declared for the review under way (sorted)."""
+    return _EXTRA.get()
+
+
+@contextmanager
+def declared(names: tuple[str, ...]) -> Iterator[None]:
+    """Blank `names` too in every C++ parse inside the block."""
+    token = _EXTRA.set(tuple(sorted(set(names))))
+    try:
+        yield
+    finally:
+        _EXTRA.reset(token)
+
 
 # Identifiers that stand alone before or inside a declaration and expand to an attribute or nothing.
 ATTRIBUTE_MACROS: tuple[str, ...] = (

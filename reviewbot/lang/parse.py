@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from reviewbot.lang.cache import active, facts_key
+from reviewbot.lang.cpp_macros import declared, extra_macros
 from reviewbot.lang.facts import FileFacts, Lang, lang_for_path
 
 __all__ = ["parse_file", "parse_many", "parse_workers", "MIN_PARALLEL"]
@@ -85,6 +86,15 @@ def _parse_chunk(jobs: Sequence[tuple[str, str, Focus | None]]) -> list[FileFact
     return [_parse(*job) for job in jobs]
 
 
+def _parse_chunk_declaring(
+    jobs: Sequence[tuple[str, str, Focus | None]], macros: tuple[str, ...]
+) -> list[FileFacts | None]:
+    """`_parse_chunk` in a worker process, with the review's declared C++ macros (a context variable
+    does not cross processes)."""
+    with declared(macros):
+        return _parse_chunk(jobs)
+
+
 def _parse_pooled(jobs: Sequence[tuple[str, str, Focus | None]], n: int) -> list[FileFacts | None]:
     """`n - 1` workers take chunks from the front while this process parses from the back.
 
@@ -99,7 +109,8 @@ def _parse_pooled(jobs: Sequence[tuple[str, str, Focus | None]], n: int) -> list
     chunks = [jobs[i : i + size] for i in range(0, len(jobs), size)]
     results: list[list[FileFacts | None] | None] = [None] * len(chunks)
     with ProcessPoolExecutor(n - 1, mp_context=_context()) as pool:
-        futures = [pool.submit(_parse_chunk, chunk) for chunk in chunks]
+        macros = extra_macros()
+        futures = [pool.submit(_parse_chunk_declaring, chunk, macros) for chunk in chunks]
         for i in reversed(range(len(chunks))):
             if not futures[i].cancel():
                 break  # the workers have taken this chunk, hence all before it (they go in order)
@@ -126,8 +137,13 @@ def parse_many(
     store = active()
     if store is None or focus_keys is None:
         return _parse_all(jobs, workers)
+    # The repository's own C++ macros change what a C++ file parses to: they are part of its key.
+    macros = extra_macros()
+    salt = "\0macros:" + ",".join(macros) if macros else ""
     keys = [
-        facts_key(path, text, fk) if focus is None or fk is not None else None
+        facts_key(path, text + salt if salt and lang_for_path(path) is Lang.CPP else text, fk)
+        if focus is None or fk is not None
+        else None
         for (path, text, focus), fk in zip(jobs, focus_keys, strict=True)
     ]
     found = store.get_many(k for k in keys if k is not None)

@@ -22,6 +22,7 @@ from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
 from reviewbot.lang.build import build_index
 from reviewbot.lang.cache import FactsCache, use
 from reviewbot.lang.calls import CallGraph
+from reviewbot.lang.cpp_macros import declared
 from reviewbot.lang.env import doc_mentions
 from reviewbot.lang.facts import FileFacts, PredicateUse, lang_for_path
 from reviewbot.lang.follow import follow_calls
@@ -93,6 +94,7 @@ class ReviewSettings:
     timings_ms: dict[str, float] = field(default_factory=dict)  # stages run before the core (change, fetch)
     extra_checks: Sequence[Any] = ()
     exclude: tuple[str, ...] = ()  # `[review] exclude` of .reviewbot.toml: globs of paths never searched
+    cpp_macros: tuple[str, ...] = ()  # `[cpp] macros`: the repository's attribute-like C++ macros
     notes: tuple[Note, ...] = ()  # said by the stages before the core (e.g. a bad .reviewbot.toml)
     facts_cache: FactsCache | None = None  # parsed facts kept between rounds (lang/cache.py)
     progress: Progress | None = None  # stage progress (review/progress.py: a terminal's stderr)
@@ -319,7 +321,7 @@ def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> 
     settings = settings or ReviewSettings()
     store = settings.facts_cache
     hits, misses = (store.hits, store.misses) if store is not None else (0, 0)
-    with use(store):
+    with use(store), declared(settings.cpp_macros):
         review = _review_change(change, settings)
     if store is not None:
         review.kpi["facts_cache"] = {"hits": store.hits - hits, "misses": store.misses - misses}

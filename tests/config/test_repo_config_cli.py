@@ -37,7 +37,7 @@ def _run(pr_path: Path, base: str, head: str, tmp: Path, *extra: str) -> subproc
     [
         (
             "[revew]\ndisabled = []\n",
-            "reviewbot: .reviewbot.toml (base): unknown section(s) [revew]; allowed: [review], [tests]",
+            "reviewbot: .reviewbot.toml (base): unknown section(s) [revew]; allowed: [review], [tests], [cpp]",
         ),
         (
             '[review]\nchecklist = ["general"]\n',
@@ -57,8 +57,12 @@ def _run(pr_path: Path, base: str, head: str, tmp: Path, *extra: str) -> subproc
             '[review]\nchecklists = ["ci/review.yaml"]\n',
             "[review] checklists: ci/review.yaml is not in the base revision",
         ),
+        (
+            '[cpp]\nmacros = ["MY API"]\n',
+            "[cpp] macros must be a list of C++ identifiers such as",
+        ),
     ],
-    ids=["section", "key", "rule", "tests", "checklist-file"],
+    ids=["section", "key", "rule", "tests", "checklist-file", "cpp-macros"],
 )
 def test_a_bad_repository_config_is_one_line_and_exit_2(config: str, expected: str, tmp_path: Path) -> None:
     pr = configured_pr(tmp_path, config)

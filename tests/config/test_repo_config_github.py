@@ -86,7 +86,7 @@ def test_the_command_line_round_fails_on_a_bad_config(
     assert cli.main(["run", "--pr", str(PR), "--repo", REPO, "--no-tests"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
-        "reviewbot: .reviewbot.toml (base): unknown section(s) [revew]; allowed: [review], [tests]"
+        "reviewbot: .reviewbot.toml (base): unknown section(s) [revew]; allowed: [review], [tests], [cpp]"
     ]
     assert fake.writes() == []
 

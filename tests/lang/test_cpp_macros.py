@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from reviewbot.lang.cpp import parse
 from reviewbot.lang.cpp_macros import blank_macros
 
@@ -53,3 +55,22 @@ def test_without_blanking_the_same_source_has_unread_regions() -> None:
 
     tree = Parser(Language(tree_sitter_cpp.language())).parse(KERNELS.encode())
     assert tree.root_node.has_error  # what the blanking is for
+
+
+EXPORTED = "MY_API bool fused(const Config& c) {\n    bool f = true;\n    if (!c.kv) {\n        f = false;\n    }\n    return f;\n}\n"
+
+
+def test_declared_macros_are_read_and_kept_apart_in_the_facts_cache(tmp_path: Path) -> None:
+    from reviewbot.lang.cache import open_cache, use
+    from reviewbot.lang.cpp_macros import declared
+    from reviewbot.lang.parse import parse_file
+
+    store = open_cache(tmp_path, 16)
+    with use(store):
+        plain = parse_file("src/fused.cc", EXPORTED)
+        with declared(("MY_API",)):
+            own = parse_file("src/fused.cc", EXPORTED)
+        again = parse_file("src/fused.cc", EXPORTED)
+    assert plain is not None and own is not None and again is not None
+    assert plain.error_spans == ((1, 1),) and own.error_spans == ()
+    assert again.error_spans == plain.error_spans  # the declared parse did not replace the plain one

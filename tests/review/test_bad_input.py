@@ -150,3 +150,33 @@ def test_a_crashing_check_is_reported_and_the_round_goes_on(tmp_path: Path) -> N
     assert crashed and "exploding-check" in crashed[0].message and "boom" in crashed[0].message
     assert review.kpi["checks_failed"] == 1 and review.kpi["coverage"] < 1.0
     assert review.status is Status.INCOMPLETE
+
+
+_EXPORTED = """\
+RTP_EXPORT bool useFusedRope(const ModelConfig& model) {
+    bool fused = true;
+    if (model.rope_config.style == RopeStyle::No && !model.use_kvcache) {
+        fused = false;
+    }
+    return fused;
+}
+"""
+
+
+def test_a_repository_declares_its_own_macros(tmp_path: Path) -> None:
+    from reviewbot.review.pipeline import ReviewSettings
+
+    path = "rtp_llm/cpp/config/Rope.cc"
+    repo = Repo(tmp_path / "repo")
+    base = repo.commit({"README": "x\n"}, "base")
+    head = repo.commit({path: _EXPORTED}, "head")
+    change = load_change(repo.path, base, head)
+    try:
+        plain = review_change(change)
+        declared = review_change(change, ReviewSettings(cpp_macros=("RTP_EXPORT",)))
+    finally:
+        change.close()
+    unread = [n for n in plain.notes if n.reason is SkipReason.UNPARSABLE_CODE]
+    assert unread and "line(s) 1 " in unread[0].message and plain.status is Status.INCOMPLETE
+    assert not [n for n in declared.notes if n.reason is SkipReason.UNPARSABLE_CODE]
+    assert declared.status is not Status.INCOMPLETE
