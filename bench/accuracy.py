@@ -1377,6 +1377,10 @@ def to_json(report: Report, runs: Sequence[CaseRun], meta: dict[str, str]) -> di
                 "base": r.base,
                 "via": r.via,
                 "findings": None if r.findings is None else len(r.findings),
+                "split": r.case.split,
+                "lang": r.case.lang,
+                "status": r.status,
+                "unparsable": list(r.unparsable),
                 "timings_ms": r.timings_ms,
             }
             for r in runs
@@ -1409,6 +1413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=SPLITS,
         help="only the cases of this split (tune rules with --split train: test cases are never looked at)",
     )
+    parser.add_argument("--lang", choices=LANGS, help="only the cases of this language")
     parser.add_argument("--write", type=Path, help="write the markdown report here (e.g. docs/accuracy.md)")
     parser.add_argument("--jobs", type=int, default=1, help="reviews at a time (default 1)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -1440,6 +1445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.split:
         cases = [c for c in cases if c.split == args.split]
+    if args.lang:
+        cases = [c for c in cases if c.lang == args.lang]
     if args.only:
         cases = [c for c in cases if args.only in c.id]
         if not cases:
@@ -1473,6 +1480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     command = "python3 bench/accuracy.py" + (f" --only {args.only}" if args.only else "")
     command += f" --split {args.split}" if args.split else ""
+    command += f" --lang {args.lang}" if args.lang else ""
     if args.corpus.resolve() != DEFAULT_CORPUS.resolve():
         command += f" --corpus {args.corpus}"
     if args.jobs > 1:
