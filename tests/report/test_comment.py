@@ -243,7 +243,7 @@ def test_the_seed_shaped_change_fits_twelve_kilobytes_with_its_marker(example: E
     # The KPI block is always there (issue 27), compact: one line per key, valid JSON.
     for text in (markdown, zh):
         kpi = _kpi_block(text)
-        assert kpi["new_findings"] == 7 and kpi["blocking"] == 1 and "timings_ms" not in kpi
+        assert kpi["new_findings"] == 6 and kpi["blocking"] == 1 and "timings_ms" not in kpi
     assert "KPI" not in markdown.split("\n")[2]  # never among what was left out
 
 

@@ -54,10 +54,12 @@ print(json.dumps({
 }))
 """
 
-# A duplicated predicate (a P3, never blocking): each file the round analyses yields one finding.
+# A duplicated predicate (a P3, never blocking): each file the round analyses yields one finding. One
+# decision written twice in one function for two fields, and nothing else (no undefined name, no config
+# derivation for missing-tests).
 DUPLICATE = (
-    "def fuse_{i}(cfg):\n    return cfg.style_{i} == Style.NO and not cfg.use_kv_{i}\n\n\n"
-    "def other_{i}(cfg):\n    return (not cfg.use_kv_{i}) and Style.NO == cfg.style_{i}\n"
+    "def fuse_{i}(plan, cfg):\n    plan.fuse_{i} = cfg.style_{i} == 0 and not cfg.use_kv_{i}\n"
+    "    if (not cfg.use_kv_{i}) and 0 == cfg.style_{i}:\n        plan.skip_{i} = True\n"
 )
 
 

@@ -89,7 +89,8 @@ def test_example_report_has_the_seed_findings_at_the_right_lines(
     assert "rocm_impl/aiter.py" in evidence and "rope_kvcache_op.forward" in evidence
     assert "py_flashinfer_mha.py" in evidence and "kv_cache_write_op.forward" in evidence
 
-    assert by_rule["formatting-noise"]["line"] == 2
+    # The one blank line the change deletes is incidental: formatting-noise wants re-spaced code.
+    assert "formatting-noise" not in by_rule
     assert doc["checklist"]["failed"] > 0 and doc["checklist"]["total"] >= doc["checklist"]["failed"]
     assert doc["kpi"]["coverage"] == 1.0 and doc["kpi"]["diff_truncated"] is False
 

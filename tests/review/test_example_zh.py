@@ -67,7 +67,7 @@ def _sentences(f: Finding) -> list[tuple[str, str]]:
 
 def test_every_finding_sentence_is_chinese(zh: RoundOutcome) -> None:
     findings = zh.review.findings
-    assert len({f.rule for f in findings}) >= 7  # the example exercises every static rule of the seed
+    assert len({f.rule for f in findings}) >= 6  # the example exercises every static rule of the seed
     bad = []
     for f in findings:
         local = f.localized("zh")
@@ -97,5 +97,5 @@ def test_english_report_is_unchanged_by_the_catalogue(example: ExampleRepo) -> N
     en = _review(example, "en")
     assert not _CJK.search("\n".join(t for f in en.review.findings for _, t in _sentences(f)))
     titles = {f.rule: f.title for f in en.review.findings}
-    assert titles["formatting-noise"].endswith("are mixed into a logic change.")
+    assert titles["flag-overloading"].endswith("setting it for one switches the others.")
     assert titles["duplicated-predicate"].endswith("name it once and reuse it.")
