@@ -122,15 +122,15 @@ def _short(function: str | None) -> str:
 
 
 def _returns_when_set(a: Assignment, head: Clauses | None, scopes: FileScopes | None) -> bool:
-    """An early `return` / `continue` / `raise` before the write, in its function, under a condition
-    that reads the field: the write runs only when that condition did not hold."""
+    """An early `return` / `continue` before the write, in its function, under a condition that reads
+    the field: the write runs only when that condition did not hold."""
     if head is None:
         return False
     for c in head.clauses:
         if c.line >= a.line or c.function != (a.function or "") or not c.guards:
             continue
-        if c.kind not in (ClauseKind.RETURN, ClauseKind.RAISE):
-            continue
+        if c.kind is not ClauseKind.RETURN:
+            continue  # a raise under `if x and ...` validates a setting; it does not keep one
         if not any(_reads_field(g.text, a.field) for g in c.guards):
             continue
         if scopes is not None:

@@ -20,6 +20,10 @@ its function (`if cfg.x is None: apply_defaults(cfg)`); a value that reads the f
 own setting: a command-line option's handler (it reads `argv`, runs when an option string matched, or
 is a lambda registered for `"--option"`).
 
+A Python field that is a command-line option of the same file (`parser.add_argument("--use-x")`,
+written as `args.use_x` or as the arguments class's own `self.use_x`) is set explicitly by the user: a
+line the change adds that overwrites it, unchecked and unlogged, is flagged too.
+
 Writers are matched by owner, never by bare attribute name: `weight.data_type = ...` on a weight object
 does not override `ModelConfig::data_type`. The owner of a write is the type of its receiver as far as
 it is known (the semantic model's owner, a binding's class, the enclosing class of `self.x` / a bare
@@ -261,7 +265,9 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         ):
             continue
         others = explicit_writers(a, ctx.index)
-        option = _command_line_option(a, _scopes(ctx, a.path))
+        # The option's own override only when the change writes the line (not a guard changed around it).
+        written_here = changed is not None and a.line in changed.added_lines
+        option = _command_line_option(a, _scopes(ctx, a.path)) if written_here else None
         if not others and option is None:
             continue
         anchor = assignment_anchor(a)
