@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from reviewbot.analysis.sides import Side
-from reviewbot.analysis.write_scopes import FileScopes
+from reviewbot.analysis.write_scopes import FileScopes, ScopeKind
 from reviewbot.lang.clauses import ClauseKind
 from reviewbot.lang.common import has_word
 from reviewbot.lang.facts import AssignKind, Assignment
@@ -164,6 +164,15 @@ def _calls(s: Side, a: Assignment, scopes: FileScopes | None) -> list[tuple[int,
     return out
 
 
+def _leaves(statement: str, line: int, a: Assignment, scopes: FileScopes | None) -> bool:
+    """Whether a `return` / `break` / `continue` on `line` can keep the flow from reaching `a`: a
+    `break` or `continue` leaves only its loop, so it matters only when that loop holds `a` too."""
+    if not statement.startswith(("break", "continue")) or scopes is None:
+        return True
+    loops = [sc for sc in scopes.around(line) if sc.kind == ScopeKind.LOOP]
+    return bool(loops) and loops[-1].holds(a.line)
+
+
 def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | None:
     """An earlier derived write of the same target in the same function and flow (no return in
     between, not in another lambda or `catch` clause, not a local of its own loop or block)."""
@@ -171,7 +180,11 @@ def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | 
         return None
     root = _root(a.target)
     returns = [
-        c.line for c in s.head.clauses if c.kind is ClauseKind.RETURN and c.function == (a.function or "")
+        c.line
+        for c in s.head.clauses
+        if c.kind is ClauseKind.RETURN
+        and c.function == (a.function or "")
+        and _leaves(c.text, c.line, a, scopes)
     ]
     found = [
         w

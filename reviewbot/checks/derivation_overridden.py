@@ -5,7 +5,8 @@ Flags a new unconditional write of a config field that undoes a derivation, or i
 - the write comes after a call that derives the same field from its input, in the same function
   (`config = X.from_huggingface(config_json)` then `config.special_tokens.eos_token_id = 2`: the
   value read from config.json is now always replaced), or after an earlier derived write of the same
-  target in the same function;
+  target in the same function (also of the method's own object, `self.x` in `__post_init__`: a
+  `break` or `continue` between them leaves only its loop);
 - the write is a model builder's forced value (`config.tp_split_emb_and_lm_head = False` in
   `_create_config`) and a method of the config owner writes the field again from an environment
   variable, so setting the variable for the fleet silently lifts the model's constraint.
