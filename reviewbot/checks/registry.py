@@ -12,6 +12,7 @@ from reviewbot.checks import (
     always_true_guard,
     comment_guard_mismatch,
     default_changed,
+    defaults_raise,
     derivation_drift,
     derivation_overridden,
     duplicated_predicate,
@@ -60,6 +61,7 @@ RULES: tuple[Check, ...] = tuple(
         validation_rejects_default,
         env_name_typo,
         renamed_flag_still_referenced,
+        defaults_raise,
     )
 )
 
@@ -67,7 +69,7 @@ CHECKS: dict[str, Check] = {r.id: r for r in RULES}
 ALL_RULES = CHECKS  # one registry: kept as a name for callers that list rules
 KNOWN_RULES: frozenset[str] = frozenset(CHECKS)
 # Rules that judge executed tests; without executed tests they are not evaluated (checklist).
-EXECUTION_RULES: frozenset[str] = frozenset({untested_branch.id, ineffective_test.id})
+EXECUTION_RULES: frozenset[str] = frozenset({untested_branch.id, ineffective_test.id, defaults_raise.id})
 
 
 def get(rule_id: str) -> Check | None:

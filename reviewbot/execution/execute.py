@@ -34,12 +34,15 @@ from reviewbot.execution.newtests import new_tests
 from reviewbot.execution.runner import run_tests
 from reviewbot.execution.sandbox import SANDBOXES, Limits, detect_sandbox
 from reviewbot.execution.sandbox_probe import verify
+from reviewbot.execution.tables import TableRuns, run_tables
 from reviewbot.execution.untrusted import clean_run, failure
-from reviewbot.lang.facts import Assignment
+from reviewbot.lang.facts import Assignment, FileFacts
+from reviewbot.lang.index import RepoIndex
 from reviewbot.model.budget import ROUND_DEADLINE
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.messages import Message, msg
 from reviewbot.model.tests import EXIT_STATUS_TEST, ExecutionResults, MutantResult, NewTest, TestRun
+from reviewbot.model.truthtable import TruthTable
 
 __all__ = ["ExecSettings", "Execution", "execute", "executor"]
 
@@ -70,6 +73,9 @@ class ExecSettings:
     keep_runs: bool = False  # keep run directories (debugging)
 
 
+TablesHook = Callable[[ChangeSet, list[TruthTable], dict[str, FileFacts], RepoIndex], TableRuns]
+
+
 @dataclass
 class Execution:
     summary: dict[str, Any]
@@ -77,6 +83,10 @@ class Execution:
     mutants: list[MutantResult] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     new_tests: list[NewTest] = field(default_factory=list)
+    # Runs the round's truth tables against the code in the same sandbox, environment and budget
+    # (`run_tables` below); None when the tests could not run here. The pipeline calls it once the
+    # tables are built (they come after this stage).
+    tables: TablesHook | None = None
 
     @property
     def ran(self) -> bool:
@@ -317,6 +327,35 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def _tables_hook(
+    repo_path: Path, cfg: TestConfig, kind: str, timeout: float, settings: ExecSettings
+) -> TablesHook:
+    """Run truth tables with what the test stage used: its sandbox, limits, `[tests]` env and timeout."""
+
+    def run(
+        change: ChangeSet, tables: list[TruthTable], head_facts: dict[str, FileFacts], index: RepoIndex
+    ) -> TableRuns:
+        scratch = Path(tempfile.mkdtemp(prefix="reviewbot-tables-", dir=settings.scratch_dir)).resolve()
+        try:
+            return run_tables(
+                change,
+                repo_path,
+                tables,
+                head_facts,
+                index,
+                cfg=cfg,
+                sandbox=kind,
+                limits=settings.limits,
+                timeout=timeout,
+                scratch=scratch,
+            )
+        finally:
+            if not settings.keep_runs:
+                _remove(scratch)
+
+    return run
+
+
 def execute(
     change: ChangeSet, repo_path: Path, derivations: list[ChangedDerivation], settings: ExecSettings
 ) -> Execution:
@@ -373,6 +412,7 @@ def execute(
             results = _run_mutants(mutants, cfg, pristine, scratch, kind, settings, timeout, deadline, head)
         log.info("tests: head %s in %.1fs, %d mutant(s)", head.exit_code, head.seconds, len(results))
         done = _finish(change, cfg, kind, head, head_limit, results, started, settings)
+        done.tables = _tables_hook(repo_path, cfg, kind, timeout, settings)
         if refused:
             why = (
                 f"[tests] env names not on this service's list (tests_env), not passed: {', '.join(refused)}"

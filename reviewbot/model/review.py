@@ -8,6 +8,7 @@ from typing import Any
 
 from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import Note
+from reviewbot.model.executed import ExecutedTable
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message
 from reviewbot.model.truthtable import TruthTable
@@ -77,6 +78,7 @@ class Review:
     notes: list[Note]
     kpi: dict[str, Any]
     truth_tables: list[TruthTable] = field(default_factory=list)
+    executed_tables: list[ExecutedTable] = field(default_factory=list)  # the tables run (execution/tables.py)
     tests: dict[str, Any] | None = None  # executed tests and mutants (truthtable stage), None = not run
     round: RoundInfo = field(default_factory=RoundInfo)
     reach: list[dict[str, Any]] = field(default_factory=list)  # how far each changed rule reaches

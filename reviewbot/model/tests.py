@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewbot.model.executed import ExecutedTable
+
 __all__ = ["TestCase", "Mutant", "TestRun", "MutantResult", "NewTest", "ExecutionResults", "EXIT_STATUS_TEST"]
 
 # The pseudo test id used when the command writes no JUnit XML: the command as a whole.
@@ -136,6 +138,8 @@ class ExecutionResults:
     head: TestRun | None = None
     mutants: tuple[MutantResult, ...] = ()
     new_tests: tuple[NewTest, ...] = ()
+    # The changed derivations' truth tables run against the code (execution/tables.py); () not run.
+    tables: tuple[ExecutedTable, ...] = ()
 
     def mutant_for(self, path: str, line: int) -> MutantResult | None:
         """The mutant that reverts the write at path:line, if one was built."""

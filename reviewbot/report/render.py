@@ -54,6 +54,7 @@ def render_json(review: Review) -> dict[str, Any]:
         "strengths": [str(s) for s in review.strengths],
         "notes": [{"reason": n.reason.value, "message": n.message, "path": n.path} for n in review.notes],
         "truth_tables": [table_json(t) for t in review.truth_tables],
+        "executed_tables": [t.to_json() for t in review.executed_tables],
         "tests": review.tests,
         "reach": review.reach,
         "history": review.round.history,

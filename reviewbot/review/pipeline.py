@@ -30,6 +30,7 @@ from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
 from reviewbot.lang.parse import parse_many
 from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import ChangeSet, Note, SkipReason
+from reviewbot.model.executed import ExecutedTable
 from reviewbot.model.finding import Finding
 from reviewbot.model.messages import msg
 from reviewbot.model.review import ChecklistResult, Review, Status
@@ -313,6 +314,24 @@ def checklist_stage(
     return checklist, with_checklist_refs(findings, checklist)
 
 
+def _execute_tables(
+    execution: Execution | None, ctx: CheckContext, meter: Meter, notes: list[Note]
+) -> list[ExecutedTable]:
+    """Run the truth tables against the code (the test stage's `tables` hook, execution/tables.py)
+    and hand the rules what ran; [] when the tests did not run or there is no table."""
+    hook = getattr(execution, "tables", None)
+    if hook is None or not ctx.truth_tables or ctx.execution is None or meter.over() is not None:
+        return []
+    token = ROUND_DEADLINE.set(meter.deadline)
+    try:
+        runs = hook(ctx.change, ctx.truth_tables, ctx.head_facts, ctx.index)
+    finally:
+        ROUND_DEADLINE.reset(token)
+    notes.extend(runs.notes)
+    ctx.execution = replace(ctx.execution, tables=tuple(runs.tables))
+    return list(runs.tables)
+
+
 def review_change(change: ChangeSet, settings: ReviewSettings | None = None) -> Review:
     """The stages in order: parse, index, analyse, execute, check, checklist, verdict, KPI.
 
@@ -388,6 +407,7 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
         ctx.truth_tables = (settings.truth_tables or tables_for_context)(ctx)
     else:
         notes.append(meter.note(why, msg("note.budget.skipped.tables")))
+    executed_tables = _execute_tables(execution, ctx, meter, notes)
 
     checked = check_stage(ctx, settings, meter)
     notes.extend(checked.notes)
@@ -421,6 +441,7 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
         notes=notes,
         kpi=kpi,
         truth_tables=ctx.truth_tables,
+        executed_tables=executed_tables,
         reach=_reach_of(parsed.derivations, indexed.index),
         tests=execution.summary if execution is not None else None,
         budget=settings.budget,

@@ -1,0 +1,182 @@
+"""Find how to build the config under test for one truth table: a typed `Harness`, or why there is none.
+
+The construction path found here is the simplest real one: the changed derivation runs in `__post_init__`
+(or `__init__`) of a top-level Python class whose constructor takes every column of the table as a
+keyword (a dataclass, a pydantic model, or a plain class whose `__init__` names them); the import path
+comes from the file path, the target is read as an attribute after construction. Enum values the rows
+need must be importable from the same module (declared or imported there). Anything else gets a reason
+and no harness: no runnable claim is made for it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+
+from reviewbot.lang.facts import FileFacts, OwnerKind
+from reviewbot.model.executed import Harness, HarnessKind
+from reviewbot.model.truthtable import TruthTable
+
+__all__ = ["CONSTRUCTORS", "find_harness", "module_of"]
+
+CONSTRUCTORS = ("__post_init__", "__init__")
+_IDENT = re.compile(r"^[A-Za-z_]\w*$")
+_PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
+
+
+def module_of(path: str) -> tuple[str, str] | None:
+    """(import root, dotted module) of a Python file path; None when the path is no importable module."""
+    if not path.endswith(".py"):
+        return None
+    parts = path[: -len(".py")].split("/")
+    root = ""
+    if len(parts) > 1 and parts[0] == "src":
+        root, parts = "src", parts[1:]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    if not parts or not all(_IDENT.match(p) for p in parts):
+        return None
+    return root, ".".join(parts)
+
+
+def _field(name: str) -> str | None:
+    """The attribute a column or target names (`self.x` or `x`); None for anything else."""
+    name = name.removeprefix("self.")
+    return name if _IDENT.match(name) else None
+
+
+def _class(tree: ast.Module, name: str) -> ast.ClassDef | None:
+    return next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None)
+
+
+def _is_classvar(annotation: ast.expr) -> bool:
+    node = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    return isinstance(node, ast.Name | ast.Attribute) and ast.unparse(node).endswith("ClassVar")
+
+
+def _init_false(value: ast.expr | None) -> bool:
+    """`field(init=False)`: a dataclass field the constructor does not take."""
+    return isinstance(value, ast.Call) and any(
+        k.arg == "init" and isinstance(k.value, ast.Constant) and k.value.value is False
+        for k in value.keywords
+    )
+
+
+def _annotated_fields(cls: ast.ClassDef) -> list[str]:
+    out = []
+    for stmt in cls.body:
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and not _is_classvar(stmt.annotation)
+            and not _init_false(stmt.value)
+        ):
+            out.append(stmt.target.id)
+    return out
+
+
+def _init_keywords(cls: ast.ClassDef) -> list[str] | None:
+    """The keywords a plain class's `__init__` takes (None: it has none of its own, or takes **kwargs only)."""
+    init = next(
+        (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"),
+        None,
+    )
+    if init is None:
+        return None
+    args = init.args
+    names = [a.arg for a in (*args.posonlyargs[1:], *args.args[1:], *args.kwonlyargs)]
+    return [n for n in names if n not in {a.arg for a in args.posonlyargs}]
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    """Names a module defines or imports at top level (what `from module import X` can reach)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def _kind(facts: FileFacts, owner: str, cls: ast.ClassDef) -> HarnessKind | None:
+    decl = next((o for o in facts.owners if o.qualname == owner), None)
+    bases = {ast.unparse(b).rsplit(".", 1)[-1] for b in cls.bases}
+    if bases & _PYDANTIC_BASES:
+        return "pydantic"
+    decorated = {ast.unparse(d.func if isinstance(d, ast.Call) else d) for d in cls.decorator_list}
+    if any(d.rsplit(".", 1)[-1] == "dataclass" for d in decorated):
+        return "dataclass"
+    if decl is not None and decl.kind is OwnerKind.DATACLASS:
+        return None  # attrs, NamedTuple, ...: not this slice's constructor
+    return "class"
+
+
+def find_harness(
+    table: TruthTable, head_facts: Mapping[str, FileFacts], head_text: str | None
+) -> Harness | str:
+    """The harness of `table`, or one sentence saying why there is none."""
+    if table.lang != "python":
+        return f"{table.lang} derivations are not executed yet (only Python constructors)"
+    fn = table.function or ""
+    owner, _, method = fn.rpartition(".")
+    if method not in CONSTRUCTORS or not owner:
+        where = f"`{fn}`" if fn else "module level"
+        return f"the derivation runs in {where}, not in a class's `__post_init__` or `__init__`"
+    if "." in owner:
+        return f"`{owner}` is a nested class: only top-level classes are constructed"
+    located = module_of(table.path)
+    if located is None:
+        return f"`{table.path}` is not an importable module path"
+    facts = head_facts.get(table.path)
+    if facts is None or head_text is None:
+        return f"`{table.path}` was not parsed at the head"
+    try:
+        tree = ast.parse(head_text)
+    except SyntaxError as exc:
+        return f"`{table.path}` does not parse as Python: {exc.msg} (line {exc.lineno})"
+    cls = _class(tree, owner)
+    if cls is None:
+        return f"`{owner}` is not a top-level class of `{table.path}`"
+    kind = _kind(facts, owner, cls)
+    if kind is None:
+        return f"`{owner}` is neither a dataclass, a pydantic model nor a plain class"
+    if kind == "class":
+        if method == "__post_init__":
+            return f"`{owner}` has `__post_init__` but is not a dataclass: nothing calls it on construction"
+        taken = _init_keywords(cls)
+        if taken is None:
+            return f"`{owner}.__init__` names no keyword arguments"
+    else:
+        taken = _annotated_fields(cls)
+    target = _field(table.target)
+    if target is None:
+        return f"the target `{table.target}` is not an attribute of `{owner}`"
+    keywords: list[tuple[str, str]] = []
+    enums: list[str] = []
+    in_module = _module_names(tree)
+    for v in table.variables:
+        name = _field(v.name)
+        if name is None or name not in taken:
+            return f"the column `{v.name}` cannot be set through `{owner}(...)`"
+        keywords.append((v.name, name))
+        if v.kind == "enum":
+            enum = v.enum or ""
+            if enum not in in_module:
+                return f"the enum `{enum}` of column `{v.name}` cannot be imported from `{located[1]}`"
+            if enum not in enums:
+                enums.append(enum)
+    return Harness(
+        path=table.path,
+        module=located[1],
+        import_root=located[0],
+        owner=owner,
+        kind=kind,
+        function=method,
+        target=target,
+        keywords=tuple(keywords),
+        enums=tuple(enums),
+    )

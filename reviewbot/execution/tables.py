@@ -1,0 +1,468 @@
+"""Execute the truth tables: a generated pytest per table, run in the sandbox on the head and on the base.
+
+    runs = run_tables(change, repo_path, tables, head_facts, index, cfg=cfg, sandbox=kind, ...)
+    runs.tables      # ExecutedTable per table: the harness (or why none), each row predicted vs executed
+    runs.notes       # tables that were wrong, could not be imported, or were not run
+
+For each table whose construction path `harness.find_harness` finds, `generate` writes a real pytest
+file: one parametrized case per row (every row of a small table, else the all-defaults row and the
+changed rows), the expected value the table's head outcome, and a test that builds the owner with every
+default. Each case records what it saw (`record_property`: the target's value as Python source, or the
+exception's last line) into JUnit XML in the run directory, read back like every JUnit file (no link
+followed, inside the run, names made safe). The files run with the same sandbox, limits, environment
+and deadline as the repository's tests, once on an export of the head and once on the base.
+"""
+
+from __future__ import annotations
+
+import ast
+import shlex
+import shutil
+import sys
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reviewbot.change.git import checkout
+from reviewbot.errors import ReviewbotError
+from reviewbot.execution import reaper
+from reviewbot.execution.config import TestConfig
+from reviewbot.execution.harness import find_harness
+from reviewbot.execution.junit import UnsafeFile, open_inside
+from reviewbot.execution.sandbox import Limits, run_sandboxed
+from reviewbot.lang.facts import FileFacts
+from reviewbot.lang.index import RepoIndex
+from reviewbot.model.budget import ROUND_DEADLINE
+from reviewbot.model.change import ChangeSet, Note, SkipReason
+from reviewbot.model.executed import NOT_RUN, Executed, ExecutedRow, ExecutedTable, Harness
+from reviewbot.model.messages import msg
+from reviewbot.model.truthtable import OTHER, Outcome, Row, TruthTable, Value
+from reviewbot.model.untrusted import secret_values, untrusted_name
+
+__all__ = ["MAX_CASES", "TableRuns", "Case", "cases_of", "generate", "run_tables", "literal"]
+
+MAX_CASES = 64  # rows per table: every row up to this, else the default row and the changed rows
+MAX_VALUE_CHARS = 300
+_XML = "tables.xml"
+_MAX_XML = 8 << 20
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row as a pytest case: its constructor keywords and expected head value (Python source)."""
+
+    row: int
+    kwargs: tuple[tuple[str, str], ...]  # keyword -> value source
+    expected: str | None  # None: the table's outcome is no literal; the value is recorded, not asserted
+
+
+@dataclass
+class TableRuns:
+    tables: list[ExecutedTable] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+
+
+def literal(text: str) -> str | None:
+    """`text` as the Python source a value prints as (`repr`), or None when it is no literal.
+
+    Constants become their repr (`'a'` for `"a"`); an enum constant keeps its last two parts (`Mode.A`),
+    as the generated test prints enum members."""
+    try:
+        return repr(ast.literal_eval(text))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    parts = text.split(".")
+    if len(parts) >= 2 and all(p.isidentifier() for p in parts) and parts[-2][:1].isupper():
+        return ".".join(parts[-2:])
+    return None
+
+
+def _value_source(v: Value | None, enum: str | None, members: Sequence[str]) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return repr(v)
+    if v == OTHER:  # a member no guard names: the first the enum declares outside those named
+        return f"{enum}.{members[0]}" if members and enum else None
+    return f"{enum}.{v}" if enum else None
+
+
+def _predicted(o: Outcome, table: TruthTable, row: Row) -> str | None:
+    """The outcome as a Python literal: a constant, or the incoming value the row gives."""
+    if o.kind == "const":
+        return literal(o.text)
+    if o.kind == "input" and table.input is not None:
+        given = row.inputs.get(table.input)
+        return repr(given) if isinstance(given, bool) else None
+    if o.kind == "expr":
+        given = row.inputs.get(o.text)
+        return repr(given) if isinstance(given, bool) else None
+    return None
+
+
+def cases_of(table: TruthTable, harness: Harness, index: RepoIndex) -> list[Case]:
+    """The rows to run: all of a small table, else the all-defaults row and every changed row."""
+    keyword = dict(harness.keywords)
+    others: dict[str, list[str]] = {}
+    for v in table.variables:
+        if v.kind == "enum":
+            others[v.name] = [m for m in index.enum_members(v.enum or "") if m not in v.values]
+    rows = list(enumerate(table.rows))
+    if len(rows) > MAX_CASES:
+        rows = [(i, r) for i, r in rows if r.default or r.changed][:MAX_CASES]
+    out: list[Case] = []
+    for i, row in rows:
+        kwargs: list[tuple[str, str]] = []
+        for v in table.variables:
+            src = _value_source(row.inputs.get(v.name), v.enum, others.get(v.name, []))
+            if src is None:
+                break
+            kwargs.append((keyword[v.name], src))
+        else:
+            out.append(Case(i, tuple(kwargs), _predicted(row.head, table, row)))
+    return out
+
+
+_TEMPLATE = '''"""Truth table of `{target}` in `{owner}.{function}` ({path}:{line}), generated by reviewbot.
+
+Each case builds `{owner}` with one row of the table and checks `{target}` against the table's outcome.
+"""
+
+import enum
+import traceback
+
+import pytest
+
+from {module} import {imports}
+
+
+def _shown(value):
+    if isinstance(value, enum.Enum):
+        return f"{{type(value).__name__}}.{{value.name}}"
+    return repr(value)
+
+
+def _build(record_property, **kwargs):
+    try:
+        return {owner}(**kwargs)
+    except Exception as exc:
+        record_property("raised", traceback.format_exception_only(type(exc), exc)[-1].strip())
+        raise
+
+
+ANY = object()  # the table's outcome is an expression: the value is recorded, not asserted
+
+ROWS = [
+{rows}
+]
+
+
+@pytest.mark.parametrize(("kwargs", "expected"), ROWS)
+def test_{slug}_row(kwargs, expected, record_property):
+    actual = _build(record_property, **kwargs).{target}
+    record_property("executed", _shown(actual))
+    if expected is not ANY:
+        assert actual == expected
+
+
+def test_{slug}_defaults(record_property):
+    actual = _build(record_property).{target}
+    record_property("executed", _shown(actual))
+'''
+
+
+def _enums_of(cases: Sequence[Case], harness: Harness) -> list[str]:
+    """Enums the expected values name beyond the columns' (imported from the module too)."""
+    out: list[str] = []
+    for c in cases:
+        if c.expected is not None and "." in c.expected:
+            name = c.expected.split(".")[0]
+            if name != harness.owner and name not in harness.enums and name not in out:
+                out.append(name)
+    return out
+
+
+def generate(table: TruthTable, harness: Harness, cases: Sequence[Case]) -> str:
+    """The pytest file of one table (runs as it is, and reads as a test a maintainer could keep)."""
+    rows = []
+    for c in cases:
+        kwargs = ", ".join(f"{k!r}: {v}" for k, v in c.kwargs)
+        expected = c.expected if c.expected is not None else "ANY"
+        rows.append(f"    pytest.param({{{kwargs}}}, {expected}, id='r{c.row}'),")
+    return _TEMPLATE.format(
+        target=harness.target,
+        owner=harness.owner,
+        function=harness.function,
+        path=table.path,
+        line=table.line,
+        module=harness.module,
+        imports=", ".join([harness.owner, *harness.enums, *_enums_of(cases, harness)]),
+        rows="\n".join(rows),
+        slug=harness.target,
+    )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    table: TruthTable
+    harness: Harness
+    cases: tuple[Case, ...]
+    code: str
+    module: str  # the test module's name in the run directory
+
+
+def _last_line(text: str) -> str:
+    """The exception line of a pytest error report (`E   ModuleNotFoundError: ...`), else its last line."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+    return errors[-1] if errors else (lines[-1] if lines else "")
+
+
+def _read_results(xml: Path, run_root: Path) -> tuple[dict[tuple[str, str], Executed], dict[str, str], str]:
+    """Per (test module, case name): what it recorded; per module: why it did not import; a problem."""
+    try:
+        fd = open_inside(xml, run_root)
+    except UnsafeFile as exc:
+        return {}, {}, str(exc)
+    except OSError as exc:
+        return {}, {}, exc.strerror or str(exc)
+    with open(fd, "rb") as fh:
+        data = fh.read(_MAX_XML + 1)
+    if len(data) > _MAX_XML:
+        return {}, {}, "the JUnit report is too large; not read"
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        return {}, {}, f"the JUnit report does not parse: {exc}"
+    secrets = secret_values()
+
+    def safe(text: str) -> str:
+        return untrusted_name(text, MAX_VALUE_CHARS, secrets=secrets, unique=False)
+
+    found: dict[tuple[str, str], Executed] = {}
+    broken: dict[str, str] = {}
+    for case in root.iter("testcase"):
+        module = case.get("classname", "").rsplit(".", 1)[-1]
+        name = case.get("name", "")
+        props = {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
+        problem = next((c for c in case if c.tag in ("error", "failure")), None)
+        if "raised" in props:
+            found[(module, name)] = Executed("raised", safe(props["raised"]))
+        elif "executed" in props:
+            found[(module, name)] = Executed("value", safe(props["executed"]))
+        elif problem is not None:
+            line = safe(_last_line(problem.text or problem.get("message") or ""))
+            if not module or module == name:  # a collection error: the module did not import
+                broken[name] = line
+            else:
+                found[(module, name)] = Executed("not_run", line)
+    return found, broken, ""
+
+
+_Side = tuple[dict[tuple[str, str], Executed], dict[str, str], str]
+
+
+def _run(
+    plans: Sequence[_Plan],
+    tree: Path,
+    run_root: Path,
+    *,
+    sandbox: str,
+    limits: Limits,
+    timeout: float,
+    env: Sequence[str],
+) -> _Side:
+    """Run every plan's file on a copy of `tree` once; what each case recorded."""
+    reaper.check_open()
+    run_root.mkdir(parents=True)
+    tests = run_root / "tt"
+    tests.mkdir()
+    (tests / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    for p in plans:
+        (tests / f"{p.module}.py").write_text(p.code, encoding="utf-8")
+    reports = run_root / "tt-reports"
+    reports.mkdir()
+    xml = reports / _XML
+    roots = sorted({p.harness.import_root for p in plans})
+    command = " ".join(
+        shlex.quote(a)
+        for a in (
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            str(tests / "pytest.ini"),
+            "--rootdir",
+            str(tests),
+            "-o",
+            "junit_family=xunit1",
+            f"--junitxml={xml}",
+            str(tests),
+        )
+    )
+    workspace = run_root / "ws"
+    shutil.copytree(tree, workspace, symlinks=True)
+    path = ":".join(str(workspace / r) if r else str(workspace) for r in roots)
+    res = run_sandboxed(
+        command,
+        run_root,
+        workspace,
+        timeout=timeout,
+        sandbox=sandbox,
+        limits=limits,
+        allow_env=env,
+        set_env={"PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    if res.timed_out:
+        return {}, {}, f"did not finish within {timeout:g} s and was killed"
+    found, broken, problem = _read_results(xml, run_root)
+    if problem and not found:
+        tail = [ln for ln in res.output.splitlines() if ln.strip()][-1:]
+        problem = f"{problem} (exit {res.exit_code}{': ' + tail[0] if tail else ''})"
+        problem = untrusted_name(problem, MAX_VALUE_CHARS, unique=False)
+    return found, broken, problem
+
+
+def _executed_table(
+    p: _Plan,
+    sides: Mapping[str, _Side],
+    seconds: float,
+) -> ExecutedTable:
+    def of(side: str, name: str) -> Executed:
+        found, broken, problem = sides.get(side, ({}, {}, "not run"))
+        if p.module in broken:
+            return Executed("not_run", f"the test did not import: {broken[p.module]}")
+        if problem:
+            return Executed("not_run", problem)
+        return found.get((p.module, name), NOT_RUN)
+
+    slug = p.harness.target
+    rows = []
+    for c in p.cases:
+        row = p.table.rows[c.row]
+        name = f"test_{slug}_row[r{c.row}]"
+        rows.append(
+            ExecutedRow(
+                index=c.row,
+                inputs=dict(row.inputs),
+                changed=row.changed,
+                default=row.default,
+                predicted_head=c.expected,
+                predicted_base=_predicted(row.base, p.table, row),
+                head=of("head", name),
+                base=of("base", name),
+            )
+        )
+    return ExecutedTable(
+        target=p.table.target,
+        function=p.table.function,
+        path=p.table.path,
+        line=p.table.line,
+        harness=p.harness,
+        reason=f"head: {sides['head'][2]}" if sides.get("head", ({}, {}, "not run"))[2] else "",
+        rows=tuple(rows),
+        defaults_head=of("head", f"test_{slug}_defaults"),
+        defaults_base=of("base", f"test_{slug}_defaults"),
+        test_code=p.code,
+        seconds=seconds,
+    )
+
+
+def _notes(t: ExecutedTable) -> list[Note]:
+    out: list[Note] = []
+    where = f"{t.path}:{t.line}"
+    for r in t.wrong_rows:
+        for side, predicted, executed, agrees in (
+            ("head", r.predicted_head, r.head, r.agrees_head),
+            ("base", r.predicted_base, r.base, r.agrees_base),
+        ):
+            if agrees is False:
+                out.append(
+                    Note.of(
+                        SkipReason.UNAVAILABLE,
+                        msg(
+                            "note.table-wrong",
+                            target=t.target,
+                            where=where,
+                            row=r.index,
+                            side=side,
+                            predicted=predicted or "",
+                            executed=executed.value,
+                        ),
+                        t.path,
+                    )
+                )
+    d = t.defaults_head
+    if d.outcome == "not_run" and d.value.startswith("the test did not import"):
+        why = msg("note.table-not-run", target=t.target, where=where, reason=d.value)
+        out.append(Note.of(SkipReason.UNAVAILABLE, why, t.path))
+    return out
+
+
+def run_tables(
+    change: ChangeSet,
+    repo_path: Path,
+    tables: Sequence[TruthTable],
+    head_facts: Mapping[str, FileFacts],
+    index: RepoIndex,
+    *,
+    cfg: TestConfig,
+    sandbox: str,
+    limits: Limits,
+    timeout: float,
+    scratch: Path,
+) -> TableRuns:
+    """Every table's harness (or why none), and the executed rows of those that have one.
+
+    `scratch`: an empty directory for the exports and runs (the caller removes it)."""
+    started = time.monotonic()
+    plans: dict[int, _Plan] = {}
+    by_table: dict[int, ExecutedTable] = {}
+    for n, t in enumerate(tables):
+        changed = change.file(t.path)
+        found = find_harness(t, head_facts, changed.head_text if changed is not None else None)
+        if isinstance(found, str):
+            by_table[n] = ExecutedTable(t.target, t.function, t.path, t.line, None, reason=found)
+            continue
+        cases = tuple(cases_of(t, found, index))
+        plans[n] = _Plan(t, found, cases, generate(t, found, cases), f"test_reviewbot_table_{n}")
+    out = TableRuns()
+    if plans:
+        deadline = ROUND_DEADLINE.get() or float("inf")
+        sides: dict[str, _Side] = {}
+        for side, sha in (("head", change.head_sha), ("base", change.base_sha)):
+            limit = min(timeout, deadline - time.monotonic())
+            if limit < 1.0:
+                sides[side] = ({}, {}, "the round's time budget was used up")
+                continue
+            tree = scratch / f"{side}-tree"
+            try:
+                checkout(repo_path, sha, tree)
+            except ReviewbotError as exc:
+                sides[side] = ({}, {}, f"could not export {sha[:12]}: {exc}")
+                continue
+            sides[side] = _run(
+                list(plans.values()),
+                tree,
+                scratch / f"run-{side}",
+                sandbox=sandbox,
+                limits=limits,
+                timeout=limit,
+                env=cfg.env,
+            )
+        seconds = round(time.monotonic() - started, 1)
+        for n, p in plans.items():
+            by_table[n] = _executed_table(p, sides, seconds)
+        for side, (_, _, problem) in sides.items():
+            if problem:
+                why = msg("note.tables-not-run", side=side, reason=problem)
+                out.notes.append(Note.of(SkipReason.UNAVAILABLE, why))
+    out.tables = [by_table[i] for i in sorted(by_table)]
+    for done in out.tables:
+        out.notes.extend(_notes(done))
+    return out

@@ -1,0 +1,154 @@
+"""A truth table run against the real code: the harness that builds the config, each row's executed value.
+
+`Harness` is how a table's rows are turned into real objects (the owner's constructor with the table's
+columns as keyword arguments, the target read as an attribute); `ExecutedTable` holds, per row, what the
+table predicted and what the code did on the head and on the base. The records hold values; the
+execution stage builds them (reviewbot.execution.tables), rules and reports read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from reviewbot.model.truthtable import Value
+
+__all__ = ["HarnessKind", "Harness", "Outcome", "Executed", "ExecutedRow", "ExecutedTable", "NOT_RUN"]
+
+HarnessKind = Literal["dataclass", "pydantic", "class"]
+Outcome = Literal["value", "raised", "not_run"]
+
+
+@dataclass(frozen=True)
+class Harness:
+    """How the rows of one table become objects: `module.owner(**{keyword: value})`, then `.target`."""
+
+    path: str  # the file of the changed derivation (repository path)
+    module: str  # its import path, from the file path (`pkg/config.py` -> `pkg.config`)
+    import_root: str  # the directory the import path is relative to ("" the repository root, or `src`)
+    owner: str  # the class constructed
+    kind: HarnessKind
+    function: str  # where the derivation runs on construction (`__post_init__`, `__init__`)
+    target: str  # the attribute read after construction
+    keywords: tuple[tuple[str, str], ...]  # table column -> constructor keyword
+    enums: tuple[str, ...] = ()  # enum names the rows use, imported from `module`
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "module": self.module,
+            "import_root": self.import_root,
+            "owner": self.owner,
+            "kind": self.kind,
+            "function": self.function,
+            "target": self.target,
+            "keywords": dict(self.keywords),
+            "enums": list(self.enums),
+        }
+
+
+@dataclass(frozen=True)
+class Executed:
+    """One case run on one revision: the target's value (as Python source), or the exception's last line."""
+
+    outcome: Outcome
+    value: str  # `False`, `Mode.FAST`, `'x'`; for "raised" `ValueError: ...`; for "not_run" why
+
+    def to_json(self) -> dict[str, str]:
+        return {"outcome": self.outcome, "value": self.value}
+
+
+NOT_RUN = Executed("not_run", "not run")
+
+
+@dataclass(frozen=True)
+class ExecutedRow:
+    """One row of the table: its inputs, the predicted outcome and the executed one on each revision."""
+
+    index: int  # the row's position in TruthTable.rows
+    inputs: Mapping[str, Value | None]
+    changed: bool
+    default: bool
+    predicted_head: str | None  # a Python literal; None: the table's outcome is no literal (an expression)
+    predicted_base: str | None
+    head: Executed
+    base: Executed
+
+    @staticmethod
+    def _agrees(predicted: str | None, executed: Executed) -> bool | None:
+        if predicted is None or executed.outcome == "not_run":
+            return None
+        return executed.outcome == "value" and executed.value == predicted
+
+    @property
+    def agrees_head(self) -> bool | None:
+        """Whether the head ran as the table predicted (None: no prediction or not run)."""
+        return self._agrees(self.predicted_head, self.head)
+
+    @property
+    def agrees_base(self) -> bool | None:
+        return self._agrees(self.predicted_base, self.base)
+
+    @property
+    def wrong(self) -> bool:
+        """The table predicted this row wrongly on the head or on the base."""
+        return self.agrees_head is False or self.agrees_base is False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "row": self.index,
+            "inputs": dict(self.inputs),
+            "changed": self.changed,
+            "default": self.default,
+            "predicted": {"base": self.predicted_base, "head": self.predicted_head},
+            "executed": {"base": self.base.to_json(), "head": self.head.to_json()},
+            "agrees": {"base": self.agrees_base, "head": self.agrees_head},
+            "table_wrong": self.wrong,
+        }
+
+
+@dataclass(frozen=True)
+class ExecutedTable:
+    """A truth table run on the head and the base through its harness (or why it was not)."""
+
+    target: str
+    function: str | None
+    path: str
+    line: int
+    harness: Harness | None  # None: no construction path was found (`reason` says why); no claim is made
+    reason: str = ""  # why the table was not executed ("" when it was)
+    rows: tuple[ExecutedRow, ...] = ()
+    defaults_head: Executed = NOT_RUN  # `Owner()` with every default, the target read
+    defaults_base: Executed = NOT_RUN
+    test_code: str = ""  # the generated pytest file
+    seconds: float = 0.0
+
+    @property
+    def ran(self) -> bool:
+        return self.harness is not None and not self.reason
+
+    @property
+    def wrong_rows(self) -> tuple[ExecutedRow, ...]:
+        return tuple(r for r in self.rows if r.wrong)
+
+    @property
+    def defaults_raise(self) -> bool:
+        return self.defaults_head.outcome == "raised"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "function": self.function,
+            "path": self.path,
+            "line": self.line,
+            "harness": self.harness.to_json() if self.harness is not None else None,
+            "executed": self.ran,
+            "reason": self.reason,
+            "defaults": {"base": self.defaults_base.to_json(), "head": self.defaults_head.to_json()},
+            "rows": [r.to_json() for r in self.rows],
+            "agreed": sum(1 for r in self.rows if r.agrees_head is True and r.agrees_base is not False),
+            "wrong_rows": [r.index for r in self.wrong_rows],
+            "seconds": self.seconds,
+            "test": self.test_code,
+        }
