@@ -18,6 +18,7 @@ from reviewbot.checks import (
     duplicated_predicate,
     env_name_typo,
     env_switch_renamed,
+    explicit_value_overwritten,
     flag_overloading,
     formatting_noise,
     guard_ignores_coupled_flag,
@@ -26,6 +27,7 @@ from reviewbot.checks import (
     missing_tests,
     renamed_flag_still_referenced,
     stale_comment,
+    stale_doc_default,
     suppression_without_reason,
     unconditional_override,
     undefined_name,
@@ -61,6 +63,8 @@ RULES: tuple[Check, ...] = tuple(
         validation_rejects_default,
         env_name_typo,
         renamed_flag_still_referenced,
+        explicit_value_overwritten,
+        stale_doc_default,
         defaults_raise,
     )
 )

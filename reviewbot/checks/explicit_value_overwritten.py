@@ -1,0 +1,116 @@
+"""explicit-value-overwritten (P2): the change overwrites a value the user gave on the command line or in a config.
+
+## What it does
+Looks at the writes a change adds after the user's value is known: a dict key (`kwargs["x"] = ...` on a
+function's `**kwargs`, `config_dict["x"] = ...` on a config loaded from a file), `setattr(args, "x", ...)`,
+`vars(args)["x"] = ...`, `args.x = ...` on an argparse namespace after `parse_args()`, and in C++ a field
+of the params struct a command-line parser filled (`params.n_ctx = 4096;` after
+`gpt_params_parse(argc, argv, params)`, or a call added there that writes its fields). It reports the
+write when the value is one the user sets explicitly (a command-line option the repository registers
+with `add_argument`, a C++ option handler that assigns the field, the caller's keyword, a key of the
+config file) and nothing around the write asks whether the user gave it.
+
+Not flagged: set-only-if-unset, a write under a condition or after an early exit that reads the key
+(`is None`, `not in kwargs`, `if not args.x`, `== parser default`, a sentinel), and a write whose value
+reads the key itself (a normalisation such as `kwargs["x"] = int(kwargs["x"])`). `args.x = ...` on a
+namespace the rule `unconditional-override` already reports is left to that rule.
+
+## Why is this bad?
+The user's explicit value is silently replaced: the flag or the config key still parses, but has no
+effect, and nothing in the logs says so. The override model of `unconditional-override` sees attribute
+writes on config objects; writes through a dict key, `setattr` or `vars()` escape it.
+
+## Example
+```python
+def from_pretrained(path, **kwargs):
+    kwargs["trust_remote_code"] = True  # the caller's trust_remote_code=False is lost
+    return load(path, **kwargs)
+```
+
+## Use instead
+```python
+def from_pretrained(path, **kwargs):
+    kwargs.setdefault("trust_remote_code", True)
+    return load(path, **kwargs)
+```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from reviewbot.analysis.explicit_writes import ExplicitWrite, explicit_writes
+from reviewbot.analysis.sides import sides
+from reviewbot.checks.base import CheckContext
+from reviewbot.checks.util import clip, place, places
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import Message, msg
+
+id = "explicit-value-overwritten"
+severity = Severity.P2
+summary = "A write replaces a value the user gave on the command line or in a config, without asking whether it was given."
+
+
+def _suggestion(w: ExplicitWrite) -> Message:
+    if w.kind == "cli":
+        return msg("explicit-value-overwritten.suggestion.cpp", receiver=w.receiver, field=w.key)
+    if w.kind == "kwargs" or w.kind == "config":
+        return msg("explicit-value-overwritten.suggestion.dict", receiver=w.receiver, name=w.key)
+    return msg("explicit-value-overwritten.suggestion.flag", receiver=w.receiver, name=w.key)
+
+
+def _finding(w: ExplicitWrite) -> Finding:
+    source = msg(
+        f"explicit-value-overwritten.source.{w.kind}",
+        place=place(w.source_path, w.source_line),
+        text=clip(w.source_text, 120),
+        name=w.key,
+    )
+    evidence = [
+        source,
+        msg("explicit-value-overwritten.write", place=place(w.path, w.line), text=clip(w.text, 120)),
+    ]
+    if w.writes:
+        first_path, first_line, first_text = w.writes[0]
+        evidence.append(
+            msg(
+                "explicit-value-overwritten.callee",
+                fields=", ".join(f"`{f}`" for f in w.fields),
+                places=places([place(p, n) for p, n, _ in w.writes]),
+                first=place(first_path, first_line),
+                text=clip(first_text, 100),
+            )
+        )
+    title_key = "explicit-value-overwritten.title.call" if w.writes else "explicit-value-overwritten.title"
+    return Finding.make(
+        rule=id,
+        severity=severity,
+        path=w.path,
+        line=w.line,
+        anchor=f"{w.receiver}|{w.key}|{'call' if w.writes else 'write'}",
+        title=msg(title_key, name=w.key, receiver=w.receiver, count=len(w.fields)),
+        evidence=tuple(evidence),
+        suggestion=_suggestion(w),
+        extra=(("field", w.key),),
+    )
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
+    if not changed:
+        return
+    heads = {f.path: f.head_text for f in ctx.change.files}
+    found = explicit_writes(changed, heads, ctx.change.head_tree)
+    if not found:
+        return
+    taken: set[tuple[str, int]] = set()
+    if any(
+        w.kind == "flag" and "." in w.text.split("=")[0] and "[" not in w.text.split("=")[0] for w in found
+    ):
+        from reviewbot.checks import unconditional_override
+
+        taken = {(f.path, f.line) for f in unconditional_override.run(ctx)}
+    for w in found:
+        if (w.path, w.line) in taken:
+            continue
+        yield _finding(w)
