@@ -3,7 +3,11 @@ token set, the read-only round-history pages `GET /prs/{owner}/{repo}/{n}` (serv
 
 A delivery is answered in milliseconds: size check, signature check on the raw bytes, parse,
 classify, one database transaction (delivery + jobs), one queue message per job. Rounds run in
-workers. Nothing from an unauthenticated request is parsed, logged or stored.
+workers. Nothing from an unauthenticated request is parsed or stored; its refusal's log line names
+only its `X-GitHub-Event` and `X-GitHub-Delivery` headers, and only when they have GitHub's shape.
+
+Every request to `/webhook` gets one log line (service.logs.delivery_line): accepted, ignored or
+refused, with the event, action, repository, PR, delivery id, HTTP status and why.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
@@ -28,6 +32,7 @@ from reviewbot.errors import ReviewbotError
 from reviewbot.service.events import classify
 from reviewbot.service.history_route import history_routes
 from reviewbot.service.jobs import JobBook
+from reviewbot.service.logs import delivery_line
 from reviewbot.service.metrics import ServiceMetrics
 from reviewbot.service.payload import MalformedPayload, parse_body
 from reviewbot.service.queue import JobQueue
@@ -66,8 +71,8 @@ def create_app(
     metrics = ServiceMetrics(book, queue)
     limit = settings.max_body_bytes
 
-    async def read_body(request: Request) -> bytes | Response:
-        return await _read_body(request, limit, settings.body_timeout_s, metrics)
+    async def read_body(request: Request, refuse: _Refuse) -> bytes | Response:
+        return await _read_body(request, limit, settings.body_timeout_s, refuse)
 
     async def webhook(request: Request) -> Response:
         started = time.perf_counter()
@@ -76,24 +81,58 @@ def create_app(
         finally:
             metrics.latency.observe(time.perf_counter() - started)
 
+    def refused(
+        request: Request,
+        status: int,
+        outcome: str,
+        message: str,
+        *,
+        close: bool = False,
+        why: str = "",
+        level: int = logging.INFO,
+    ) -> JSONResponse:
+        """Count and log a refusal (`why`: the log's reason when it says more than the answer), and
+        answer it. Of the request only the event and delivery headers are logged, and only when
+        they have GitHub's shape: the request may be anyone's."""
+        metrics.rejected.labels(outcome).inc()
+        delivery_line(
+            log,
+            delivery=_shaped(_DELIVERY, request.headers.get("x-github-delivery", "")),
+            event=_shaped(_EVENT, request.headers.get("x-github-event", "")),
+            status=status,
+            outcome=outcome,
+            reason=why or message,
+            level=level,
+        )
+        return _error(status, message, close=close)
+
     async def _webhook(request: Request) -> Response:
         try:
-            body = await read_body(request)
+            body = await read_body(request, refused)
         except ClientDisconnect:
-            metrics.rejected.labels("disconnected").inc()
-            return _error(400, "the client went away before sending the whole body")
+            return refused(request, 400, "disconnected", "the client went away before sending the whole body")
         if isinstance(body, Response):
             return body
         header = request.headers.get("x-hub-signature-256")
         if not verify_signature(secret, body, header):
-            metrics.rejected.labels("no_signature" if not header else "bad_signature").inc()
-            return _error(401, "missing or invalid X-Hub-Signature-256")
+            # The answer is the same for both; the log says which, and what to check.
+            return refused(
+                request,
+                401,
+                "no_signature" if not header else "bad_signature",
+                "missing or invalid X-Hub-Signature-256",
+                why="no X-Hub-Signature-256 header"
+                if not header
+                else "X-Hub-Signature-256 does not match the body: is REVIEWBOT_WEBHOOK_SECRET "
+                "the App's webhook secret?",
+            )
         event = request.headers.get("x-github-event", "")
         delivery = request.headers.get("x-github-delivery", "")
         if not _EVENT.fullmatch(event) or not _DELIVERY.fullmatch(delivery):
-            metrics.rejected.labels("malformed").inc()
-            return _error(
+            return refused(
+                request,
                 400,
+                "malformed",
                 "X-GitHub-Event (an event name) and X-GitHub-Delivery (an id of at most 64 letters, "
                 "digits and dashes) are required",
             )
@@ -107,16 +146,27 @@ def create_app(
                 app_id=settings.app_id,
             )
         except MalformedPayload as exc:
-            metrics.rejected.labels("malformed").inc()
-            return _error(400, str(exc))
+            return refused(request, 400, "malformed", str(exc))
         except Exception as exc:  # a shape no check foresaw: still the sender's payload, never a 500
-            metrics.rejected.labels("malformed").inc()
-            log.warning("delivery %s (%s): unexpected payload shape: %r", delivery, event, exc)
-            return _error(400, f"the payload does not have the shape of a {event} event")
+            message = f"the payload does not have the shape of a {event} event"
+            return refused(
+                request, 400, "malformed", message, why=f"{message}: {exc!r}", level=logging.WARNING
+            )
         try:
             accepted = await run_in_threadpool(book.accept, delivery, decision)
         except ReviewbotError as exc:
-            log.error("delivery %s (%s): %s", delivery, event, exc)
+            delivery_line(
+                log,
+                delivery=delivery,
+                event=event,
+                action=decision.action,
+                repo=decision.repository,
+                pr=decision.pr,
+                status=503,
+                outcome="store_unavailable",
+                reason=f"the database is unavailable: {exc}",
+                level=logging.ERROR,
+            )
             return _error(503, "the database is unavailable; redeliver later")
         if accepted.dispatches:
             try:
@@ -126,15 +176,19 @@ def create_app(
                 log.error(
                     "delivery %s: jobs %s recorded but not enqueued: %s", delivery, accepted.job_ids, exc
                 )
-        log.info(
-            "delivery %s: %s%s %s: %s",
-            delivery,
-            event,
-            f".{decision.action}" if decision.action else "",
-            accepted.outcome,
-            accepted.detail,
-        )
         status = 202 if accepted.outcome == "queued" else 200
+        delivery_line(
+            log,
+            delivery=delivery,
+            event=event,
+            action=decision.action,
+            repo=decision.repository,
+            pr=decision.pr,
+            status=status,
+            outcome=accepted.outcome,
+            reason=accepted.detail,
+            jobs=accepted.job_ids,
+        )
         return JSONResponse(
             {"outcome": accepted.outcome, "detail": accepted.detail, "jobs": list(accepted.job_ids)},
             status_code=status,
@@ -184,9 +238,17 @@ def create_app(
     return app
 
 
-async def _read_body(
-    request: Request, limit: int, timeout: float, metrics: ServiceMetrics
-) -> bytes | Response:
+class _Refuse(Protocol):
+    def __call__(
+        self, request: Request, status: int, outcome: str, message: str, *, close: bool = ...
+    ) -> JSONResponse: ...
+
+
+def _shaped(pattern: re.Pattern[str], value: str) -> str | None:
+    return value if pattern.fullmatch(value) else None
+
+
+async def _read_body(request: Request, limit: int, timeout: float, refuse: _Refuse) -> bytes | Response:
     """The body, or the refusal: 400 for a bad Content-Length, 413 over `limit` bytes (declared or
     streamed), 408 when the whole body has not arrived within `timeout` seconds (a client that
     trickles or stalls is cut off)."""
@@ -195,19 +257,16 @@ async def _read_body(
         try:
             size = int(declared)
         except ValueError:
-            return _error(400, "Content-Length is not a number")
+            return refuse(request, 400, "malformed", "Content-Length is not a number")
         if size > limit:
-            metrics.rejected.labels("too_large").inc()
-            return _error(413, f"payload over {limit} bytes", close=True)
+            return refuse(request, 413, "too_large", f"payload over {limit} bytes", close=True)
     body = bytearray()
     try:
         async with asyncio.timeout(timeout):
             async for chunk in request.stream():
                 body += chunk
                 if len(body) > limit:  # a chunked body, or one longer than it declared
-                    metrics.rejected.labels("too_large").inc()
-                    return _error(413, f"payload over {limit} bytes", close=True)
+                    return refuse(request, 413, "too_large", f"payload over {limit} bytes", close=True)
     except TimeoutError:
-        metrics.rejected.labels("timeout").inc()
-        return _error(408, f"the body did not arrive within {timeout:g} s", close=True)
+        return refuse(request, 408, "timeout", f"the body did not arrive within {timeout:g} s", close=True)
     return bytes(body)

@@ -266,4 +266,14 @@ def classify(
         event,
         action,
         f"event {event!r} is not handled (subscribe to pull_request, issue_comment, check_run, check_suite)",
+        _named_repository(payload),
     )
+
+
+def _named_repository(payload: dict[str, Any]) -> str | None:
+    """The repository an event we do not handle names, if it names one well (for its log line and
+    record); never a refusal: the event's shape is not ours to check."""
+    try:
+        return optional_text(payload, "repository.full_name", 140, REPOSITORY)
+    except MalformedPayload:
+        return None
