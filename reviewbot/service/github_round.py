@@ -112,7 +112,8 @@ def github_round(settings: Settings) -> RoundFn:
             reason += f"; NO CHECK RUN: {outcome.gate_refused}"
         if outcome.replanned:
             reason += f"; planned again: {outcome.replanned}"
-        return RoundResult("done", reason, index, head, api)
+        severities = outcome.review.summary() if outcome.review is not None else None
+        return RoundResult("done", reason, index, head, api, severities=severities)
 
     return run
 

@@ -20,6 +20,7 @@ from reviewbot.errors import EnvironmentProblem, GitHubError, RateLimited, Store
 from reviewbot.service.beater import Beating
 from reviewbot.service.consumer import EmbeddedConsumer, make_consumer, owner_is_dead, worker_name
 from reviewbot.service.jobs import Dispatch, Job, JobBook
+from reviewbot.service.logs import job_line
 from reviewbot.service.queue import JobQueue
 from reviewbot.service.retention import prune
 from reviewbot.settings import Settings
@@ -48,6 +49,7 @@ class RoundResult:
     head_sha: str | None = None
     api: Mapping[str, int] = field(default_factory=dict)  # GitHub requests by kind: read/write/auth/retry
     refusal: str = ""  # a refused command: what was done (github.commands.Refusal), counted
+    severities: Mapping[str, int] | None = None  # the round's findings by severity (P0..P3), if it ran
 
 
 RoundFn = Callable[[Job], RoundResult]
@@ -162,10 +164,10 @@ class Worker:
                 cancel_check.reset(token)
                 beating.stop()  # before the outcome is written: an ended round must not look alive
         except Exception as exc:  # every failure is recorded: retried, or failed with its reason
-            self._attempt_failed(job, exc)
+            self._attempt_failed(job, exc, time.monotonic() - started)
             return
         duration = time.monotonic() - started
-        log.info("job %d: %s %s: %s (%.1fs)", job.id, where, result.state, result.reason, duration)
+        self._outcome_line(job, result.state, duration, result.reason, result)
 
         def write() -> list[Dispatch]:
             nxt = self.book.finish(
@@ -182,11 +184,37 @@ class Worker:
 
         self._settle(job, write)
 
-    def _attempt_failed(self, job: Job, exc: Exception) -> None:
+    def _outcome_line(
+        self,
+        job: Job,
+        state: str,
+        seconds: float,
+        reason: str,
+        result: RoundResult | None = None,
+        level: int = logging.INFO,
+    ) -> None:
+        """The job's outcome in the log (service.logs.job_line): one line per attempt that ended."""
+        job_line(
+            log,
+            job=job.id,
+            repo=job.repository,
+            pr=job.pr,
+            head=(result.head_sha if result is not None and result.head_sha else job.head_sha),
+            trigger=job.trigger,
+            attempt=job.attempts,
+            state=state,
+            seconds=seconds,
+            reason=reason,
+            severities=result.severities if result is not None else None,
+            api=result.api if result is not None else None,
+            level=level,
+        )
+
+    def _attempt_failed(self, job: Job, exc: Exception, seconds: float = 0.0) -> None:
         reason = self._scrub(f"{type(exc).__name__}: {exc}")
-        where = f"{job.repository}#{job.pr}"
         if is_permanent(exc) or job.attempts >= self.settings.max_attempts:
-            log.error("job %d: %s failed after %d attempt(s): %s", job.id, where, job.attempts, reason)
+            why = f"failed after {job.attempts} attempt(s): {reason}"
+            self._outcome_line(job, "failed", seconds, why, level=logging.ERROR)
 
             def fail() -> list[Dispatch]:
                 nxt = self.book.finish(job, "failed", f"failed after {job.attempts} attempt(s): {reason}")
@@ -195,9 +223,8 @@ class Worker:
             self._settle(job, fail)
             return
         delay = self.backoff(job.attempts, exc)
-        log.warning(
-            "job %d: %s attempt %d failed (%s); retrying in %.1fs", job.id, where, job.attempts, reason, delay
-        )
+        why = f"attempt {job.attempts} failed ({reason}); retrying in {delay:.1f}s"
+        self._outcome_line(job, "retry", seconds, why, level=logging.WARNING)
 
         def retry() -> list[Dispatch]:
             pair = self.book.retry_later(
