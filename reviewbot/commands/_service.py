@@ -1,5 +1,6 @@
-"""What `reviewbot serve` and `reviewbot worker` share: the `--workers`/`--config` options and the
-checked settings they start from."""
+"""What `reviewbot serve` and `reviewbot worker` share: the `--workers`/`--config`/`--log-format`
+options, their logging (INFO, text or JSON lines: service.logs) and the checked settings they start
+from."""
 
 from __future__ import annotations
 
@@ -8,17 +9,29 @@ import argparse
 from reviewbot.errors import UsageError
 from reviewbot.execution.sandbox import hide_from_sandbox
 from reviewbot.extras import require_extras
+from reviewbot.service.logs import FORMATS, configure_logging
 from reviewbot.settings import Settings, load_settings
 
-__all__ = ["add_service_arguments", "service_settings"]
+__all__ = ["add_service_arguments", "service_logging", "service_settings"]
 
 
 def add_service_arguments(parser: argparse.ArgumentParser, *, workers_help: str) -> None:
-    """Add `--workers N` (rounds run at once) and `--config FILE`."""
+    """Add `--workers N` (rounds run at once), `--config FILE` and `--log-format text|json`."""
     parser.add_argument("--workers", type=int, default=1, help=workers_help)
     parser.add_argument(
         "--config", help="settings file, YAML or .toml (default: $REVIEWBOT_CONFIG); the environment wins"
     )
+    parser.add_argument(
+        "--log-format",
+        choices=FORMATS,
+        default="text",
+        help="log lines on stderr: text (default) or json (one JSON object per line)",
+    )
+
+
+def service_logging(args: argparse.Namespace) -> None:
+    """Log at INFO (one line per delivery and per job outcome) in the chosen format."""
+    configure_logging(getattr(args, "log_format", "text"), getattr(args, "verbose", 0))
 
 
 def service_settings(args: argparse.Namespace, *, secret: bool, credentials: bool) -> Settings:

@@ -8,11 +8,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import sys
 
 import uvicorn
 
-from reviewbot.commands._service import add_service_arguments, service_settings
+from reviewbot.commands._service import add_service_arguments, service_logging, service_settings
 from reviewbot.service.app import Lifecycle, create_app
 from reviewbot.service.runtime import Runtime
 from reviewbot.service.server import server_config
@@ -30,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    service_logging(args)
     settings = service_settings(args, secret=True, credentials=args.with_worker)
     runtime = Runtime.open(settings)
     try:
@@ -42,16 +42,19 @@ def main(args: argparse.Namespace) -> int:
             if settings.history_token
             else "no history pages"
         )
-        print(
-            f"reviewbot serve: http://{args.host}:{args.port}/webhook{mode}; {pages}; {runtime.describe()}",
-            file=sys.stderr,
-            flush=True,
+        log.info(
+            "reviewbot serve: http://%s:%d/webhook%s; %s; %s",
+            args.host,
+            args.port,
+            mode,
+            pages,
+            runtime.describe(),
         )
-        level = logging.getLogger().getEffectiveLevel()
-        # log_config=None keeps the CLI's logging set-up; the access log is only shown with -v. The
-        # header/body deadlines and connection limits are service.server's (docs/security.md).
+        # log_config=None keeps the CLI's logging set-up (service.logs); uvicorn's access log is only
+        # shown with -v (the delivery lines say more). The header/body deadlines and connection
+        # limits are service.server's (docs/security.md).
         config = server_config(
-            app, settings, host=args.host, port=args.port, access_log=level <= logging.INFO
+            app, settings, host=args.host, port=args.port, access_log=getattr(args, "verbose", 0) >= 1
         )
         server = uvicorn.Server(config)
         # The signal uvicorn re-raises after a clean shutdown ends here, as it does in uvicorn.run.

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 
-from reviewbot.commands._service import add_service_arguments, service_settings
+from reviewbot.commands._service import add_service_arguments, service_logging, service_settings
 from reviewbot.service.github_round import github_round
 from reviewbot.service.runtime import Runtime
 from reviewbot.service.worker import Worker, make_consumer
@@ -21,16 +20,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    service_logging(args)
     settings = service_settings(args, secret=False, credentials=True)
     runtime = Runtime.open(settings)
     try:
         worker = Worker(settings, runtime.book, runtime.queue, github_round(settings))
         consumer = make_consumer(runtime.queue, args.workers)
         worker.start()
-        print(
-            f"reviewbot worker: {args.workers} thread(s), owner {worker.owner}; {runtime.describe()}",
-            file=sys.stderr,
-            flush=True,
+        log.info(
+            "reviewbot worker: %d thread(s), owner %s; %s", args.workers, worker.owner, runtime.describe()
         )
         try:
             consumer.run()  # returns after SIGINT/SIGTERM, once running rounds have finished
