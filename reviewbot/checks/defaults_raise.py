@@ -73,7 +73,7 @@ def findings(tables: Iterable[ExecutedTable]) -> list[Finding]:
                 rule=id,
                 severity=severity,
                 path=t.path,
-                line=t.line,
+                line=t.defaults_head.line_in(t.path) or t.line,
                 title=msg("defaults-raise.title", owner=h.owner, last=last),
                 anchor=f"{h.owner}()",
                 evidence=evidence,

@@ -131,6 +131,7 @@ Each case builds `{owner}` with one row of the table and checks `{target}` again
 """
 
 import enum
+import os
 import traceback
 
 import pytest
@@ -148,7 +149,9 @@ def _build(record_property, **kwargs):
     try:
         return {owner}(**kwargs)
     except Exception as exc:
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
         record_property("raised", traceback.format_exception_only(type(exc), exc)[-1].strip())
+        record_property("raised_at", f"{{os.path.relpath(frame.filename)}}:{{frame.lineno}}")
         raise
 
 
@@ -249,7 +252,9 @@ def _read_results(xml: Path, run_root: Path) -> tuple[dict[tuple[str, str], Exec
         props = {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
         problem = next((c for c in case if c.tag in ("error", "failure")), None)
         if "raised" in props:
-            found[(module, name)] = Executed("raised", safe(props["raised"]))
+            found[(module, name)] = Executed(
+                "raised", safe(props["raised"]), safe(props.get("raised_at", ""))
+            )
         elif "executed" in props:
             found[(module, name)] = Executed("value", safe(props["executed"]))
         elif problem is not None:

@@ -54,9 +54,18 @@ class Executed:
 
     outcome: Outcome
     value: str  # `False`, `Mode.FAST`, `'x'`; for "raised" `ValueError: ...`; for "not_run" why
+    at: str = ""  # "raised": where, `path:line` of the innermost frame (relative to the checkout)
+
+    def line_in(self, path: str) -> int | None:
+        """The line it raised at when that is in `path`."""
+        where, _, line = self.at.rpartition(":")
+        return int(line) if where == path and line.isdigit() else None
 
     def to_json(self) -> dict[str, str]:
-        return {"outcome": self.outcome, "value": self.value}
+        out = {"outcome": self.outcome, "value": self.value}
+        if self.at:
+            out["at"] = self.at
+        return out
 
 
 NOT_RUN = Executed("not_run", "not run")

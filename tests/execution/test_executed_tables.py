@@ -1,0 +1,203 @@
+"""Truth tables executed against the real code (issue 25): real git repositories, the real sandbox, pytest.
+
+Each case is a pull request on a small Python package reviewed end to end: the pipeline builds the
+table, the test stage's sandbox runs the generated pytest on the head and on the base, and the JSON
+report carries each row's executed value beside the predicted one.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+from typing import Any
+
+from reviewbot.change.diff import load_change
+from reviewbot.execution.execute import ExecSettings, executor
+from reviewbot.model.review import Review
+from reviewbot.report.render import render_json
+from reviewbot.review.pipeline import ReviewSettings, review_change
+from tests.execution.probe import toml
+from tests.gitrepo import Repo
+
+SETTINGS = ExecSettings(time_budget_s=240, max_workers=2)
+
+ENUM = """from dataclasses import dataclass
+from enum import Enum
+
+
+class Mode(Enum):
+    FAST = 1
+    SLOW = 2
+    OFF = 3
+
+
+"""
+BASE = (
+    ENUM
+    + """@dataclass
+class Config:
+    mode: Mode = Mode.FAST
+    cache: bool = False
+    use_rope: bool = True
+
+    def __post_init__(self):
+        if self.mode == Mode.SLOW:
+            self.use_rope = False
+"""
+)
+HEAD = BASE.replace("if self.mode == Mode.SLOW:", "if self.mode == Mode.SLOW or not self.cache:")
+
+
+def _review(tmp_path: Path, base_text: str, head_text: str) -> tuple[Review, dict[str, Any]]:
+    repo = Repo(tmp_path / "repo")
+    # The repository's own test command only has to run: the tables come with the test stage.
+    files = {".reviewbot.toml": toml(f"{sys.executable} -c pass", timeout=120), "pkg/__init__.py": ""}
+    base = repo.commit({**files, "pkg/config.py": base_text}, "base")
+    repo.checkout("pr", create=True)
+    head = repo.commit({"pkg/config.py": head_text}, "head")
+    settings = ReviewSettings(execute=executor(repo.path, SETTINGS))
+    review = review_change(load_change(repo.path, base, head), settings)
+    return review, render_json(review)
+
+
+def _only_table(doc: dict[str, Any]) -> dict[str, Any]:
+    tables = doc["executed_tables"]
+    assert len(tables) == 1, tables
+    return tables[0]
+
+
+def test_a_dataclass_derivation_runs_as_the_table_says_and_the_changed_row_differs(tmp_path: Path) -> None:
+    review, doc = _review(tmp_path, BASE, HEAD)
+    table = _only_table(doc)
+    assert table["executed"] is True and table["reason"] == ""
+    assert table["harness"] == {
+        "path": "pkg/config.py",
+        "module": "pkg.config",
+        "import_root": "",
+        "owner": "Config",
+        "kind": "dataclass",
+        "function": "__post_init__",
+        "target": "use_rope",
+        "keywords": {"mode": "mode", "cache": "cache", "use_rope": "use_rope"},
+        "enums": ["Mode"],
+    }
+    rows = table["rows"]
+    assert len(rows) == 8 and table["wrong_rows"] == [] and table["agreed"] == 8
+    for row in rows:  # every row ran on both sides and gave what the table predicted
+        for side in ("base", "head"):
+            assert row["executed"][side] == {"outcome": "value", "value": row["predicted"][side]}, row
+    (changed,) = [r for r in rows if r["changed"]]
+    assert changed["inputs"] == {"mode": "<other>", "cache": False, "use_rope": True} and changed["default"]
+    assert changed["executed"]["base"]["value"] == "True" and changed["executed"]["head"]["value"] == "False"
+    # `Config()` itself: the default row, executed, differs between the revisions too.
+    assert table["defaults"] == {
+        "base": {"outcome": "value", "value": "True"},
+        "head": {"outcome": "value", "value": "False"},
+    }
+    # The generated file is a real pytest module: Python literals as expectations, one case per row.
+    test = ast.parse(table["test"])
+    assert "from pkg.config import Config, Mode" in table["test"]
+    assert (
+        "pytest.param({'mode': Mode.FAST, 'cache': False, 'use_rope': True}, False, id='r6')" in table["test"]
+    )
+    assert {f.name for f in test.body if isinstance(f, ast.FunctionDef)} >= {
+        "test_use_rope_row",
+        "test_use_rope_defaults",
+    }
+    assert not any(f.rule == "defaults-raise" for f in review.findings)
+    assert not any("truth table" in n.message for n in review.notes), review.notes
+
+
+RAISES_BASE = """from dataclasses import dataclass
+
+
+@dataclass
+class OffloadConfig:
+    num_layers: int = 0
+    offload_layers: int = 1
+    offload: bool = False
+    pinned: bool = True
+"""
+RAISES_HEAD = (
+    RAISES_BASE
+    + """
+    def __post_init__(self):
+        if self.offload:
+            self.pinned = False
+        assert self.offload_layers < self.num_layers, "offload_layers must be below num_layers"
+"""
+)
+
+
+def test_an_assert_that_rejects_the_defaults_is_a_p0_with_the_executed_last_line(tmp_path: Path) -> None:
+    review, doc = _review(tmp_path, RAISES_BASE, RAISES_HEAD)
+    table = _only_table(doc)
+    last = "AssertionError: offload_layers must be below num_layers"
+    assert table["defaults"]["head"] == {"outcome": "raised", "value": last, "at": "pkg/config.py:14"}
+    assert table["defaults"]["base"] == {"outcome": "value", "value": "True"}
+    (p0,) = [f for f in review.findings if f.rule == "defaults-raise"]
+    assert p0.severity.value == "P0" and (p0.path, p0.line) == ("pkg/config.py", 14)
+    assert last in p0.title
+    assert p0.evidence[0] == f"executed `OffloadConfig()` from `pkg.config` on the head: {last}"
+    assert p0.evidence[1] == "on the base: True"
+    assert review.status.value == "BLOCKING"
+    # Every row raises on the head: the table predicted values, so each row says it was wrong.
+    assert all(r["executed"]["head"]["value"] == last for r in table["rows"])
+    assert table["wrong_rows"] == [r["row"] for r in table["rows"]]
+    json_p0 = next(f for f in doc["findings"] if f["rule"] == "defaults-raise")
+    assert json_p0["severity"] == "P0"
+
+
+WRONG_BASE = """from dataclasses import dataclass
+
+
+@dataclass
+class Config:
+    cache: bool = False
+    use_rope: bool = True
+
+    def __post_init__(self):
+        self._normalise()
+
+    def _normalise(self):
+        self.use_rope = True
+"""
+# The write in `_normalise` (another function, called after the guarded write) is outside the table's
+# model: the table says `cache=False` gives False, the code gives True.
+WRONG_HEAD = WRONG_BASE.replace(
+    "    def __post_init__(self):\n",
+    "    def __post_init__(self):\n        if not self.cache:\n            self.use_rope = False\n",
+)
+
+
+def test_a_row_the_table_gets_wrong_shows_the_executed_value_and_says_so(tmp_path: Path) -> None:
+    review, doc = _review(tmp_path, WRONG_BASE, WRONG_HEAD)
+    table = _only_table(doc)
+    by_inputs = {(r["inputs"]["cache"], r["inputs"]["use_rope"]): r for r in table["rows"]}
+    wrong = by_inputs[(False, True)]
+    assert wrong["predicted"]["head"] == "False"
+    assert wrong["executed"]["head"] == {"outcome": "value", "value": "True"}
+    assert wrong["agrees"]["head"] is False and wrong["table_wrong"] is True
+    assert by_inputs[(True, True)]["table_wrong"] is False  # rows the model gets right stay right
+    assert wrong["row"] in table["wrong_rows"]
+    said = [n.message for n in review.notes if "was wrong in row" in n.message]
+    assert (
+        f"The truth table of `use_rope` (pkg/config.py:10) was wrong in row {wrong['row']} on the head: "
+        "it predicted `False`, the code gives `True`"
+    ) in "\n".join(said)
+    assert not any(f.rule == "defaults-raise" for f in review.findings)
+
+
+MODULE_LEVEL_BASE = "def derive(cfg):\n    return cfg\n"
+MODULE_LEVEL_HEAD = "def derive(cfg):\n    if not cfg.cache:\n        cfg.use_rope = False\n    return cfg\n"
+
+
+def test_without_a_constructor_path_nothing_is_run_and_the_reason_is_given(tmp_path: Path) -> None:
+    review, doc = _review(tmp_path, MODULE_LEVEL_BASE, MODULE_LEVEL_HEAD)
+    table = _only_table(doc)
+    assert table["executed"] is False and table["harness"] is None and table["rows"] == []
+    assert (
+        table["reason"] == "the derivation runs in `derive`, not in a class's `__post_init__` or `__init__`"
+    )
+    assert table["test"] == ""
