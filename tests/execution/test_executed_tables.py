@@ -201,3 +201,28 @@ def test_without_a_constructor_path_nothing_is_run_and_the_reason_is_given(tmp_p
         table["reason"] == "the derivation runs in `derive`, not in a class's `__post_init__` or `__init__`"
     )
     assert table["test"] == ""
+
+
+PLAIN = """class Config:
+    def __init__(self, cache=False, use_rope=True):
+        self.cache = cache
+        self.use_rope = use_rope
+"""
+
+
+def test_a_plain_class_in_a_src_layout_is_built_through_its_init(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    files = {".reviewbot.toml": toml(f"{sys.executable} -c pass", timeout=120), "src/pkg/__init__.py": ""}
+    base = repo.commit({**files, "src/pkg/plain.py": PLAIN}, "base")
+    head_text = PLAIN + "        if not self.cache:\n            self.use_rope = False\n"
+    head = repo.commit({"src/pkg/plain.py": head_text}, "head")
+    review = review_change(
+        load_change(repo.path, base, head), ReviewSettings(execute=executor(repo.path, SETTINGS))
+    )
+    table = _only_table(render_json(review))
+    assert table["harness"]["kind"] == "class" and table["harness"]["import_root"] == "src"
+    assert table["agreed"] == 4 and table["wrong_rows"] == []
+    changed = [r for r in table["rows"] if r["changed"]]
+    assert [(r["executed"]["base"]["value"], r["executed"]["head"]["value"]) for r in changed] == [
+        ("True", "False")
+    ]

@@ -1,0 +1,100 @@
+"""The construction path of a truth table (`harness.find_harness`) on real commits: found, or why not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reviewbot.change.diff import load_change
+from reviewbot.execution.harness import find_harness, module_of
+from reviewbot.model.executed import Harness
+from reviewbot.review.pipeline import ReviewSettings, parse_stage, review_change
+from tests.gitrepo import Repo
+
+
+def _harness(tmp_path: Path, path: str, base: str, head: str) -> Harness | str:
+    repo = Repo(tmp_path / "repo")
+    b = repo.commit({path: base}, "base")
+    h = repo.commit({path: head}, "head")
+    change = load_change(repo.path, b, h)
+    (table,) = review_change(change, ReviewSettings()).truth_tables
+    changed = change.file(path)
+    assert changed is not None
+    return find_harness(table, parse_stage(change).head_facts, changed.head_text)
+
+
+PLAIN = """class Config:
+    def __init__(self, cache=False, *, use_rope=True):
+        self.cache = cache
+        self.use_rope = use_rope
+"""
+PLAIN_HEAD = PLAIN + "        if not self.cache:\n            self.use_rope = False\n"
+
+
+def test_a_plain_class_takes_the_columns_as_init_keywords(tmp_path: Path) -> None:
+    found = _harness(tmp_path, "src/pkg/plain.py", PLAIN, PLAIN_HEAD)
+    assert isinstance(found, Harness)
+    assert (found.module, found.import_root, found.owner, found.kind, found.function, found.target) == (
+        "pkg.plain",
+        "src",
+        "Config",
+        "class",
+        "__init__",
+        "use_rope",
+    )
+    assert dict(found.keywords) == {"cache": "cache", "use_rope": "use_rope"}
+
+
+PYDANTIC = """from pydantic import BaseModel
+
+
+class Settings(BaseModel):
+    fast: bool = False
+    paged: bool = True
+
+    def __init__(self, **data):
+        super().__init__(**data)
+"""
+PYDANTIC_HEAD = PYDANTIC + "        if not self.fast:\n            self.paged = False\n"
+
+
+def test_a_pydantic_model_takes_its_annotated_fields(tmp_path: Path) -> None:
+    found = _harness(tmp_path, "cfg.py", PYDANTIC, PYDANTIC_HEAD)
+    assert isinstance(found, Harness) and found.kind == "pydantic" and found.module == "cfg"
+    assert dict(found.keywords) == {"fast": "fast", "paged": "paged"}
+
+
+COMPARED = """from dataclasses import dataclass, field
+
+
+@dataclass
+class Config:
+    layers: int = 0
+    use_rope: bool = True
+    cached: bool = field(default=False, init=False)
+
+    def __post_init__(self):
+        pass
+"""
+
+
+def test_a_column_the_constructor_cannot_set_gives_a_reason_and_no_harness(tmp_path: Path) -> None:
+    head = COMPARED.replace("        pass\n", "        if self.cached:\n            self.use_rope = False\n")
+    found = _harness(tmp_path, "cfg.py", COMPARED, head)
+    assert found == "the column `cached` cannot be set through `Config(...)`"
+
+
+def test_an_enum_the_module_does_not_name_cannot_be_imported(tmp_path: Path) -> None:
+    base = COMPARED.replace(
+        "    cached: bool = field(default=False, init=False)\n", "    mode: object = None\n"
+    )
+    head = base.replace(
+        "        pass\n", "        if self.mode == Mode.SLOW:\n            self.use_rope = False\n"
+    )
+    found = _harness(tmp_path, "cfg.py", base, head)
+    assert found == "the enum `Mode` of column `mode` cannot be imported from `cfg`"
+
+
+def test_the_import_path_comes_from_the_file_path() -> None:
+    assert module_of("src/pkg/__init__.py") == ("src", "pkg")
+    assert module_of("tools/my-script.py") is None
+    assert module_of("pkg/config.py") == ("", "pkg.config")
