@@ -119,8 +119,10 @@ def find_harness(
     table: TruthTable, head_facts: Mapping[str, FileFacts], head_text: str | None
 ) -> Harness | str:
     """The harness of `table`, or one sentence saying why there is none."""
-    if table.lang != "python":
-        return f"{table.lang} derivations are not executed yet (only Python constructors)"
+    lang = str(getattr(table.lang, "value", table.lang))
+    if lang != "python":
+        shown = {"cpp": "C++"}.get(lang, lang)
+        return f"{shown} derivations are not executed yet (only Python constructors)"
     fn = table.function or ""
     owner, _, method = fn.rpartition(".")
     if method not in CONSTRUCTORS or not owner:

@@ -98,3 +98,12 @@ def test_the_import_path_comes_from_the_file_path() -> None:
     assert module_of("src/pkg/__init__.py") == ("src", "pkg")
     assert module_of("tools/my-script.py") is None
     assert module_of("pkg/config.py") == ("", "pkg.config")
+
+
+def test_a_cpp_derivation_is_not_executed_yet(tmp_path: Path) -> None:
+    base = "void derive(Config& c) {\n}\n"
+    head = "void derive(Config& c) {\n    if (!c.cache) {\n        c.use_rope = false;\n    }\n}\n"
+    assert (
+        _harness(tmp_path, "cfg.cc", base, head)
+        == "C++ derivations are not executed yet (only Python constructors)"
+    )
