@@ -13,6 +13,15 @@ cache"); an own method or a free function is a behaviour of its own. When two re
 behaviours, the flag carries more than one meaning; the finding counts the behaviours and lists the same
 ones (each by its first operation), with where each is gated.
 
+Only flags the change derives are judged: a write under a condition, or a value that is a condition.
+Not judged: an unconditional literal (`params.interactive = true;`, a setter or a default); the user's
+own switch (a command-line option's handler, or in Python a field that is a command-line option of the
+same file: an option is documented as one feature, and what it gates is that feature); a write the
+change only moved from another file or whose condition it only renamed (`conversation` ->
+`conversation_mode`). What a read site gates is read from code, not from string literals or comments
+(a message's words are not calls), and failing is not a behaviour (`raise`, `throw`, `assert`, an
+exception's constructor).
+
 ## Why is this bad?
 Whoever sets the flag for one purpose (skip the rope kernel) also switches the other behaviour (skip the
 KV-cache write). The derivation is only correct while an unstated invariant holds that makes both
@@ -38,11 +47,13 @@ import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.setting_sources import cli_write
+from reviewbot.analysis.write_scopes import FileScopes, file_scopes
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.duplicated_predicate import renamed
 from reviewbot.checks.util import MAX_TITLE, clip, field_owner, is_vendored, owners_of, place
 from reviewbot.lang.common import is_log_callee
-from reviewbot.lang.facts import Assignment, FieldRead, GatedStmt
+from reviewbot.lang.facts import Assignment, FieldRead, GatedStmt, Lang
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.predicate import loose_key
 from reviewbot.model.finding import Finding, Severity
@@ -164,6 +175,17 @@ def moved_or_renamed(ctx: CheckContext, d: ChangedDerivation) -> bool:
     return False
 
 
+def user_option(d: ChangedDerivation, scopes: FileScopes | None) -> bool:
+    """The flag is the user's own switch: the write is a command-line option's handler (`argv`, an
+    option string matched, a lambda registered for `--x`), or the field is a command-line option of the
+    same file (`parser.add_argument("--sequence-parallel")`, Python). An option is documented to its users
+    as one feature; what it gates is that feature."""
+    a = d.head
+    if cli_write(a, scopes):
+        return True
+    return scopes is not None and a.lang is Lang.PYTHON and scopes.option_line(a.field) is not None
+
+
 def _sites(ctx: CheckContext, d: ChangedDerivation) -> list[tuple[FieldRead, tuple[str, ...]]]:
     """Read sites of the derived field that gate operations: reads of the same owner (or through an
     alias bound from the field); reads of a same-named field of another class are not its reads."""
@@ -201,9 +223,20 @@ def _title(field: str, ops: list[str]) -> tuple[Message, str]:
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
     done: set[str] = set()
+    scopes: dict[str, FileScopes | None] = {}
+
+    def scopes_of(path: str) -> FileScopes | None:
+        if path not in scopes:
+            changed = ctx.change.file(path)
+            text = changed.head_text if changed is not None else None
+            scopes[path] = file_scopes(path, text) if text is not None else None
+        return scopes[path]
+
     for d in sorted(ctx.derivations, key=lambda d: (d.head.path, d.head.line, d.head.target)):
         a = d.head
         if a.field in done or not is_derived(d) or moved_or_renamed(ctx, d):
+            continue
+        if user_option(d, scopes_of(a.path)):
             continue
         done.add(a.field)
         if not is_boolean_flag(d, ctx.index):
