@@ -10,15 +10,16 @@ variable when it is named like a config (`config.x` vs `cfg.x` vs `self.x`). Ope
 otherwise: `!a.items.empty() && b.has_value()` and `!req.tokens.empty() && res.has_value()` test different
 objects and are not the same predicate.
 
-Only what the change itself does is reported. Not duplication: copies in other functions, files or the
-other language (shared helpers, platform checks and the like are spelled out everywhere on purpose);
+Only what the change itself does is reported. Not duplication: one value compared with constants (`prio < 0
+|| prio > 3`, `mode == GRAPH || mode == ATTN`: a single atom in disguise); copies in other functions, files
+or the other language (shared helpers, platform checks and the like are spelled out everywhere on purpose);
 copies in branches that exclude each other (`if arch == A: ... elif arch == B: ...`, an `if` and its
-`else`), which each handle one case; copies that decide the same field (`if backend is None: backend =
-"a"` for one model, `... = "b"` for another: alternatives for one value); copies that only guard calls,
-`return`s, `raise`s or locals (no derived field disagrees when they drift); a predicate that replaces one on a removed line of its hunk, the
-same up to one renamed identifier (a rename or reformat), or one that the change moves from a removed line
-elsewhere (code moved between files or functions). The suggested local is named from the predicate's
-meaning (`rope_style_is_no_and_no_kvcache`), in the file's language.
+`else`), which each handle one case; copies that decide the same field (`if backend is None: backend = "a"`
+for one model, `... = "b"` for another: alternatives for one value); copies that only guard calls,
+`return`s, `raise`s or locals (no derived field disagrees when they drift); a predicate that replaces one on
+a removed line of its hunk, the same up to one renamed identifier (a rename or reformat), or one that the
+change moves from a removed line elsewhere (code moved between files or functions). The suggested local is
+named from the predicate's meaning (`rope_style_is_no_and_no_kvcache`), in the file's language.
 
 ## Why is this bad?
 Each copy is an independent encoding of one decision. When the decision changes, one copy gets updated
@@ -292,6 +293,16 @@ def _exclusive(g1: Pred | None, g2: Pred | None) -> bool:
     return any(_excludes(a, b) for a in left for b in right)
 
 
+def _subjects(part: Pred) -> set[str]:
+    """What the predicate tests: the operand of each comparison with a constant (`x == A || x == B`
+    tests `x` only), else the atom itself."""
+    out: set[str] = set()
+    for atom in part.atoms():
+        compared = _compared(atom.text)
+        out.add(_operand(compared[0]) if compared is not None else _operand(atom.text))
+    return out
+
+
 def _decided(facts: FileFacts | None, use: PredicateUse) -> list[Assignment]:
     """The field writes a condition decides: writes it guards (it is one of their enclosing conditions)
     or whose statement holds it (a ternary's condition, a boolean value). Writes of locals, pybind
@@ -349,8 +360,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         same_function = [o for o in facts.predicates if o.function == use.function and o.line != use.line]
         for part in compound_parts(use.pred):
             key = loose_key(part)
-            if (use.path, key) in reported:
-                continue
+            if (use.path, key) in reported or len(_subjects(part)) < 2:
+                continue  # one value tested against constants (`mode == A || mode == B`) is one atom
             others = [
                 o
                 for o in same_function
