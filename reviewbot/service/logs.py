@@ -37,7 +37,15 @@ FORMATS = ("text", "json")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _FIELDS = "reviewbot_fields"  # the LogRecord attribute that carries a line's fields
 
-_STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
+# Record attributes that are not fields: the standard ones, and uvicorn's ANSI-coloured copy of its message.
+_STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+    "color_message",
+}
+# Loggers left at WARNING without -v: huey's per-task lines ("Executing ...": the job lines say more),
+# alembic's list of its plugins at every start (its migration lines stay).
+_QUIET = ("huey", "alembic.runtime.plugins")
 
 # What a recorded delivery came to, as an installer reads it.
 _ACCEPTED = frozenset({"queued", "cancelled", "ping"})
@@ -68,8 +76,8 @@ class JsonFormatter(logging.Formatter):
 
 def configure_logging(log_format: str = "text", verbose: int = 0) -> None:
     """Log at INFO at least, in `log_format` ("text" or "json"), on the root logger's handlers (the
-    CLI's stderr handler; one is added when there is none). Without `-v` huey's per-task lines
-    ("Executing ...") are left out: the job lines say more."""
+    CLI's stderr handler; one is added when there is none). Without `-v`, `_QUIET`'s loggers say
+    only warnings."""
     formatter = JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT)
     root = logging.getLogger()
     if not root.handlers:
@@ -78,7 +86,8 @@ def configure_logging(log_format: str = "text", verbose: int = 0) -> None:
         handler.setFormatter(formatter)
     if root.getEffectiveLevel() > logging.INFO:
         root.setLevel(logging.INFO)
-    logging.getLogger("huey").setLevel(logging.NOTSET if verbose else logging.WARNING)
+    for name in _QUIET:
+        logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
 
 
 def delivery_result(outcome: str, status: int) -> str:
