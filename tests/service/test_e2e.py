@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 from pathlib import Path
 
@@ -71,6 +72,13 @@ def test_a_round_github_refuses_is_recorded_failed_with_its_reason(
         body = note.body
         assert body.count("\n") == 0 and body.startswith("> reviewbot could not finish the round")
         assert "404" in body and "check run could not be created" in body
+        # The job's outcome line in the worker's log, at ERROR.
+        (line,) = [x for x in stack.worker_log(0).splitlines() if ": failed in " in x]
+        assert re.search(
+            rf"ERROR reviewbot\.service\.worker: job {job.id} {REPO}#\d+: failed in \d+\.\ds: "
+            r"failed after 1 attempt\(s\): .*404",
+            line,
+        ), line
         text = httpx.get(f"{stack.server.url}/metrics", timeout=5).text
         assert 'reviewbot_job_failures_total{kind="exhausted"} 1.0' in text
         assert 'reviewbot_jobs{state="failed"} 1.0' in text
