@@ -1,4 +1,4 @@
-"""missing-tests (P1, blocking): a new or changed derivation branch that no test pins.
+"""missing-tests (P1; P2 when only an opt-in reaches it): a new or changed derivation branch no test pins.
 
 ## What it does
 A changed truth-table row can only be pinned by a test that changed in the same change (an unchanged
@@ -12,19 +12,43 @@ branch's mutant. So, for every derivation the change adds or alters:
 Not flagged: a write with nothing to tell apart (an unguarded literal, `model_config.async_mode =
 True`; a plain copy; a construction or allocation), and a write moved verbatim from another function
 or changed file (`self.x = int(os.environ.get("X", 3))` from `Scheduler` into `Strategy`).
+
+The severity is who reaches a changed row (`analysis.untested_reach`, from the branch's truth table
+and its guard's reach), and the first evidence line names that population:
+- **P1**: configurations that ship reach it: the changed row is the one every configuration gets at
+  the declared defaults; a model config builder sets the guard's fields so that it holds; a guard atom
+  is derived from a population (`use_kvcache` is `task_type == LANGUAGE_MODEL`: every embedding or
+  reranker model); or an unguarded formula every configuration runs through replaced an older value
+  (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
+- **P2**: an opt-in: only a deployment that sets an environment variable, or a switch away from a
+  default that keeps the old behaviour, reaches it, and nothing in the repository sets it.
+- **not reported**: nothing new to pin: every row of the table equals the old one (a rewritten
+  condition); a rename (`n_ctx / params.n_parallel` -> `n_ctx / params_base.n_parallel`); a
+  pass-through (an unguarded call that reads or parses an input, `self.x = get_x(param_dict)`,
+  `params.cache_type_k = kv_cache_type_from_str(value)`); an argument parser's branch that maps an
+  option's text to its field (`if (value == "none") params.rope_scaling_type = NONE;`); a decision the
+  change moved (its guard's names and its value were on a removed line); a branch reached only through
+  a switch this change introduces, off by default (nobody reaches it before opting in); a new
+  unguarded formula for a field the base never wrote there.
 The suggestion lists the rows a focused test must pin and a ready-to-paste parametrised test sketch,
 valid code in the test language.
 
 ## Why is this bad?
 A derived flag that is wrong produces no error, only wrong behaviour somewhere downstream (a skipped
 kernel, a skipped cache write). Without a test that fixes the truth table, the next edit of the condition
-goes unnoticed until production.
+goes unnoticed until production; how soon depends on who takes the row, which is why the severity does.
 
 ## Example
 ```cpp
+// P1: `use_kvcache` is `task_type == TaskType::LANGUAGE_MODEL`, so every embedding model takes the row
 if (config.rope_config.style == RopeStyle::No && !use_kvcache) {
     config.need_rope_kv_cache = false;   // the change adds no test; an old kernel test mentions the field
 }
+```
+```python
+# P2: only deployments that set FAST_PATH=1 take the row
+if os.environ.get("FAST_PATH") == "1":
+    self.block_size = 64
 ```
 
 ## Use instead
@@ -41,6 +65,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.untested_reach import Population, population, table_of
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.pinning import PinTable, constant, cpp_sketch, pin_table, python_sketch
 from reviewbot.checks.util import (
@@ -208,6 +233,48 @@ class _Untested:
     names: list[str]  # what the changed tests were searched for
     own: list[str]  # the fields and (distinctive) function name
     tests: list[ChangedTest]
+    severity: Severity  # from who reaches the changed rows of the anchor (the first branch)
+    population: Population  # the anchor's
+
+
+def reached(ctx: CheckContext) -> dict[tuple[str, int, str, str], Population]:
+    """Who reaches the changed rows of every derivation that has rows to pin and did not only move
+    (`untested_reach.population`), by `_key`; shared with untested-branch."""
+    moved = moved_writes(ctx.base_facts, ctx.head_facts)
+    out: dict[tuple[str, int, str, str], Population] = {}
+    added = {f.path: set(f.added_lines) for f in ctx.change.files if f.skipped is None}
+    removed = tuple(t for f in ctx.change.files if f.skipped is None for t in f.removed_lines.values())
+    before = "\n".join(f.base_text for f in ctx.change.files if f.skipped is None and f.base_text)
+    fresh = "\n".join(t for f in ctx.change.files if f.skipped is None for t in f.added_lines.values())
+    for d in ctx.derivations:
+        old = ctx.change.file(d.head.path)
+        base = ctx.base_facts.get((old.old_path or old.path) if old is not None else d.head.path)
+        if not has_rows(d) or moved_unchanged(d.head, base, old) or moved_from_elsewhere(d.head, moved):
+            continue
+        out[_key(d)] = population(
+            d,
+            table_of(d, ctx.truth_tables),
+            ctx.index,
+            ctx.head_facts.get(d.head.path),
+            base,
+            old,
+            added,
+            removed,
+            before,
+            fresh,
+        )
+    return out
+
+
+def nothing_new(ctx: CheckContext) -> set[str]:
+    """`path:line` of the changed writes with nothing new to pin: a rename, a pass-through, a moved
+    decision, rows equal to the old ones (untested-branch leaves their surviving mutants alone)."""
+    who = reached(ctx)
+    return {
+        f"{d.head.path}:{d.head.line}"
+        for d in ctx.derivations
+        if (p := who.get(_key(d))) is not None and p.kind == "none"
+    }
 
 
 def _untested(ctx: CheckContext) -> Iterator[_Untested]:
@@ -218,12 +285,12 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
     tests = changed_tests(ctx)
     # One finding per function: its new and changed branches are one request for a focused test.
     functions: dict[tuple[str, str], list[ChangedDerivation]] = {}
-    moved = moved_writes(ctx.base_facts, ctx.head_facts)
+    who_reaches = reached(ctx)
     for d in ctx.derivations:
-        old = ctx.change.file(d.head.path)
-        base = ctx.base_facts.get((old.old_path or old.path) if old is not None else d.head.path)
-        if has_rows(d) and not moved_unchanged(d.head, base, old) and not moved_from_elsewhere(d.head, moved):
-            functions.setdefault((d.head.path, d.head.function or ""), []).append(d)
+        who = who_reaches.get(_key(d))
+        if who is None or who.kind == "none":
+            continue  # nothing new to pin: a rename, a pass-through, rows equal to the old ones
+        functions.setdefault((d.head.path, d.head.function or ""), []).append(d)
     for key in sorted(functions):
         group = sorted(
             functions[key],
@@ -243,12 +310,26 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
         names = list(dict.fromkeys([*own, *(n for g in open_ for n in _guard_inputs(g))]))
         if open_ and _mentions(tests, names):
             open_ = []
+        # The branch that reaches the most configurations leads (its rows, its population).
         untested = sorted(
             survivors + open_,
-            key=lambda g: (g.head.guard_line or g.head.via_line or g.head.line, g.head.line),
+            key=lambda g: (
+                _RANK[who_reaches[_key(g)].kind],
+                g.head.guard_line or g.head.via_line or g.head.line,
+                g.head.line,
+            ),
         )
         if untested:
-            yield _Untested(fn, untested, bool(survivors), names, own, tests)
+            who = who_reaches[_key(untested[0])]
+            sev = Severity.P1 if who.kind == "production" else Severity.P2
+            yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who)
+
+
+_RANK = {"production": 0, "opt-in": 1, "none": 2}
+
+
+def _key(d: ChangedDerivation) -> tuple[str, int, str, str]:
+    return d.head.path, d.head.line, d.head.target, d.head.value
 
 
 def untested_writes(ctx: CheckContext) -> set[str]:
@@ -279,6 +360,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
                 if tests
                 else msg("missing-tests.searched-none", names=listed)
             )
+        if u.population.evidence:
+            evidence.append(u.population.evidence)  # who reaches the changed rows: the severity's ground
         older = [r for r in ctx.index.tests_mentioning(own) if r.path not in {t.path for t in tests}]
         if older:
             at = listing(sorted(dict.fromkeys(f"{r.path}:{r.line}" for r in older)), 2)
@@ -300,7 +383,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         )
         finding = Finding.make(
             rule=id,
-            severity=severity,
+            severity=u.severity,
             path=a.path,
             line=a.guard_line or a.via_line or a.line,
             title=title,

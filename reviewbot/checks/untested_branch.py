@@ -51,10 +51,16 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     if ex is None or not ex.ran or ex.head is None:
         return []
     untested = missing_tests.untested_writes(ctx)
+    # A rename, a pass-through or a moved decision has no new row: its mutant surviving says nothing new.
+    plumbing = missing_tests.nothing_new(ctx)
     judged = [
         r
         for r in ex.mutants
-        if not all(f"{p}:{n}" in untested for p, n in r.mutant.covers) or not r.mutant.covers
+        if not r.mutant.covers
+        or (
+            not all(f"{p}:{n}" in untested for p, n in r.mutant.covers)
+            and not all(f"{p}:{n}" in plumbing for p, n in r.mutant.covers)
+        )
     ]
     return findings(judged, ex.head, ex.command, ex.sandbox)
 

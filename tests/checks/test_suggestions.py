@@ -213,7 +213,9 @@ def test_a_surviving_mutant_is_a_missing_test_even_with_a_new_test(tmp_path: Pat
         f for f in review_case(case, tmp_path / "b", _executed("survived")) if f.rule == "missing-tests"
     ]
     assert "mutant m1" in finding.evidence[0] and "survives" in finding.evidence[0]
-    assert finding.severity.value == "P1"
+    # Nothing in the fixture declares the guard's defaults or sets its fields: only who opts in reaches
+    # the row (P2); the population is the evidence's second line.
+    assert finding.severity.value == "P2" and "opt-in" in finding.evidence[1]
 
 
 # --- shape of every finding of these rules on their fixtures -----------------------------------------

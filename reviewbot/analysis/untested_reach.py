@@ -1,0 +1,350 @@
+"""Who reaches a changed row of an untested derivation: the population missing-tests sizes itself by.
+
+A branch without a test is a problem in proportion to the configurations that take it. From the
+branch's truth table (`analysis.truthtable`), its guard's reach (`analysis.reach`: defaults, derived
+populations, model config builders) and the two sides of the change, one of three answers:
+
+- `production`: configurations that ship reach a changed row: the row where every input is at its
+  declared default changed (every deployment that never sets them), a model config builder sets the
+  guard's fields so that it holds, or a guard atom is derived from a population (`use_kvcache` is
+  `task_type == LANGUAGE_MODEL`: every non-LM task model); or an unguarded formula that every
+  configuration runs through replaced an older value. The evidence names that population.
+- `opt-in`: only configurations that set an input away from its default reach a changed row (an
+  environment switch, a flag, a config key), and nothing in the repository is seen setting it.
+- `none`: nothing new to pin. Every row equals the old behaviour; the write only renames (its value
+  and guard are the base's with other names: `n_ctx / params.n_parallel` -> `n_ctx / params_base.n_parallel`);
+  an unguarded value that passes an input through (a call that reads or parses it, a copy, a literal, an
+  environment read: the decision, if any, is in the callee); a branch of an argument parser that maps an
+  option's text to its field (`if (value == "none") params.x = NONE;`: the row is what the user asked for);
+  a branch reached only through a switch this change introduces, whose default keeps the old behaviour
+  (nobody reaches it before opting in); an unguarded formula for a field the base never wrote here.
+
+Pure: facts, the table and the index in; a record out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from reviewbot.analysis import operands as ops
+from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.reach import describe_reach
+from reviewbot.lang.facts import Assignment, FileFacts
+from reviewbot.lang.index import RepoIndex
+from reviewbot.lang.predicate import literals, loose_key
+from reviewbot.model.change import ChangedFile
+from reviewbot.model.messages import Message, listing, msg
+from reviewbot.model.truthtable import TruthTable
+
+__all__ = ["Population", "PopulationKind", "population", "table_of"]
+
+PopulationKind = Literal["production", "opt-in", "none"]
+
+
+@dataclass(frozen=True)
+class Population:
+    kind: PopulationKind
+    reason: str  # a short name of the case (`default-row`, `builders`, `rename`, `pass-through`, ...)
+    evidence: Message | str = ""  # the population in words (production and opt-in)
+
+
+_STRING = r"(?:\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*')"
+_TOKEN = re.compile(rf"{_STRING}|[A-Za-z_]\w*|\d+(?:\.\d*)?|\S")
+_IDENT = re.compile(r"^[A-Za-z_]\w*$")
+_BARE = re.compile(r"^[A-Za-z_]\w*$")
+_LITERAL = re.compile(rf"^(?:{_STRING}|-?\d+(?:\.\d*)?[fFuUlL]*|True|False|None)$")
+_CMP = re.compile(r"^(?P<left>.+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
+# Arithmetic at the top level of a value (not inside a call's arguments): `a * b / 100`, `n // tp`.
+_ARITHMETIC = re.compile(r"(?<=[\w)\]])\s*(?://|\*\*|\*|/|%|\+|-|<<|>>)\s*(?=[\w(.])")
+_NESTED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}")
+_STRINGS = re.compile(_STRING)
+_TEMPLATE_ARGS = re.compile(r"<[\w:., *&]*>")
+NAMED = 3  # inputs and places a sentence names; the rest are counted
+
+
+def table_of(d: ChangedDerivation, tables: list[TruthTable]) -> TruthTable | None:
+    """The truth table of the derivation's target in its function."""
+    a = d.head
+    for t in tables:
+        if t.path == a.path and (t.function or "") == (a.function or "") and t.target == a.target:
+            return t
+    return None
+
+
+def _tokens(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+def _renamed(head: str, base: str) -> bool:
+    """`head` is `base` with some identifiers renamed (the same shape, only names differ)."""
+    h, b = _tokens(head), _tokens(base)
+    if len(h) != len(b) or h == b:
+        return h == b
+    pairs: dict[str, str] = {}
+    for x, y in zip(h, b, strict=True):
+        if x == y:
+            continue
+        if not (_IDENT.match(x) and _IDENT.match(y)) or pairs.setdefault(x, y) != y:
+            return False
+    return True
+
+
+def _base_writes(a: Assignment, base: FileFacts | None) -> list[Assignment]:
+    if base is None:
+        return []
+    return [
+        b for b in base.assignments if b.function == a.function and b.field.strip("_") == a.field.strip("_")
+    ]
+
+
+def _is_rename(d: ChangedDerivation, base: FileFacts | None) -> bool:
+    """The write is a base write of the same field in the same function whose guard and value only
+    use other names (a renamed receiver, parameter or local)."""
+    a = d.head
+    guard = a.guard_text if a.guard is not None else ""
+    for b in (*d.base, *_base_writes(a, base)):
+        if (b.guard is None) != (a.guard is None):
+            continue
+        same_guard = a.guard is None or (
+            b.guard is not None
+            and (loose_key(a.guard) == loose_key(b.guard) or _renamed(guard, b.guard_text))
+        )
+        if same_guard and _renamed(a.value, b.value) and _renamed(a.target, b.target):
+            return True
+    return False
+
+
+def _top_level(value: str) -> str:
+    """`value` with strings emptied and every bracketed part collapsed to `()`."""
+    text = _STRINGS.sub('""', value)
+    for _ in range(8):
+        emptied = _NESTED.sub("\x00", text)
+        if emptied == text:
+            break
+        text = emptied
+    return text.replace("\x00", "()")
+
+
+def is_formula(a: Assignment) -> bool:
+    """The value computes at its top level (`ratio * blocks / 100`, `a and not b`, `x if c else y`),
+    rather than passing something through (`get_x(params)`, `int(os.environ.get("X", 3))`, `args.x`,
+    a literal, an f-string)."""
+    if a.boolean:
+        return True
+    text = _TEMPLATE_ARGS.sub("", _top_level(a.value)).strip()
+    if re.search(r"\b(?:and|or|not|if)\b|&&|\|\||!(?!=)|\?", text):
+        return True
+    if re.search(r"==|!=|<=|>=|(?<![<>-])[<>](?![<>=])", text):
+        return True
+    return _ARITHMETIC.search(text) is not None
+
+
+def _operand_names(a: Assignment) -> set[str]:
+    """Leaf names the guard's atoms test (`args.expert_parallel` -> `expert_parallel`)."""
+    out: set[str] = set()
+    if a.guard is None:
+        return out
+    for atom in a.guard.atoms():
+        m = _CMP.match(atom.text)
+        sides = [m.group("left"), m.group("right")] if m else [atom.text]
+        for side in sides:
+            side = side.strip().lstrip("!").strip()
+            if (
+                re.match(r"^[A-Za-z_][\w.]*$", side)
+                and not ops.is_enum_ref(side)
+                and not _LITERAL.match(side)
+            ):
+                out.add(ops.leaf(side))
+    return out
+
+
+def _parse_table(a: Assignment) -> bool:
+    """A branch of an argument parser: every atom compares a bare name (a parameter or local: the
+    option's text) with a string literal (`value == "none"`, `arg == "--no-cont-batching"`)."""
+    if a.guard is None:
+        return False
+    atoms = list(a.guard.atoms())
+    if not atoms:
+        return False
+    for atom in atoms:
+        m = _CMP.match(atom.text)
+        if m is None:
+            return False
+        left, right = m.group("left").strip(), m.group("right").strip()
+        if not any(_BARE.match(x) and re.fullmatch(_STRING, y) for x, y in ((left, right), (right, left))):
+            return False
+    return True
+
+
+def _env_names(a: Assignment, head: FileFacts | None) -> list[str]:
+    """Environment variables the guard reads: in its condition, or through a local or field it tests."""
+    if head is None or a.guard is None:
+        return []
+    names = _operand_names(a)
+    spans = [*a.guard_spans, *([(a.guard_line, a.guard_line)] if a.guard_line is not None else [])]
+    found = [
+        e.name
+        for e in head.env_reads
+        if e.function == a.function
+        and ((e.target and ops.leaf(e.target) in names) or any(lo <= e.line <= hi for lo, hi in spans))
+    ]
+    return list(dict.fromkeys(found))
+
+
+def _changed_rows_away(table: TruthTable) -> list[tuple[str, str]]:
+    """(column, default) of the inputs every changed row sets away from its default (incoming value
+    left out): what a configuration has to set to reach the change."""
+    needed: set[str] | None = None
+    for r in table.rows:
+        if not r.changed:
+            continue
+        away = {
+            v.name
+            for v in table.variables
+            if not v.is_input and v.default is not None and r.inputs.get(v.name) != v.default
+        }
+        needed = away if needed is None else needed & away
+    return [(v.name, str(v.default)) for v in table.variables if needed and v.name in needed]
+
+
+def _declared_here(name: str, index: RepoIndex, added: dict[str, set[int]], before: str, fresh: str) -> bool:
+    """`name` is a switch this change introduces: every declared default of it sits on a line the
+    change added, or (an option the index has no default for) an added line names it as an option,
+    `add_argument("--x-y", action="store_true")`, that no changed file named before the change."""
+    found = index.defaults(name)
+    if found:
+        return all(d.line in added.get(d.path, set()) for d in found)
+    spellings = {name, name.replace("_", "-")}
+    option = "|".join(re.escape(x) for x in spellings)
+    if re.search(rf"[\"'](?:--?)?(?:{option})[\"']", fresh) is None:
+        return False
+    return re.search(rf"(?<![\w-])(?:{option})(?![\w-])", before) is None
+
+
+def _new_switch(
+    table: TruthTable | None, index: RepoIndex, added: dict[str, set[int]], before: str, fresh: str
+) -> bool:
+    """Every input a changed row needs away from its default is a switch this change introduces."""
+    if table is None:
+        return False
+    away = [ops.leaf(name) for name, _ in _changed_rows_away(table)]
+    return bool(away) and all(
+        _IDENT.match(n) and _declared_here(n, index, added, before, fresh) for n in away
+    )
+
+
+def _moved_decision(a: Assignment, removed: tuple[str, ...]) -> bool:
+    """The same decision was on a line the change removed: every name the guard tests and the written
+    value on one removed line (`self.checkpoint if replace_with_kernel_inject else None` ->
+    `if not config.replace_with_kernel_inject: config.checkpoint = None`): the change moved it."""
+    names = _operand_names(a)
+    value = a.value.strip()
+    if not names or not value:
+        return False
+    # A line alone, or a condition and the statement under it (`if self.mpu:` / `self.x = ...`).
+    windows = [*removed, *(f"{x} {y}" for x, y in zip(removed, removed[1:], strict=False))]
+    for line in windows:
+        words = set(re.findall(r"[A-Za-z_]\w*", line))
+        flat = "".join(re.sub(r"\b(?:self|this)\s*(?:\.|->)", "", line).split())
+        if names <= words and ("".join(value.split()) in flat or (_IDENT.match(value) and value in words)):
+            return True
+    return False
+
+
+def _default_row_changed(table: TruthTable | None) -> bool:
+    """The row where every input is at its declared default changed (no input's default is a guess)."""
+    if table is None or not table.variables:
+        return False
+    if any(
+        v.default is None or v.default_from in ("", "bool default") for v in table.variables if not v.is_input
+    ):
+        return False
+    if not any(not v.is_input for v in table.variables):
+        return False
+    keyed = [v for v in table.variables if not v.is_input]
+    return any(r.changed and all(r.inputs.get(v.name) == v.default for v in keyed) for r in table.rows)
+
+
+def population(
+    d: ChangedDerivation,
+    table: TruthTable | None,
+    index: RepoIndex,
+    head: FileFacts | None,
+    base: FileFacts | None,
+    changed: ChangedFile | None,
+    added: dict[str, set[int]],
+    removed: tuple[str, ...] = (),
+    before: str = "",
+    fresh: str = "",
+) -> Population:
+    """Which configurations reach a row of `d` that the change made different (see the module doc).
+    `added`: the lines the change added, by head path; `removed`: the text of every line it removed;
+    `before`: the base text of the changed files; `fresh`: the text of the lines it added."""
+    a = d.head
+    # A write through a local (`x = ...; cfg.f = x`) is replayed with the local's value inlined: its
+    # table is not the behaviour of the function, so only a direct write's table can say "unchanged".
+    informative = table is not None and any(not v.is_input for v in table.variables)
+    if not a.via and informative and table is not None and not table.truncated and table.changed_rows == 0:
+        return Population("none", "unchanged-rows")
+    if _is_rename(d, base):
+        return Population("none", "rename")
+    if a.guard is None:
+        return _unguarded(d, head, base)
+    if d.new_branch and _moved_decision(a, removed):
+        return Population("none", "moved")
+    if _default_row_changed(table):
+        assert table is not None
+        keyed = [v for v in table.variables if not v.is_input]
+        said = listing([f"`{v.name}` = `{v.default}` ({v.default_from})" for v in keyed], NAMED)
+        return Population("production", "default-row", msg("missing-tests.population.defaults", inputs=said))
+    reach = describe_reach(a.guard, index)
+    if reach is not None:
+        reaching = [m for m in reach.builders if m.reaches is True and not m.excluded and m.note_msgs]
+        derived = [x for x in reach.atoms if x.population and x.population.startswith("every")]
+        if reaching or derived:
+            return Population("production", "reach", msg("missing-tests.population.reach", reach=reach.text))
+    if _parse_table(a):
+        return Population("none", "parse-table")
+    if _new_switch(table, index, added, before, fresh):
+        return Population("none", "new-switch")
+    envs = _env_names(a, head)
+    away = _changed_rows_away(table) if table is not None else []
+    if envs:
+        return Population(
+            "opt-in",
+            "env",
+            msg("missing-tests.population.env", names=listing([f"`{e}`" for e in envs], NAMED)),
+        )
+    inputs = listing([f"`{n}`" for n, _ in away] or [f"`{lit.text}`" for lit, _ in literals(a.guard)], NAMED)
+    return Population("opt-in", "switch", msg("missing-tests.population.opt-in", inputs=inputs))
+
+
+def _statement_envs(a: Assignment, head: FileFacts | None) -> list[str]:
+    """Environment variables the unguarded value reads (on its statement's lines)."""
+    if head is None:
+        return []
+    lo = min(a.stmt_start or a.line, a.line)
+    hi = max(a.stmt_end or a.line, a.line)
+    found = [e.name for e in head.env_reads if e.function == a.function and lo <= e.line <= hi]
+    return list(dict.fromkeys(found))
+
+
+def _unguarded(d: ChangedDerivation, head: FileFacts | None, base: FileFacts | None) -> Population:
+    a = d.head
+    envs = _statement_envs(a, head)
+    if envs:
+        # The environment sets it: only deployments that set the variable see anything but its default.
+        names = listing([f"`{e}`" for e in envs], NAMED)
+        return Population("opt-in", "env", msg("missing-tests.population.env", names=names))
+    if not is_formula(a):
+        return Population("none", "pass-through")
+    before = [b for b in (*d.base, *_base_writes(a, base)) if b.guard is None and b.value != a.value]
+    if not before:
+        return Population("none", "new-formula")
+    return Population(
+        "production",
+        "formula",
+        msg("missing-tests.population.formula", before=before[0].value, function=a.function or a.path),
+    )

@@ -1,0 +1,89 @@
+"""missing-tests sizes its severity by who reaches a changed row (issue 23 item 4): the fixtures' lines are
+checked by test_fixtures; here, the severity and the population the evidence names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewbot.analysis.untested_reach import is_formula
+from reviewbot.lang.facts import Assignment, Lang
+from reviewbot.model.finding import Severity
+from tests.checks.fixtures import FIXTURES, review_case
+
+CASES = FIXTURES / "missing-tests"
+
+
+def _missing(case: str, tmp_path: Path) -> list[tuple[Severity, str, int, str]]:
+    found = review_case(CASES / case, tmp_path / "repo")
+    return [
+        (f.severity, f.path, f.line, " ".join(str(e) for e in f.evidence))
+        for f in found
+        if f.rule == "missing-tests"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("case", "path", "line", "says"),
+    [
+        ("cpp-default-row", "cpp/Cache.cc", 5, "`reuse_cache` = `True` (cpp/Cache.h:2)"),
+        ("py-default-row", "pkg/cache.py", 13, "`reuse_cache` = `True` (pkg/cache.py:6)"),
+    ],
+)
+def test_default_row_is_p1_and_names_the_default(
+    case: str, path: str, line: int, says: str, tmp_path: Path
+) -> None:
+    [(severity, at, n, evidence)] = _missing(case, tmp_path)
+    assert (severity, at, n) == (Severity.P1, path, line)
+    assert says in evidence and "the changed row is the default one" in evidence
+
+
+@pytest.mark.parametrize(
+    ("case", "path", "line", "says"),
+    [
+        ("cpp-opt-in", "cpp/Params.cc", 5, "`fast_path` away from its default"),
+        ("py-opt-in", "pkg/params.py", 15, "only deployments that set `FAST_PATH`"),
+    ],
+)
+def test_opt_in_is_p2(case: str, path: str, line: int, says: str, tmp_path: Path) -> None:
+    # The switch this change introduces (`expert_parallel`, off by default) is not reported at all.
+    [(severity, at, n, evidence)] = _missing(case, tmp_path)
+    assert (severity, at, n) == (Severity.P2, path, line)
+    assert says in evidence and "opt-in" in evidence
+
+
+@pytest.mark.parametrize("case", ["cpp-task-population", "py-task-population"])
+def test_seed_like_population_is_p1(case: str, tmp_path: Path) -> None:
+    # A guard derived from a population (`use_kvcache` is `task_type == TaskType::LANGUAGE_MODEL`) is
+    # reached by every non-LM task model: production, and the evidence says which.
+    [(severity, _, _, evidence)] = _missing(case, tmp_path)
+    assert severity is Severity.P1
+    assert "every task_type other than LANGUAGE_MODEL" in evidence
+
+
+@pytest.mark.parametrize(
+    ("value", "formula"),
+    [
+        ("ratio*blocks()/100", True),
+        ("a and not b", True),
+        ("x if c else y", True),
+        ("get_communication_data_type(param_dict)", False),
+        ("std.min(a-4,b)", False),
+        ("static_cast<int>(x)", False),
+        ('f"{a}-{b}"', False),
+        ("args.x", False),
+    ],
+)
+def test_is_formula(value: str, formula: bool) -> None:
+    a = Assignment(
+        target="cfg.x",
+        field="x",
+        value=value,
+        guard=None,
+        path="p.py",
+        line=1,
+        function="f",
+        lang=Lang.PYTHON,
+    )
+    assert is_formula(a) is formula
