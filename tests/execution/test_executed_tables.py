@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -226,3 +227,28 @@ def test_a_plain_class_in_a_src_layout_is_built_through_its_init(tmp_path: Path)
     assert [(r["executed"]["base"]["value"], r["executed"]["head"]["value"]) for r in changed] == [
         ("True", "False")
     ]
+
+
+def test_a_construction_that_hangs_is_killed_at_the_tests_timeout_and_the_round_goes_on(
+    tmp_path: Path,
+) -> None:
+    repo = Repo(tmp_path / "repo")
+    files = {".reviewbot.toml": toml(f"{sys.executable} -c pass", timeout=3), "pkg/__init__.py": ""}
+    base = repo.commit({**files, "pkg/config.py": BASE}, "base")
+    hangs = HEAD.replace(
+        "    def __post_init__(self):\n", "    def __post_init__(self):\n        time.sleep(120)\n"
+    )
+    head = repo.commit({"pkg/config.py": "import time\n" + hangs}, "head")
+    started = time.monotonic()
+    review = review_change(
+        load_change(repo.path, base, head), ReviewSettings(execute=executor(repo.path, SETTINGS))
+    )
+    assert time.monotonic() - started < 90
+    table = _only_table(render_json(review))
+    assert table["reason"] == "head: did not finish within 3 s and was killed"
+    assert all(r["executed"]["head"]["outcome"] == "not_run" for r in table["rows"])
+    assert table["wrong_rows"] == [] and not any(f.rule == "defaults-raise" for f in review.findings)
+    notes = [n.message for n in review.notes]
+    assert (
+        "The truth tables were not executed on the head: did not finish within 3 s and was killed." in notes
+    )
