@@ -17,7 +17,9 @@ populations, model config builders) and the two sides of the change, one of thre
   environment read: the decision, if any, is in the callee); a branch of an argument parser that maps an
   option's text to its field (`if (value == "none") params.x = NONE;`: the row is what the user asked for);
   a branch reached only through a switch this change introduces, whose default keeps the old behaviour
-  (nobody reaches it before opting in); an unguarded formula for a field the base never wrote here.
+  (nobody reaches it before opting in); an unguarded formula for a field the base never wrote here; a
+  decision the change moved (a removed condition with the same names and value); a destructor's
+  teardown (`~server_context`, `__del__`).
 
 Pure: facts, the table and the index in; a record out.
 """
@@ -60,6 +62,8 @@ _CMP = re.compile(r"^(?P<left>.+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
 _ARITHMETIC = re.compile(r"(?<=[\w)\]])\s*(?://|\*\*|\*|/|%|\+|-|<<|>>)\s*(?=[\w(.])")
 _NESTED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}")
 _STRINGS = re.compile(_STRING)
+_DECISION = re.compile(r"\b(?:if|elif|else|and|or|not)\b|&&|\|\||\?|!(?!=)")
+_CONDITION_LINE = re.compile(r"^\s*(?:\}\s*)?(?:if|elif|else)\b")
 _TEMPLATE_ARGS = re.compile(r"<[\w:., *&]*>")
 NAMED = 3  # inputs and places a sentence names; the rest are counted
 
@@ -236,16 +240,21 @@ def _new_switch(
 
 
 def _moved_decision(a: Assignment, removed: tuple[str, ...]) -> bool:
-    """The same decision was on a line the change removed: every name the guard tests and the written
-    value on one removed line (`self.checkpoint if replace_with_kernel_inject else None` ->
+    """The same decision was on a line the change removed: a condition, every name the guard tests and
+    the written value on one removed line (or a removed condition and the line under it) (`self.checkpoint if replace_with_kernel_inject else None` ->
     `if not config.replace_with_kernel_inject: config.checkpoint = None`): the change moved it."""
     names = _operand_names(a)
     value = a.value.strip()
-    if not names or not value:
-        return False
+    if not names or not value or ops.leaf(value) in names:
+        return False  # forwarding the tested value (`if x is not None: cfg.x = x`) is the new decision
     # A line alone, or a condition and the statement under it (`if self.mpu:` / `self.x = ...`).
-    windows = [*removed, *(f"{x} {y}" for x, y in zip(removed, removed[1:], strict=False))]
+    windows = [
+        *removed,
+        *(f"{x} {y}" for x, y in zip(removed, removed[1:], strict=False) if _CONDITION_LINE.match(x)),
+    ]
     for line in windows:
+        if _DECISION.search(line) is None:
+            continue  # a plain pass (`f(x=self.x)`) was no decision: the new guard is one
         words = set(re.findall(r"[A-Za-z_]\w*", line))
         flat = "".join(re.sub(r"\b(?:self|this)\s*(?:\.|->)", "", line).split())
         if names <= words and ("".join(value.split()) in flat or (_IDENT.match(value) and value in words)):
@@ -283,6 +292,9 @@ def population(
     `added`: the lines the change added, by head path; `removed`: the text of every line it removed;
     `before`: the base text of the changed files; `fresh`: the text of the lines it added."""
     a = d.head
+    short = (a.function or "").replace("::", ".").rsplit(".", 1)[-1]
+    if short.startswith("~") or short == "__del__":
+        return Population("none", "teardown")  # a destructor releasing what it held configures nothing
     # A write through a local (`x = ...; cfg.f = x`) is replayed with the local's value inlined: its
     # table is not the behaviour of the function, so only a direct write's table can say "unchanged".
     informative = table is not None and any(not v.is_input for v in table.variables)

@@ -29,7 +29,7 @@ and its guard's reach), and the first evidence line names that population:
   option's text to its field (`if (value == "none") params.rope_scaling_type = NONE;`); a decision the
   change moved (its guard's names and its value were on a removed line); a branch reached only through
   a switch this change introduces, off by default (nobody reaches it before opting in); a new
-  unguarded formula for a field the base never wrote there.
+  unguarded formula for a field the base never wrote there; a destructor's teardown.
 The suggestion lists the rows a focused test must pin and a ready-to-paste parametrised test sketch,
 valid code in the test language.
 
