@@ -8,13 +8,22 @@ execution stage builds them (reviewbot.execution.tables), rules and reports read
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from reviewbot.model.truthtable import Value
 
-__all__ = ["HarnessKind", "Harness", "Outcome", "Executed", "ExecutedRow", "ExecutedTable", "NOT_RUN"]
+__all__ = [
+    "HarnessKind",
+    "Harness",
+    "Outcome",
+    "Executed",
+    "ExecutedRow",
+    "ExecutedTable",
+    "NOT_RUN",
+    "summary",
+]
 
 HarnessKind = Literal["dataclass", "pydantic", "class"]
 Outcome = Literal["value", "raised", "not_run"]
@@ -161,3 +170,17 @@ class ExecutedTable:
             "seconds": self.seconds,
             "test": self.test_code,
         }
+
+
+def summary(tables: Sequence[ExecutedTable]) -> dict[str, int]:
+    """Counts for the KPI: tables seen and executed, rows run on the head, agreed and wrong, defaults raising."""
+    ran = [t for t in tables if t.ran]
+    rows = [r for t in ran for r in t.rows if r.head.outcome != "not_run"]
+    return {
+        "tables": len(tables),
+        "executed": len(ran),
+        "rows": len(rows),
+        "agreed": sum(1 for r in rows if r.agrees_head is True and r.agrees_base is not False),
+        "wrong": sum(1 for r in rows if r.wrong),
+        "defaults_raise": sum(1 for t in ran if t.defaults_raise),
+    }

@@ -31,6 +31,7 @@ from reviewbot.lang.parse import parse_many
 from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.executed import ExecutedTable
+from reviewbot.model.executed import summary as executed_summary
 from reviewbot.model.finding import Finding
 from reviewbot.model.messages import msg
 from reviewbot.model.review import ChecklistResult, Review, Status
@@ -429,6 +430,8 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
         kpi["suppressed_findings"] = [s.to_json() for s in suppressed]
     if execution is not None:
         kpi["tests"] = execution.summary
+    if executed_tables:
+        kpi["executed_tables"] = executed_summary(executed_tables)
     review = Review(
         status=verdict.status,
         base_sha=change.base_sha,

@@ -108,6 +108,14 @@ def test_a_dataclass_derivation_runs_as_the_table_says_and_the_changed_row_diffe
     }
     assert not any(f.rule == "defaults-raise" for f in review.findings)
     assert not any("truth table" in n.message for n in review.notes), review.notes
+    assert doc["kpi"]["executed_tables"] == {
+        "tables": 1,
+        "executed": 1,
+        "rows": 8,
+        "agreed": 8,
+        "wrong": 0,
+        "defaults_raise": 0,
+    }
 
 
 RAISES_BASE = """from dataclasses import dataclass
@@ -182,6 +190,9 @@ def test_a_row_the_table_gets_wrong_shows_the_executed_value_and_says_so(tmp_pat
     assert wrong["agrees"]["head"] is False and wrong["table_wrong"] is True
     assert by_inputs[(True, True)]["table_wrong"] is False  # rows the model gets right stay right
     assert wrong["row"] in table["wrong_rows"]
+    kpi = doc["kpi"]["executed_tables"]
+    assert kpi["executed"] == 1 and kpi["wrong"] == len(table["wrong_rows"]) >= 1
+    assert kpi["agreed"] == kpi["rows"] - kpi["wrong"]
     said = [n.message for n in review.notes if "was wrong in row" in n.message]
     assert (
         f"The truth table of `use_rope` (pkg/config.py:10) was wrong in row {wrong['row']} on the head: "
