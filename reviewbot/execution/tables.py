@@ -260,7 +260,7 @@ def _read_results(xml: Path, run_root: Path) -> tuple[dict[tuple[str, str], Exec
         elif problem is not None:
             line = safe(_last_line(problem.text or problem.get("message") or ""))
             if not module or module == name:  # a collection error: the module did not import
-                broken[name] = line
+                broken[name.rsplit("/", 1)[-1].removesuffix(".py").rsplit(".", 1)[-1]] = line
             else:
                 found[(module, name)] = Executed("not_run", line)
     return found, broken, ""
@@ -333,6 +333,16 @@ def _run(
     return found, broken, problem
 
 
+def _reason(p: _Plan, sides: Mapping[str, _Side]) -> str:
+    """Why the table did not run on the head ("" when it did)."""
+    _, broken, problem = sides.get("head", ({}, {}, "not run"))
+    if problem:
+        return f"head: {problem}"
+    if p.module in broken:
+        return f"head: the test did not import: {broken[p.module]}"
+    return ""
+
+
 def _executed_table(
     p: _Plan,
     sides: Mapping[str, _Side],
@@ -369,7 +379,7 @@ def _executed_table(
         path=p.table.path,
         line=p.table.line,
         harness=p.harness,
-        reason=f"head: {sides['head'][2]}" if sides.get("head", ({}, {}, "not run"))[2] else "",
+        reason=_reason(p, sides),
         rows=tuple(rows),
         defaults_head=of("head", f"test_{slug}_defaults"),
         defaults_base=of("base", f"test_{slug}_defaults"),

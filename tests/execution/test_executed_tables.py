@@ -263,3 +263,16 @@ def test_a_construction_that_hangs_is_killed_at_the_tests_timeout_and_the_round_
     assert (
         "The truth tables were not executed on the head: did not finish within 3 s and was killed." in notes
     )
+
+
+def test_a_module_that_does_not_import_here_says_what_failed_in_one_line(tmp_path: Path) -> None:
+    head_text = "import torch_is_not_installed_here  # noqa: F401\n" + HEAD
+    review, doc = _review(tmp_path, BASE, head_text)
+    table = _only_table(doc)
+    missing = "ModuleNotFoundError: No module named 'torch_is_not_installed_here'"
+    assert table["executed"] is False and table["reason"] == f"head: the test did not import: {missing}"
+    assert table["defaults"]["head"] == {"outcome": "not_run", "value": f"the test did not import: {missing}"}
+    assert table["defaults"]["base"]["outcome"] == "value"  # the base imports: it ran there
+    line = f"The truth table of `use_rope` (pkg/config.py:{table['line']}) was not executed: the test did not import: {missing}."
+    assert line in [n.message for n in review.notes]
+    assert not any(f.rule == "defaults-raise" for f in review.findings) and table["wrong_rows"] == []
