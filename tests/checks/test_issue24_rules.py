@@ -49,3 +49,15 @@ def test_the_new_rules_are_registered_with_their_severities() -> None:
     }
     assert CHECKS["env-name-typo"].severity.value == "P2"
     assert CHECKS["renamed-flag-still-referenced"].severity.value == "P2"
+
+
+def test_every_one_edit_variant_holds_one_of_the_two_anchors() -> None:
+    import random
+
+    from reviewbot.analysis.env_typos import _edits, anchors
+
+    rng = random.Random(7)
+    for _ in range(100):
+        name = "".join(rng.choice("ABCDEFGHIJKLMNOP_0123") for _ in range(rng.randint(6, 32)))
+        first, second = anchors(name)
+        assert all(first in v or second in v for v in _edits(name)), name
