@@ -59,11 +59,11 @@ def test_text_is_one_line_per_finding_and_a_summary_without_marker_or_budget(
     assert code == 0
     lines = out.splitlines()
     findings = [m for m in map(LINE.match, lines) if m]
-    assert len(findings) == 7  # the example's seven findings, most severe first
+    assert len(findings) == 6  # the example's six findings, most severe first
     assert findings[0]["sev"] == "P1" and findings[0]["rule"] == "missing-tests"
     assert findings[0]["path"] == CC and findings[0]["line"] == "20"
     assert [m["sev"] for m in findings] == sorted(m["sev"] for m in findings)
-    assert lines[-1].startswith("BLOCKING: 7 finding(s) (P0 0 · P1 1 · P2 2 · P3 4) in 1 changed file(s)")
+    assert lines[-1].startswith("BLOCKING: 6 finding(s) (P0 0 · P1 1 · P2 2 · P3 3) in 1 changed file(s)")
     assert (
         "reviewbot:state" not in out and "Shortened" not in out and "\033[" not in out
     )  # no colour: not a TTY
@@ -95,9 +95,9 @@ def test_github_format_writes_workflow_commands(
     assert [x for x in lines if x.startswith("::warning::")] == [
         "::warning::Tests were not run: test execution is turned off (--no-tests)."
     ]
-    assert sum(1 for x in lines if x.startswith("::notice file=")) == 4
+    assert sum(1 for x in lines if x.startswith("::notice file=")) == 3
     assert all("\n" not in x for x in lines) and "%0A" in lines[0]  # the suggestion, escaped
-    assert lines[-1].startswith("BLOCKING: 7 finding(s)")
+    assert lines[-1].startswith("BLOCKING: 6 finding(s)")
 
 
 @pytest.mark.parametrize(("level", "code"), [("P0", 0), ("P1", 1), ("P2", 1), ("P3", 1)])
@@ -187,8 +187,8 @@ def test_on_a_terminal_the_default_is_compact_coloured_lines(example: ExampleRep
     pane = _tmux(tmp_path, command, env)
     plain = re.sub(r"\x1b\[[0-9;]*m", "", pane)
     lines = [x for x in plain.splitlines() if x.strip()]
-    assert sum(1 for x in lines if LINE.match(x)) == 7, plain
-    assert any(x.startswith("BLOCKING: 7 finding(s)") for x in lines), plain
+    assert sum(1 for x in lines if LINE.match(x)) == 6, plain
+    assert any(x.startswith("BLOCKING: 6 finding(s)") for x in lines), plain
     assert "reviewbot:state" not in plain and "## reviewbot review" not in plain
     assert "\x1b[" in pane  # coloured: severities and the status
     assert (tmp_path / "done").read_text().strip() == "0"
