@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -476,7 +476,9 @@ def test_end_to_end_on_a_tiny_mirror(tmp_path: Path) -> None:
     assert "| missing-tests | 2 | 1 | 1 | 0 | 0 | 0.50 | 1/1 | 1.00 |  |" in text
     assert "| no-such-rule | 0 | 0 | 0 | 0 | 0 | — | 0/1 | 0.00 | not in reviewbot |" in text
     # the severity is missing-tests' own (who reaches the row); the line names it before the place
-    assert re.search(r"- tiny-forbid missing-tests P[0-3] pkg/config.py:11 \(forbidden\) — The new derivation", text)
+    assert re.search(
+        r"- tiny-forbid missing-tests P[0-3] pkg/config.py:11 \(forbidden\) — The new derivation", text
+    )
     assert "**P0–P2 recall: 1/2 = 0.50 (target ≥ 0.6: NOT met)**" in text
     assert "- **no-such-rule** (no such rule in reviewbot): 1" in text
     assert "Measured on " in text and "at reviewbot commit `" in text

@@ -37,7 +37,11 @@ HOLD = 3.0
 def test_a_worker_killed_mid_write_leaves_one_comment_review_and_check_run(
     settings: Settings, tmp_path: Path, operation: str
 ) -> None:
-    with app_stack(settings.with_(github_timeout_seconds=TIMEOUT, github_request_limit_seconds=LIMIT), tmp_path, as_app=True) as stack:
+    with app_stack(
+        settings.with_(github_timeout_seconds=TIMEOUT, github_request_limit_seconds=LIMIT),
+        tmp_path,
+        as_app=True,
+    ) as stack:
         head = stack.remote.round1
         worker = stack.start_worker()
         if operation == "issues/update-comment":  # round 2 edits the summary comment of round 1
