@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import ast
 import operator
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import OptionKind
 from reviewbot.lang.facts import FileFacts
@@ -131,17 +131,6 @@ class _Eval:
         if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
             return _BIN[type(node.op)](self(node.left), self(node.right))
         raise _Unknown(ast.unparse(node))
-
-
-def _parse(text: str | None) -> ast.Module | None:
-    if text is None:
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def _validating(fn: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> bool:
@@ -315,7 +304,7 @@ def rejected_defaults(
     args = _arg_defaults(sides)
     out: list[RejectedDefault] = []
     for s in sides:
-        tree = _parse(heads.get(s.path))
+        tree = python_tree(heads.get(s.path))
         if tree is None or not s.added:
             continue
         for fn, owner in _functions(tree):

@@ -21,6 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
 
 __all__ = ["StaleDefault", "stale_defaults", "stated_default"]
@@ -128,9 +129,8 @@ def _docs_with_line(docs: list[tuple[str, int]], stated_only: bool = True) -> tu
 
 
 def _py_docs(text: str) -> list[_Doc]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = python_tree(text)
+    if tree is None:
         return []
     lines = text.split("\n")
     out: list[_Doc] = []

@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.removed_flags import defined_flags, dest
 from reviewbot.analysis.sides import Side
 from reviewbot.model.change import RepoTree
@@ -257,9 +258,8 @@ class _Function:
 
 
 def _py_candidates(s: Side, text: str) -> list[_Candidate]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = python_tree(text)
+    if tree is None:
         return []
     out: list[_Candidate] = []
     for node in ast.walk(tree):

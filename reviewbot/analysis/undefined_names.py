@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import ast
 import re
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.env import is_env_name
 from reviewbot.model.change import ChangeSet, RepoTree
@@ -43,17 +43,6 @@ class UndefinedName:
     text: str  # the source line, stripped
     registry: str = ""  # for an env registry attribute: the registry module's path
     also: tuple[int, ...] = ()  # other added lines of the same file that use the same undefined name
-
-
-def _tree(text: str | None) -> ast.Module | None:
-    if text is None:
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
 
 
 def scopes(tree: ast.AST) -> list[tuple[int, int, str]]:
@@ -101,10 +90,10 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
         if not s.path.endswith(".py") or not s.added:
             continue
         base_text, head_text = texts.get(s.path, (None, None))
-        head = _tree(head_text)
+        head = python_tree(head_text)
         if head is None or head_text is None:
             continue
-        base = _tree(base_text) if base_text is not None else ast.Module(body=[], type_ignores=[])
+        base = python_tree(base_text) if base_text is not None else ast.Module(body=[], type_ignores=[])
         if base is None:
             continue  # the base does not parse: nothing to compare with
         head_spans, base_spans = scopes(head), scopes(base)
@@ -187,7 +176,7 @@ def registry_attributes(changed: Iterable[Side], texts: Texts, tree: RepoTree | 
         body = registries[registry]
         if not body:
             continue
-        spans = scopes(_tree(head_text) or ast.Module(body=[], type_ignores=[]))
+        spans = scopes(python_tree(head_text) or ast.Module(body=[], type_ignores=[]))
         old = set(_ENVS_ATTR.findall(base_text or ""))
         done: set[str] = set()
         for line, name in uses:
