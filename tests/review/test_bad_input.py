@@ -8,22 +8,30 @@ from reviewbot.change.diff import load_change
 from reviewbot.change.patch import parse_patch
 from reviewbot.model.change import ChangeSet, SkipReason
 from reviewbot.model.review import Status
-from reviewbot.review.pipeline import review_change
+from reviewbot.review.pipeline import ReviewSettings, review_change
 from tests.gitrepo import Repo
 
 CLEAN = "def derive(cfg):\n    return cfg\n"
 
 
-def _review_pr(tmp_path: Path, head_files: dict[str, str | bytes | None]):  # type: ignore[no-untyped-def]
+def _review_files(
+    tmp_path: Path,
+    base_files: dict[str, str],
+    head_files: dict[str, str | bytes | None],
+    settings: ReviewSettings | None = None,
+):  # type: ignore[no-untyped-def]
     repo = Repo(tmp_path / "repo")
-    base = repo.commit({"pkg/derive.py": CLEAN, "README": "x\n"}, "base")
-    repo.checkout("pr", create=True)
+    base = repo.commit(base_files, "base")
     head = repo.commit(head_files, "head")
     change = load_change(repo.path, base, head)
     try:
-        return review_change(change)
+        return review_change(change, settings)
     finally:
         change.close()
+
+
+def _review_pr(tmp_path: Path, head_files: dict[str, str | bytes | None]):  # type: ignore[no-untyped-def]
+    return _review_files(tmp_path, {"pkg/derive.py": CLEAN, "README": "x\n"}, head_files)
 
 
 def test_binary_file_is_noted_and_lowers_coverage(tmp_path: Path) -> None:
@@ -87,17 +95,6 @@ _ENGINE_HEAD = _ENGINE_BASE.replace(
 )
 
 
-def _review_files(tmp_path: Path, base_files: dict[str, str], head_files: dict[str, str]):  # type: ignore[no-untyped-def]
-    repo = Repo(tmp_path / "repo")
-    base = repo.commit(base_files, "base")
-    head = repo.commit(head_files, "head")
-    change = load_change(repo.path, base, head)
-    try:
-        return review_change(change)
-    finally:
-        change.close()
-
-
 def test_a_macro_and_a_cuda_kernel_elsewhere_do_not_hide_the_changed_derivation(tmp_path: Path) -> None:
     path = "rtp_llm/cpp/config/ModelConfig.cc"
     review = _review_files(tmp_path, {path: _ENGINE_BASE}, {path: _ENGINE_HEAD})
@@ -130,7 +127,6 @@ def test_garbage_diff_gives_a_note_and_zero_coverage() -> None:
 
 def test_a_crashing_check_is_reported_and_the_round_goes_on(tmp_path: Path) -> None:
     from reviewbot.model.finding import Severity
-    from reviewbot.review.pipeline import ReviewSettings
 
     class Exploding:
         id = "exploding-check"
@@ -164,18 +160,11 @@ RTP_EXPORT bool useFusedRope(const ModelConfig& model) {
 
 
 def test_a_repository_declares_its_own_macros(tmp_path: Path) -> None:
-    from reviewbot.review.pipeline import ReviewSettings
 
     path = "rtp_llm/cpp/config/Rope.cc"
-    repo = Repo(tmp_path / "repo")
-    base = repo.commit({"README": "x\n"}, "base")
-    head = repo.commit({path: _EXPORTED}, "head")
-    change = load_change(repo.path, base, head)
-    try:
-        plain = review_change(change)
-        declared = review_change(change, ReviewSettings(cpp_macros=("RTP_EXPORT",)))
-    finally:
-        change.close()
+    plain = _review_files(tmp_path / "plain", {"README": "x\n"}, {path: _EXPORTED})
+    settings = ReviewSettings(cpp_macros=("RTP_EXPORT",))
+    declared = _review_files(tmp_path / "declared", {"README": "x\n"}, {path: _EXPORTED}, settings)
     unread = [n for n in plain.notes if n.reason is SkipReason.UNPARSABLE_CODE]
     assert unread and "line(s) 1 " in unread[0].message and plain.status is Status.INCOMPLETE
     assert not [n for n in declared.notes if n.reason is SkipReason.UNPARSABLE_CODE]
