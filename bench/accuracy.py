@@ -751,8 +751,10 @@ class Runner:
         cache: Path = DEFAULT_CACHE,
         reviewbot: Reviewbot | None = None,
         timeout: float = 600.0,
+        dump: Path | None = None,
     ) -> None:
         self.mirrors = mirrors
+        self.dump = dump
         self.cache = cache
         self.reviewbot = reviewbot or installed_reviewbot()
         self.timeout = timeout
@@ -801,6 +803,17 @@ class Runner:
             return retry
         run.error = f"{run.error}; on a clone too" + ("" if retry.error == run.error else f": {retry.error}")
         return run
+
+    def _dump(self, case: Case, report: dict[str, Any]) -> None:
+        # Timings differ run to run; everything else in a report must be the same for the same code, so two
+        # dumps `diff -r` clean unless the review changed (a refactor's before/after proof).
+        kpi = report.get("kpi")
+        if isinstance(kpi, dict):
+            kpi.pop("timings_ms", None)
+        assert self.dump is not None
+        self.dump.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(report, indent=1, sort_keys=True, ensure_ascii=False)
+        (self.dump / f"{case.id}.json").write_text(text + "\n", encoding="utf-8")
 
     def _clone(self, case: Case, gitdir: Path) -> Path:
         target = self.cache / case.mirror_name
@@ -855,6 +868,8 @@ class Runner:
         except (ValueError, KeyError, TypeError) as exc:
             return CaseRun(case, base=base, via=str(gitdir), seconds=seconds, error=f"unreadable JSON: {exc}")
         timings = ((report.get("kpi") or {}).get("timings_ms")) or {}
+        if self.dump is not None:
+            self._dump(case, report)
         unparsable = tuple(
             str(n.get("path") or "")
             for n in report.get("notes") or []
@@ -1426,6 +1441,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="where fallback clones go")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per review")
     parser.add_argument(
+        "--dump",
+        type=Path,
+        help="write each case's JSON report (timings removed) here as <id>.json, to diff two revisions' reviews",
+    )
+    parser.add_argument(
         "--at",
         default="HEAD",
         help=f"review with reviewbot as committed at this revision of this repository (default HEAD), "
@@ -1458,7 +1478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    runner = Runner(args.mirrors, args.cache, reviewbot, timeout=args.timeout)
+    runner = Runner(args.mirrors, args.cache, reviewbot, timeout=args.timeout, dump=args.dump)
     meta = measured_at(reviewbot)  # before the run: the load average it started under
     lock = threading.Lock()
 

@@ -444,12 +444,22 @@ def test_end_to_end_on_a_tiny_mirror(tmp_path: Path) -> None:
             "--json",
             "--write",
             str(doc),
+            "--dump",
+            str(tmp_path / "dump"),
         ],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert out.returncode == 0, out.stderr
+    # --dump keeps each reviewed case's report, without the timings that differ run to run
+    dumped = {p.name: json.loads(p.read_text()) for p in (tmp_path / "dump").iterdir()}
+    assert sorted(dumped) == ["tiny-flag.json", "tiny-forbid.json", "tiny-pass.json"]
+    assert (
+        len(dumped["tiny-flag.json"]["findings"]) == len(dumped["tiny-forbid.json"]["findings"]) == 1
+        and dumped["tiny-pass.json"]["findings"] == []
+    )
+    assert all("timings_ms" not in d["kpi"] for d in dumped.values())
     assert "skip absent-1: run fetch github:acme/absent" in out.stderr
     result = json.loads(out.stdout)
     rules = {r["rule"]: r for r in result["rules"]}
