@@ -80,6 +80,7 @@ CLEAN_TARGET = 0.10  # at most this share of clean (pass) commits may get a P0�
 RECALL_TARGET = 0.6
 PROBATION_PRECISION = 0.9
 PROBATION_MIN_FINDINGS = 5
+STANDING_TRAIN_COMMITS = 3  # issue 24: a rule must fire correctly on at least this many real train commits
 SLOW_SECONDS = 10.0
 TITLE_WIDTH = 100
 OTHER_RULE = "other"
@@ -724,8 +725,9 @@ def _tail(text: str, lines: int = 3, width: int = 400) -> str:
     return one if len(one) <= width else "…" + one[-width:]
 
 
-def known_rule_ids(reviewbot: Reviewbot) -> list[str] | None:
-    """reviewbot's rule ids (`reviewbot rules`), or None when they cannot be listed."""
+def known_rule_ids(reviewbot: Reviewbot) -> dict[str, str] | None:
+    """reviewbot's rule ids with their declared severities (`reviewbot rules`), or None when they cannot
+    be listed."""
     try:
         out = subprocess.run(
             [*reviewbot.command, "rules"],
@@ -738,8 +740,12 @@ def known_rule_ids(reviewbot: Reviewbot) -> list[str] | None:
         return None
     if out.returncode != 0:
         return None
-    ids = [line.split()[0] for line in out.stdout.splitlines() if line.strip() and not line.startswith(" ")]
-    return [i for i in ids if re.match(r"^[a-z0-9][a-z0-9-]*$", i)] or None
+    rules: dict[str, str] = {}
+    for line in out.stdout.splitlines():
+        words = line.split()
+        if len(words) >= 2 and not line.startswith(" ") and re.match(r"^[a-z0-9][a-z0-9-]*$", words[0]):
+            rules[words[0]] = words[1] if words[1] in SEVERITIES else ""
+    return rules or None
 
 
 class Runner:
@@ -1294,6 +1300,47 @@ def _md_split(name: str, report: Report) -> list[str]:
     return [*out, ""]
 
 
+STANDING_HEADER = [
+    "rule",
+    "declared",
+    "train commits where it fires correctly",
+    "test findings",
+    "test precision",
+    "standing",
+]
+
+
+def standing_rows(runs: Sequence[CaseRun], known: dict[str, str]) -> list[list[str]]:
+    """Each rule's standing by the rules of issues #23/#24: it fires correctly (TP) on at least
+    STANDING_TRAIN_COMMITS train commits, and on the test split its precision is at least
+    PROBATION_PRECISION, or it is declared P3 (a nit does not gate a merge)."""
+    train = score_runs(split_of(runs, "train"), known)
+    test = score_runs(split_of(runs, "test"), known)
+    fired: dict[str, set[str]] = {}
+    for s in train.scored:
+        if s.outcome == "tp":
+            fired.setdefault(s.finding.rule, set()).add(s.case_id)
+    by_rule = {r.rule: r for r in test.rules}
+    rows = []
+    for rule_id in sorted(known):
+        commits = len(fired.get(rule_id, ()))
+        r = by_rule.get(rule_id)
+        scored = (r.tp + r.fp) if r else 0
+        precision = r.precision if r else None
+        if known[rule_id] == "P3":
+            standing = "P3 (a nit: not held to the bar)"
+        elif commits < STANDING_TRAIN_COMMITS:
+            standing = f"under {STANDING_TRAIN_COMMITS} train commits"
+        elif precision is None:
+            standing = "no test finding yet: unproven"
+        elif precision >= PROBATION_PRECISION:
+            standing = "holds"
+        else:
+            standing = "below the bar on test"
+        rows.append([rule_id, known[rule_id] or "—", str(commits), str(scored), _fmt(precision), standing])
+    return rows
+
+
 def format_markdown(
     report: Report, runs: Sequence[CaseRun], meta: dict[str, str], known: Iterable[str] | None = None
 ) -> str:
@@ -1330,6 +1377,18 @@ def format_markdown(
         "P0–P2 finding.",
         "",
     ]
+    if isinstance(known, dict):
+        out += [
+            "## Rule standing",
+            "",
+            f"A rule stands when it fires correctly on at least {STANDING_TRAIN_COMMITS} train commits and "
+            f"its test-split precision is at least {PROBATION_PRECISION}; a rule declared P3 is a nit and is "
+            "not held to that bar. `declared` is the rule's own severity (`reviewbot rules`); a finding may "
+            "be raised or lowered from it by what the rule sees.",
+            "",
+            _md_table(STANDING_HEADER, standing_rows(runs, known)),
+            "",
+        ]
     for split in SPLITS[::-1]:
         part = split_of(runs, split)
         if part:

@@ -314,7 +314,8 @@ def test_reviewbot_at_a_commit_runs_that_commits_code(tmp_path: Path) -> None:
     exported = tmp_path / f"reviewbot-{acc._here('rev-parse', 'HEAD').stdout.strip()[:12]}"
     assert (exported / "reviewbot" / "cli.py").is_file()
     assert dict(rb.env)["PYTHONPATH"].split(os.pathsep)[0] == str(exported)
-    assert "missing-tests" in (acc.known_rule_ids(rb) or [])
+    known = acc.known_rule_ids(rb) or {}
+    assert known["missing-tests"] == "P1" and known["flag-overloading"] == "P3"  # with declared severities
     assert acc.reviewbot_at("HEAD", tmp_path) == rb  # exported once
     with pytest.raises(ValueError, match="not a commit"):
         acc.reviewbot_at("no-such-revision", tmp_path)
@@ -556,3 +557,28 @@ def test_summary_rows_put_test_first_and_count_parse_incomplete() -> None:
     assert [r.case.id for r in acc.parse_incomplete(runs)] == ["t"]
     text = acc.format_text(acc.score_runs(runs, None), runs)
     assert text.index("== test split") < text.index("== train split")
+
+
+def test_rule_standing_needs_three_train_commits_and_test_precision() -> None:
+    def train(cid: str) -> object:
+        return acc.Case(id=cid, repo="acme/tiny", commit=SHA, verdict="flag", expect=(expect(),))
+
+    held_out = acc.Case(
+        id="t1", repo="acme/tiny", commit=SHA, verdict="flag", split="test", expect=(expect(),)
+    )
+    runs = [acc.CaseRun(train(f"r{i}"), [finding()]) for i in range(3)]
+    runs.append(acc.CaseRun(train("r9"), [finding("missing-tests", line=50, severity="P1")]))  # an FP
+    # on test: one TP, one FP of the override rule; nothing of the others
+    runs.append(acc.CaseRun(held_out, [finding(), finding(line=80)]))
+    known = {"unconditional-override": "P2", "missing-tests": "P1", "flag-overloading": "P3"}
+    rows = {r[0]: r for r in acc.standing_rows(runs, known)}
+    assert rows["unconditional-override"] == [
+        "unconditional-override",
+        "P2",
+        "3",
+        "2",
+        "0.50",
+        "below the bar on test",
+    ]
+    assert rows["missing-tests"][2:] == ["0", "0", "—", "under 3 train commits"]
+    assert rows["flag-overloading"][-1] == "P3 (a nit: not held to the bar)"
