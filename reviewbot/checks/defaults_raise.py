@@ -3,9 +3,11 @@
 ## What it does
 For each changed derivation whose truth table reviewbot could execute (the derivation runs in
 `__post_init__` or `__init__` of a class that takes the table's columns as keyword arguments: a
-dataclass, a pydantic model or a plain class), the execution stage builds the class with no arguments
-in the sandbox, on the head and on the base. When that construction raises on the head, this rule
-reports it with the exception's last line as executed evidence (and what the base did).
+dataclass, a pydantic model or a plain class; or in a function that validates an argument parser's
+namespace, `validate_args(args)`), the execution stage builds the config with every default in the
+sandbox, on the head and on the base: the class with no arguments, or the parser's defaults
+(`validate_args(get_parser().parse_args([]))`). When that raises on the head, this rule reports it
+with the exception's last line as executed evidence (and what the base did).
 
 ## Why is this bad?
 The all-defaults configuration is what a plain launch, a unit test and most users run. A constructor
@@ -64,7 +66,7 @@ def findings(tables: Iterable[ExecutedTable]) -> list[Finding]:
         seen.add((h.path, h.owner))
         last = t.defaults_head.value
         evidence: list[Message | str] = [
-            msg("defaults-raise.executed", owner=h.owner, module=h.module, last=last)
+            msg("defaults-raise.executed", call=h.construction, module=h.module, last=last)
         ]
         if t.defaults_base.outcome != "not_run":
             evidence.append(msg("defaults-raise.base", base=t.defaults_base.value))
@@ -74,10 +76,10 @@ def findings(tables: Iterable[ExecutedTable]) -> list[Finding]:
                 severity=severity,
                 path=t.path,
                 line=t.defaults_head.line_in(t.path) or t.line,
-                title=msg("defaults-raise.title", owner=h.owner, last=last),
-                anchor=f"{h.owner}()",
+                title=msg("defaults-raise.title", call=h.construction, last=last),
+                anchor=h.construction,
                 evidence=evidence,
-                suggestion=msg("defaults-raise.suggestion", owner=h.owner),
+                suggestion=msg("defaults-raise.suggestion", call=h.construction),
                 extra=(("executed", last), ("harness", f"{h.module}.{h.owner}")),
             )
         )

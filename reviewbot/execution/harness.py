@@ -4,8 +4,10 @@ The construction path found here is the simplest real one: the changed derivatio
 (or `__init__`) of a top-level Python class whose constructor takes every column of the table as a
 keyword (a dataclass, a pydantic model, or a plain class whose `__init__` names them); the import path
 comes from the file path, the target is read as an attribute after construction. Enum values the rows
-need must be importable from the same module (declared or imported there). Anything else gets a reason
-and no harness: no runnable claim is made for it.
+need must be importable from the same module (declared or imported there). A derivation in a
+module-level function that validates a parsed namespace (`validate_args(args)`) is built through the
+module's argument parser instead (execution/harness_argparse.py). Anything else gets a reason and no
+harness: no runnable claim is made for it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import ast
 import re
 from collections.abc import Mapping
 
+from reviewbot.execution.harness_argparse import argparse_harness
 from reviewbot.lang.facts import FileFacts, OwnerKind
 from reviewbot.model.executed import Harness, HarnessKind
 from reviewbot.model.truthtable import TruthTable
@@ -115,31 +118,41 @@ def _kind(facts: FileFacts, owner: str, cls: ast.ClassDef) -> HarnessKind | None
     return "class"
 
 
-def find_harness(
-    table: TruthTable, head_facts: Mapping[str, FileFacts], head_text: str | None
-) -> Harness | str:
-    """The harness of `table`, or one sentence saying why there is none."""
-    lang = str(getattr(table.lang, "value", table.lang))
-    if lang != "python":
-        shown = {"cpp": "C++"}.get(lang, lang)
-        return f"{shown} derivations are not executed yet (only Python constructors)"
-    fn = table.function or ""
-    owner, _, method = fn.rpartition(".")
-    if method not in CONSTRUCTORS or not owner:
-        where = f"`{fn}`" if fn else "module level"
-        return f"the derivation runs in {where}, not in a class's `__post_init__` or `__init__`"
-    if "." in owner:
-        return f"`{owner}` is a nested class: only top-level classes are constructed"
-    located = module_of(table.path)
-    if located is None:
-        return f"`{table.path}` is not an importable module path"
-    facts = head_facts.get(table.path)
-    if facts is None or head_text is None:
+def _parsed(table: TruthTable, facts: FileFacts | None, text: str | None) -> ast.Module | str:
+    if facts is None or text is None:
         return f"`{table.path}` was not parsed at the head"
     try:
-        tree = ast.parse(head_text)
+        return ast.parse(text)
     except SyntaxError as exc:
         return f"`{table.path}` does not parse as Python: {exc.msg} (line {exc.lineno})"
+
+
+def _columns(
+    table: TruthTable, owner: str, taken: list[str], in_module: set[str], module: str
+) -> tuple[list[tuple[str, str]], list[str]] | str:
+    """Column -> constructor keyword, and the enums the rows name; or why a column cannot be set."""
+    keywords: list[tuple[str, str]] = []
+    enums: list[str] = []
+    for v in table.variables:
+        name = _field(v.name)
+        if name is None or name not in taken:
+            return f"the column `{v.name}` cannot be set through `{owner}(...)`"
+        keywords.append((v.name, name))
+        if v.kind == "enum":
+            enum = v.enum or ""
+            if enum not in in_module:
+                return f"the enum `{enum}` of column `{v.name}` cannot be imported from `{module}`"
+            if enum not in enums:
+                enums.append(enum)
+    return keywords, enums
+
+
+def _constructor_harness(
+    table: TruthTable, facts: FileFacts, tree: ast.Module, located: tuple[str, str]
+) -> Harness | str:
+    owner, _, method = (table.function or "").rpartition(".")
+    if "." in owner:
+        return f"`{owner}` is a nested class: only top-level classes are constructed"
     cls = _class(tree, owner)
     if cls is None:
         return f"`{owner}` is not a top-level class of `{table.path}`"
@@ -157,20 +170,9 @@ def find_harness(
     target = _field(table.target)
     if target is None:
         return f"the target `{table.target}` is not an attribute of `{owner}`"
-    keywords: list[tuple[str, str]] = []
-    enums: list[str] = []
-    in_module = _module_names(tree)
-    for v in table.variables:
-        name = _field(v.name)
-        if name is None or name not in taken:
-            return f"the column `{v.name}` cannot be set through `{owner}(...)`"
-        keywords.append((v.name, name))
-        if v.kind == "enum":
-            enum = v.enum or ""
-            if enum not in in_module:
-                return f"the enum `{enum}` of column `{v.name}` cannot be imported from `{located[1]}`"
-            if enum not in enums:
-                enums.append(enum)
+    columns = _columns(table, owner, taken, _module_names(tree), located[1])
+    if isinstance(columns, str):
+        return columns
     return Harness(
         path=table.path,
         module=located[1],
@@ -179,6 +181,34 @@ def find_harness(
         kind=kind,
         function=method,
         target=target,
-        keywords=tuple(keywords),
-        enums=tuple(enums),
+        keywords=tuple(columns[0]),
+        enums=tuple(columns[1]),
     )
+
+
+def find_harness(
+    table: TruthTable, head_facts: Mapping[str, FileFacts], head_text: str | None
+) -> Harness | str:
+    """The harness of `table`, or one sentence saying why there is none."""
+    lang = str(getattr(table.lang, "value", table.lang))
+    if lang != "python":
+        shown = {"cpp": "C++"}.get(lang, lang)
+        return f"{shown} derivations are not executed yet (only Python constructors and argparse validation)"
+    fn = table.function or ""
+    owner, _, method = fn.rpartition(".")
+    constructor = method in CONSTRUCTORS and bool(owner)
+    where = f"`{fn}`" if fn else "module level"
+    why_not = f"the derivation runs in {where}, not in a class's `__post_init__` or `__init__`"
+    if not constructor and (owner or not fn):
+        return why_not
+    located = module_of(table.path)
+    if located is None:
+        return f"`{table.path}` is not an importable module path"
+    facts = head_facts.get(table.path)
+    tree = _parsed(table, facts, head_text)
+    if isinstance(tree, str):
+        return tree
+    if not constructor:
+        return argparse_harness(table, tree, located, why_not + " nor in a validation of parsed options")
+    assert facts is not None  # parsed: the facts exist
+    return _constructor_harness(table, facts, tree, located)

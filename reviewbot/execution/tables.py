@@ -4,18 +4,16 @@
     runs.tables      # ExecutedTable per table: the harness (or why none), each row predicted vs executed
     runs.notes       # tables that were wrong, could not be imported, or were not run
 
-For each table whose construction path `harness.find_harness` finds, `generate` writes a real pytest
-file: one parametrized case per row (every row of a small table, else the all-defaults row and the
-changed rows), the expected value the table's head outcome, and a test that builds the owner with every
-default. Each case records what it saw (`record_property`: the target's value as Python source, or the
-exception's last line) into JUnit XML in the run directory, read back like every JUnit file (no link
-followed, inside the run, names made safe). The files run with the same sandbox, limits, environment
+For each table whose construction path `harness.find_harness` finds, `table_tests.generate` writes a
+real pytest file (one case per row, and the all-defaults build). Each case records what it saw
+(`record_property`: the target's value as Python source, or the exception's last line) into JUnit XML
+in the run directory, read back like every JUnit file (no link followed, inside the run, names made
+safe). The files run with the same sandbox, limits, environment
 and deadline as the repository's tests, once on an export of the head and once on the base.
 """
 
 from __future__ import annotations
 
-import ast
 import shlex
 import shutil
 import sys
@@ -32,179 +30,27 @@ from reviewbot.execution.config import TestConfig
 from reviewbot.execution.harness import find_harness
 from reviewbot.execution.junit import UnsafeFile, open_inside
 from reviewbot.execution.sandbox import Limits, run_sandboxed
+from reviewbot.execution.table_tests import Case, cases_of, generate, predicted
 from reviewbot.lang.facts import FileFacts
 from reviewbot.lang.index import RepoIndex
 from reviewbot.model.budget import ROUND_DEADLINE
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.executed import NOT_RUN, Executed, ExecutedRow, ExecutedTable, Harness
 from reviewbot.model.messages import msg
-from reviewbot.model.truthtable import OTHER, Outcome, Row, TruthTable, Value
+from reviewbot.model.truthtable import TruthTable
 from reviewbot.model.untrusted import secret_values, untrusted_name
 
-__all__ = ["MAX_CASES", "TableRuns", "Case", "cases_of", "generate", "run_tables", "literal"]
+__all__ = ["TableRuns", "run_tables"]
 
-MAX_CASES = 64  # rows per table: every row up to this, else the default row and the changed rows
 MAX_VALUE_CHARS = 300
 _XML = "tables.xml"
 _MAX_XML = 8 << 20
-
-
-@dataclass(frozen=True)
-class Case:
-    """One row as a pytest case: its constructor keywords and expected head value (Python source)."""
-
-    row: int
-    kwargs: tuple[tuple[str, str], ...]  # keyword -> value source
-    expected: str | None  # None: the table's outcome is no literal; the value is recorded, not asserted
 
 
 @dataclass
 class TableRuns:
     tables: list[ExecutedTable] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
-
-
-def literal(text: str) -> str | None:
-    """`text` as the Python source a value prints as (`repr`), or None when it is no literal.
-
-    Constants become their repr (`'a'` for `"a"`); an enum constant keeps its last two parts (`Mode.A`),
-    as the generated test prints enum members."""
-    try:
-        return repr(ast.literal_eval(text))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        pass
-    parts = text.split(".")
-    if len(parts) >= 2 and all(p.isidentifier() for p in parts) and parts[-2][:1].isupper():
-        return ".".join(parts[-2:])
-    return None
-
-
-def _value_source(v: Value | None, enum: str | None, members: Sequence[str]) -> str | None:
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return repr(v)
-    if v == OTHER:  # a member no guard names: the first the enum declares outside those named
-        return f"{enum}.{members[0]}" if members and enum else None
-    return f"{enum}.{v}" if enum else None
-
-
-def _predicted(o: Outcome, table: TruthTable, row: Row) -> str | None:
-    """The outcome as a Python literal: a constant, or the incoming value the row gives."""
-    if o.kind == "const":
-        return literal(o.text)
-    if o.kind == "input" and table.input is not None:
-        given = row.inputs.get(table.input)
-        return repr(given) if isinstance(given, bool) else None
-    if o.kind == "expr":
-        given = row.inputs.get(o.text)
-        return repr(given) if isinstance(given, bool) else None
-    return None
-
-
-def cases_of(table: TruthTable, harness: Harness, index: RepoIndex) -> list[Case]:
-    """The rows to run: all of a small table, else the all-defaults row and every changed row."""
-    keyword = dict(harness.keywords)
-    others: dict[str, list[str]] = {}
-    for v in table.variables:
-        if v.kind == "enum":
-            others[v.name] = [m for m in index.enum_members(v.enum or "") if m not in v.values]
-    rows = list(enumerate(table.rows))
-    if len(rows) > MAX_CASES:
-        rows = [(i, r) for i, r in rows if r.default or r.changed][:MAX_CASES]
-    out: list[Case] = []
-    for i, row in rows:
-        kwargs: list[tuple[str, str]] = []
-        for v in table.variables:
-            src = _value_source(row.inputs.get(v.name), v.enum, others.get(v.name, []))
-            if src is None:
-                break
-            kwargs.append((keyword[v.name], src))
-        else:
-            out.append(Case(i, tuple(kwargs), _predicted(row.head, table, row)))
-    return out
-
-
-_TEMPLATE = '''"""Truth table of `{target}` in `{owner}.{function}` ({path}:{line}), generated by reviewbot.
-
-Each case builds `{owner}` with one row of the table and checks `{target}` against the table's outcome.
-"""
-
-import enum
-import os
-import traceback
-
-import pytest
-
-from {module} import {imports}
-
-
-def _shown(value):
-    if isinstance(value, enum.Enum):
-        return f"{{type(value).__name__}}.{{value.name}}"
-    return repr(value)
-
-
-def _build(record_property, **kwargs):
-    try:
-        return {owner}(**kwargs)
-    except Exception as exc:
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
-        record_property("raised", traceback.format_exception_only(type(exc), exc)[-1].strip())
-        record_property("raised_at", f"{{os.path.relpath(frame.filename)}}:{{frame.lineno}}")
-        raise
-
-
-ANY = object()  # the table's outcome is an expression: the value is recorded, not asserted
-
-ROWS = [
-{rows}
-]
-
-
-@pytest.mark.parametrize(("kwargs", "expected"), ROWS)
-def test_{slug}_row(kwargs, expected, record_property):
-    actual = _build(record_property, **kwargs).{target}
-    record_property("executed", _shown(actual))
-    if expected is not ANY:
-        assert actual == expected
-
-
-def test_{slug}_defaults(record_property):
-    actual = _build(record_property).{target}
-    record_property("executed", _shown(actual))
-'''
-
-
-def _enums_of(cases: Sequence[Case], harness: Harness) -> list[str]:
-    """Enums the expected values name beyond the columns' (imported from the module too)."""
-    out: list[str] = []
-    for c in cases:
-        if c.expected is not None and "." in c.expected:
-            name = c.expected.split(".")[0]
-            if name != harness.owner and name not in harness.enums and name not in out:
-                out.append(name)
-    return out
-
-
-def generate(table: TruthTable, harness: Harness, cases: Sequence[Case]) -> str:
-    """The pytest file of one table (runs as it is, and reads as a test a maintainer could keep)."""
-    rows = []
-    for c in cases:
-        kwargs = ", ".join(f"{k!r}: {v}" for k, v in c.kwargs)
-        expected = c.expected if c.expected is not None else "ANY"
-        rows.append(f"    pytest.param({{{kwargs}}}, {expected}, id='r{c.row}'),")
-    return _TEMPLATE.format(
-        target=harness.target,
-        owner=harness.owner,
-        function=harness.function,
-        path=table.path,
-        line=table.line,
-        module=harness.module,
-        imports=", ".join([harness.owner, *harness.enums, *_enums_of(cases, harness)]),
-        rows="\n".join(rows),
-        slug=harness.target,
-    )
 
 
 @dataclass(frozen=True)
@@ -368,7 +214,7 @@ def _executed_table(
                 changed=row.changed,
                 default=row.default,
                 predicted_head=c.expected,
-                predicted_base=_predicted(row.base, p.table, row),
+                predicted_base=predicted(row.base, p.table, row),
                 head=of("head", name),
                 base=of("base", name),
             )
@@ -381,8 +227,8 @@ def _executed_table(
         harness=p.harness,
         reason=_reason(p, sides),
         rows=tuple(rows),
-        defaults_head=of("head", f"test_{slug}_defaults"),
-        defaults_base=of("base", f"test_{slug}_defaults"),
+        defaults_head=of("head", f"test_{slug}_row[defaults]"),
+        defaults_base=of("base", f"test_{slug}_row[defaults]"),
         test_code=p.code,
         seconds=seconds,
     )
@@ -392,7 +238,7 @@ def _notes(t: ExecutedTable) -> list[Note]:
     out: list[Note] = []
     where = f"{t.path}:{t.line}"
     for r in t.wrong_rows:
-        for side, predicted, executed, agrees in (
+        for side, expected, executed, agrees in (
             ("head", r.predicted_head, r.head, r.agrees_head),
             ("base", r.predicted_base, r.base, r.agrees_base),
         ):
@@ -406,7 +252,7 @@ def _notes(t: ExecutedTable) -> list[Note]:
                             where=where,
                             row=r.index,
                             side=side,
-                            predicted=predicted or "",
+                            predicted=expected or "",
                             executed=executed.value,
                         ),
                         t.path,

@@ -1,9 +1,11 @@
 """A truth table run against the real code: the harness that builds the config, each row's executed value.
 
 `Harness` is how a table's rows are turned into real objects (the owner's constructor with the table's
-columns as keyword arguments, the target read as an attribute); `ExecutedTable` holds, per row, what the
-table predicted and what the code did on the head and on the base. The records hold values; the
-execution stage builds them (reviewbot.execution.tables), rules and reports read them.
+columns as keyword arguments, or an argument parser's defaults with the columns set as options and the
+validation function called; the target read as an attribute); `ExecutedTable` holds, per row, what the
+table predicted and what the code did on the head and on the base, and whether its generated test is
+a verified sketch (`Verified`). The records hold values; the execution stage builds them
+(reviewbot.execution.tables), rules and reports read them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from reviewbot.model.truthtable import Value
 
 __all__ = [
     "HarnessKind",
+    "DefaultsCall",
     "Harness",
     "Outcome",
     "Executed",
@@ -23,25 +26,42 @@ __all__ = [
     "ExecutedTable",
     "NOT_RUN",
     "summary",
+    "verified_for",
 ]
 
-HarnessKind = Literal["dataclass", "pydantic", "class"]
+HarnessKind = Literal["dataclass", "pydantic", "class", "argparse"]
+# argparse: how the defaults are had, from the module's `defaults_from` function: "parser" returns the
+# parser (`get_parser().parse_args([])`), "args" parses the command line itself (`parse_args()`, run
+# with no arguments)
+DefaultsCall = Literal["", "parser", "args"]
 Outcome = Literal["value", "raised", "not_run"]
 
 
 @dataclass(frozen=True)
 class Harness:
-    """How the rows of one table become objects: `module.owner(**{keyword: value})`, then `.target`."""
+    """How the rows of one table become objects: `module.owner(**{keyword: value})`, then `.target`;
+    for "argparse", the parser's defaults, each column set on the namespace (`args.keyword = value`),
+    `module.function(args)`, then `args.target`."""
 
     path: str  # the file of the changed derivation (repository path)
     module: str  # its import path, from the file path (`pkg/config.py` -> `pkg.config`)
     import_root: str  # the directory the import path is relative to ("" the repository root, or `src`)
-    owner: str  # the class constructed
+    owner: str  # the class constructed (argparse: the validation function)
     kind: HarnessKind
-    function: str  # where the derivation runs on construction (`__post_init__`, `__init__`)
+    function: str  # where the derivation runs on construction (`__post_init__`, `__init__`, `validate_args`)
     target: str  # the attribute read after construction
-    keywords: tuple[tuple[str, str], ...]  # table column -> constructor keyword
+    keywords: tuple[tuple[str, str], ...]  # table column -> constructor keyword (argparse: option dest)
     enums: tuple[str, ...] = ()  # enum names the rows use, imported from `module`
+    defaults_from: str = ""  # argparse: the function of `module` that gives the defaults
+    defaults_call: DefaultsCall = ""
+
+    @property
+    def construction(self) -> str:
+        """The all-defaults build as Python (`Config()`, `validate_args(get_parser().parse_args([]))`)."""
+        if self.kind != "argparse":
+            return f"{self.owner}()"
+        parsed = "().parse_args([])" if self.defaults_call == "parser" else "()"
+        return f"{self.function}({self.defaults_from}{parsed})"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +74,8 @@ class Harness:
             "target": self.target,
             "keywords": dict(self.keywords),
             "enums": list(self.enums),
+            "defaults_from": self.defaults_from,
+            "defaults_call": self.defaults_call,
         }
 
 
@@ -154,6 +176,31 @@ class ExecutedTable:
     def defaults_raise(self) -> bool:
         return self.defaults_head.outcome == "raised"
 
+    @property
+    def fails_on_base(self) -> tuple[int, ...]:
+        """Rows whose assertion fails on the base: the base gave (or raised) other than the head's value."""
+        return tuple(
+            r.index
+            for r in self.rows
+            if r.predicted_head is not None
+            and r.base.outcome != "not_run"
+            and not (r.base.outcome == "value" and r.base.value == r.predicted_head)
+        )
+
+    @property
+    def verified(self) -> bool:
+        """Its generated test is a proven sketch: run in the sandbox, it passes on the head (every row
+        built, every asserted row as predicted, the defaults built) and fails on the base."""
+        asserted = [r for r in self.rows if r.predicted_head is not None]
+        return (
+            self.ran
+            and bool(asserted)
+            and all(r.head.outcome == "value" for r in self.rows)
+            and all(r.agrees_head is True for r in asserted)
+            and self.defaults_head.outcome == "value"
+            and bool(self.fails_on_base)
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "target": self.target,
@@ -167,6 +214,8 @@ class ExecutedTable:
             "rows": [r.to_json() for r in self.rows],
             "agreed": sum(1 for r in self.rows if r.agrees_head is True and r.agrees_base is not False),
             "wrong_rows": [r.index for r in self.wrong_rows],
+            "verified": self.verified,
+            "fails_on_base": list(self.fails_on_base),
             "seconds": self.seconds,
             "test": self.test_code,
         }
@@ -184,3 +233,14 @@ def summary(tables: Sequence[ExecutedTable]) -> dict[str, int]:
         "wrong": sum(1 for r in rows if r.wrong),
         "defaults_raise": sum(1 for t in ran if t.defaults_raise),
     }
+
+
+def verified_for(
+    tables: Sequence[ExecutedTable], path: str, function: str | None, target: str
+) -> ExecutedTable | None:
+    """The executed table of the derivation of `target` in `function` of `path` when its generated test
+    is verified (passes on the head, fails on the base); None otherwise."""
+    return next(
+        (t for t in tables if (t.path, t.function, t.target) == (path, function, target) and t.verified),
+        None,
+    )

@@ -63,7 +63,7 @@ def _review(tmp_path: Path, base_text: str, head_text: str) -> tuple[Review, dic
 
 
 def _only_table(doc: dict[str, Any]) -> dict[str, Any]:
-    tables = doc["executed_tables"]
+    tables: list[dict[str, Any]] = doc["executed_tables"]
     assert len(tables) == 1, tables
     return tables[0]
 
@@ -82,6 +82,8 @@ def test_a_dataclass_derivation_runs_as_the_table_says_and_the_changed_row_diffe
         "target": "use_rope",
         "keywords": {"mode": "mode", "cache": "cache", "use_rope": "use_rope"},
         "enums": ["Mode"],
+        "defaults_from": "",
+        "defaults_call": "",
     }
     rows = table["rows"]
     assert len(rows) == 8 and table["wrong_rows"] == [] and table["agreed"] == 8
@@ -102,10 +104,8 @@ def test_a_dataclass_derivation_runs_as_the_table_says_and_the_changed_row_diffe
     assert (
         "pytest.param({'mode': Mode.FAST, 'cache': False, 'use_rope': True}, False, id='r6')" in table["test"]
     )
-    assert {f.name for f in test.body if isinstance(f, ast.FunctionDef)} >= {
-        "test_use_rope_row",
-        "test_use_rope_defaults",
-    }
+    assert {f.name for f in test.body if isinstance(f, ast.FunctionDef)} >= {"test_use_rope_row"}
+    assert "pytest.param({}, ANY, id='defaults')" in table["test"]  # `Config()`: a case of the same test
     assert not any(f.rule == "defaults-raise" for f in review.findings)
     assert not any("truth table" in n.message for n in review.notes), review.notes
     assert doc["kpi"]["executed_tables"] == {
@@ -210,7 +210,8 @@ def test_without_a_constructor_path_nothing_is_run_and_the_reason_is_given(tmp_p
     table = _only_table(doc)
     assert table["executed"] is False and table["harness"] is None and table["rows"] == []
     assert (
-        table["reason"] == "the derivation runs in `derive`, not in a class's `__post_init__` or `__init__`"
+        table["reason"] == "the derivation runs in `derive`, not in a class's `__post_init__` or `__init__` "
+        "nor in a validation of parsed options"
     )
     assert table["test"] == ""
 

@@ -105,5 +105,5 @@ def test_a_cpp_derivation_is_not_executed_yet(tmp_path: Path) -> None:
     head = "void derive(Config& c) {\n    if (!c.cache) {\n        c.use_rope = false;\n    }\n}\n"
     assert (
         _harness(tmp_path, "cfg.cc", base, head)
-        == "C++ derivations are not executed yet (only Python constructors)"
+        == "C++ derivations are not executed yet (only Python constructors and argparse validation)"
     )
