@@ -79,8 +79,9 @@ from reviewbot.checks.util import (
     short_function,
     statement,
 )
-from reviewbot.lang.facts import Lang
+from reviewbot.lang.facts import Assignment, Lang
 from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
+from reviewbot.model.executed import verified_for
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, listing, msg
 from reviewbot.model.tests import ExecutionResults
@@ -187,6 +188,20 @@ def _sketch(table: PinTable, python_tests: bool) -> tuple[str, str]:
     if python_tests or table.lang is Lang.PYTHON:
         return python_sketch(table), "python"
     return cpp_sketch(table), "cpp"
+
+
+def _offer(
+    ctx: CheckContext, a: Assignment, rows_text: str, sketch: tuple[str, str]
+) -> tuple[Message, tuple[str, str], tuple[tuple[str, str], ...]]:
+    """The suggestion, its code and the `verified` extra: the executed truth table's own test when it
+    ran in the sandbox and passes on the head and fails on the base (model.executed), else the sketch."""
+    ex = ctx.execution
+    proven = verified_for(ex.tables, a.path, a.function, a.target) if ex is not None else None
+    if ex is None or proven is None:
+        return msg("missing-tests.suggestion", rows=rows_text), sketch, ()
+    failing = ", ".join(str(r) for r in proven.fails_on_base)
+    said = msg("missing-tests.suggestion.verified", rows=rows_text, sandbox=ex.sandbox, failing=failing)
+    return said, (proven.test_code, "python"), (("verified", "passes on head, fails on base"),)
 
 
 _COPY = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
@@ -373,7 +388,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             "(" + ", ".join(f"{c}={v}" for c, v in zip(cols, inp, strict=True)) + f") -> {exp}"
             for inp, exp in rows
         )
-        code, code_lang = _sketch(table, python_tests)
+        suggestion, (code, code_lang), verified = _offer(ctx, a, rows_text, _sketch(table, python_tests))
         more: Message | str = msg("missing-tests.more", count=len(untested) - 1) if len(untested) > 1 else ""
         title = msg(
             "missing-tests.title." + ("new" if d.new_branch else "changed"),
@@ -389,7 +404,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             title=title,
             anchor=assignment_anchor(a),
             evidence=evidence[:3],
-            suggestion=msg("missing-tests.suggestion", rows=rows_text),
+            suggestion=suggestion,
             suggestion_code=code,
             suggestion_lang=code_lang,
             extra=(
@@ -397,6 +412,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
                 ("function", a.function or ""),
                 ("assignment", f"{a.path}:{a.line}"),
                 ("assignments", ", ".join(f"{g.head.path}:{g.head.line}" for g in untested)),
+                *verified,
             ),
         )
         # English clipped as before (the report caps other languages)
