@@ -50,13 +50,15 @@ class Config:
 HEAD = BASE.replace("if self.mode == Mode.SLOW:", "if self.mode == Mode.SLOW or not self.cache:")
 
 
-def _review(tmp_path: Path, base_text: str, head_text: str) -> tuple[Review, dict[str, Any]]:
+def _review(
+    tmp_path: Path, base_text: str, head_text: str, path: str = "pkg/config.py"
+) -> tuple[Review, dict[str, Any]]:
     repo = Repo(tmp_path / "repo")
     # The repository's own test command only has to run: the tables come with the test stage.
     files = {".reviewbot.toml": toml(f"{sys.executable} -c pass", timeout=120), "pkg/__init__.py": ""}
-    base = repo.commit({**files, "pkg/config.py": base_text}, "base")
+    base = repo.commit({**files, path: base_text}, "base")
     repo.checkout("pr", create=True)
-    head = repo.commit({"pkg/config.py": head_text}, "head")
+    head = repo.commit({path: head_text}, "head")
     settings = ReviewSettings(execute=executor(repo.path, SETTINGS))
     review = review_change(load_change(repo.path, base, head), settings)
     return review, render_json(review)
@@ -199,6 +201,85 @@ def test_a_row_the_table_gets_wrong_shows_the_executed_value_and_says_so(tmp_pat
         "it predicted `False`, the code gives `True`"
     ) in "\n".join(said)
     assert not any(f.rule == "defaults-raise" for f in review.findings)
+
+
+ARGS_BASE = """import argparse
+
+
+def get_parser():
+    parser = argparse.ArgumentParser(description="Serve a model")
+    parser.add_argument("--num-layers", type=int, default=None)
+    parser.add_argument("--offload", action="store_true")
+    parser.add_argument("--no-pin-memory", action="store_false", dest="pin_memory")
+    return parser
+
+
+def validate_args(args):
+    return args
+"""
+ARGS_RAISES_HEAD = ARGS_BASE.replace(
+    "def validate_args(args):\n",
+    "def validate_args(args):\n"
+    "    if args.offload:\n"
+    "        args.pin_memory = False\n"
+    '    assert args.num_layers is not None, "--num-layers is required"\n',
+)
+
+
+def test_an_argparse_validation_that_rejects_the_default_options_is_a_p0(tmp_path: Path) -> None:
+    review, doc = _review(tmp_path, ARGS_BASE, ARGS_RAISES_HEAD, "pkg/arguments.py")
+    table = _only_table(doc)
+    assert table["harness"]["kind"] == "argparse" and table["harness"]["defaults_call"] == "parser"
+    last = "AssertionError: --num-layers is required"
+    assert table["defaults"]["head"] == {"outcome": "raised", "value": last, "at": "pkg/arguments.py:15"}
+    assert table["defaults"]["base"] == {"outcome": "value", "value": "True"}
+    (p0,) = [f for f in review.findings if f.rule == "defaults-raise"]
+    assert p0.severity.value == "P0" and (p0.path, p0.line) == ("pkg/arguments.py", 15)
+    assert (
+        p0.title
+        == f"`validate_args(get_parser().parse_args([]))` with every default raises on the head: {last}"
+    )
+    assert p0.evidence[0] == (
+        f"executed `validate_args(get_parser().parse_args([]))` from `pkg.arguments` on the head: {last}"
+    )
+    assert p0.evidence[1] == "on the base: True"
+    assert review.status.value == "BLOCKING"
+    assert not table["verified"]  # a test that fails on the head is offered to no one
+
+
+ARGS_WRONG_BASE = ARGS_BASE.replace(
+    "def validate_args(args):\n    return args\n",
+    "def validate_args(args):\n    _keep_pinned(args)\n    return args\n\n\n"
+    "def _keep_pinned(args):\n    args.pin_memory = True\n",
+)
+# The guarded write comes before a call that writes the field again: outside the table's model.
+ARGS_WRONG_HEAD = ARGS_WRONG_BASE.replace(
+    "def validate_args(args):\n",
+    "def validate_args(args):\n    if args.offload:\n        args.pin_memory = False\n",
+)
+
+
+def test_an_argparse_row_the_table_gets_wrong_shows_the_executed_value_and_no_verified_sketch(
+    tmp_path: Path,
+) -> None:
+    review, doc = _review(tmp_path, ARGS_WRONG_BASE, ARGS_WRONG_HEAD, "pkg/arguments.py")
+    table = _only_table(doc)
+    assert table["executed"] is True and table["harness"]["kind"] == "argparse"
+    by_inputs = {(r["inputs"]["args.offload"], r["inputs"]["args.pin_memory"]): r for r in table["rows"]}
+    wrong = by_inputs[(True, True)]
+    assert wrong["predicted"]["head"] == "False"
+    assert wrong["executed"]["head"] == {"outcome": "value", "value": "True"}
+    assert wrong["table_wrong"] is True and wrong["row"] in table["wrong_rows"]
+    assert by_inputs[(False, True)]["table_wrong"] is False
+    said = "\n".join(n.message for n in review.notes)
+    assert (
+        f"The truth table of `args.pin_memory` (pkg/arguments.py:{table['line']}) was wrong in row "
+        f"{wrong['row']} on the head: it predicted `False`, the code gives `True`"
+    ) in said
+    # Its test would fail on the head: missing-tests keeps the unexecuted sketch, not marked verified.
+    assert table["verified"] is False
+    for f in doc["findings"]:
+        assert "verified" not in f["extra"], f
 
 
 MODULE_LEVEL_BASE = "def derive(cfg):\n    return cfg\n"
