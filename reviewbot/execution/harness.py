@@ -1,7 +1,8 @@
 """Find how to build the config under test for one truth table: a typed `Harness`, or why there is none.
 
 The construction path found here is the simplest real one: the changed derivation runs in `__post_init__`
-(or `__init__`) of a top-level Python class whose constructor takes every column of the table as a
+(or `__init__`), or in a method that one calls on `self` (`self._handle_defaults()`, directly or through
+other methods), of a top-level Python class whose constructor takes every column of the table as a
 keyword (a dataclass, a pydantic model, or a plain class whose `__init__` names them); the import path
 comes from the file path, the target is read as an attribute after construction. Enum values the rows
 need must be importable from the same module (declared or imported there). A derivation in a
@@ -147,18 +148,57 @@ def _columns(
     return keywords, enums
 
 
+def _self_calls(fn: ast.FunctionDef) -> set[str]:
+    """Methods `fn` calls on `self` (`self.m(...)`)."""
+    return {
+        n.func.attr
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "self"
+    }
+
+
+def _called_on_construction(cls: ast.ClassDef, method: str, kind: HarnessKind) -> str | None:
+    """The constructor of `cls` that runs `method` (directly or through other methods on `self`)."""
+    methods = {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef)}
+    ctors = {"dataclass": ("__post_init__",), "pydantic": ("model_post_init", "__init__")}.get(
+        kind, ("__init__",)
+    )
+    for ctor in ctors:
+        seen: set[str] = set()
+        todo = [ctor]
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in methods:
+                continue
+            seen.add(name)
+            calls = _self_calls(methods[name])
+            if method in calls:
+                return ctor
+            todo.extend(calls)
+    return None
+
+
 def _constructor_harness(
     table: TruthTable, facts: FileFacts, tree: ast.Module, located: tuple[str, str]
 ) -> Harness | str:
-    owner, _, method = (table.function or "").rpartition(".")
-    if "." in owner:
-        return f"`{owner}` is a nested class: only top-level classes are constructed"
+    fn = table.function or ""
+    owner, _, method = fn.rpartition(".")
     cls = _class(tree, owner)
     if cls is None:
+        if "." in owner:
+            return f"`{fn}` is not a method of a top-level class: only top-level classes are constructed"
         return f"`{owner}` is not a top-level class of `{table.path}`"
     kind = _kind(facts, owner, cls)
     if kind is None:
         return f"`{owner}` is neither a dataclass, a pydantic model nor a plain class"
+    via = ""
+    if method not in CONSTRUCTORS:
+        via = _called_on_construction(cls, method, kind) or ""
+        if not via:
+            return f"the derivation runs in `{fn}`, which no constructor of `{owner}` calls"
     if kind == "class":
         if method == "__post_init__":
             return f"`{owner}` has `__post_init__` but is not a dataclass: nothing calls it on construction"
@@ -183,6 +223,7 @@ def _constructor_harness(
         target=target,
         keywords=tuple(columns[0]),
         enums=tuple(columns[1]),
+        via=via,
     )
 
 
@@ -195,11 +236,10 @@ def find_harness(
         shown = {"cpp": "C++"}.get(lang, lang)
         return f"{shown} derivations are not executed yet (only Python constructors and argparse validation)"
     fn = table.function or ""
-    owner, _, method = fn.rpartition(".")
-    constructor = method in CONSTRUCTORS and bool(owner)
+    owner = fn.rpartition(".")[0]
     where = f"`{fn}`" if fn else "module level"
     why_not = f"the derivation runs in {where}, not in a class's `__post_init__` or `__init__`"
-    if not constructor and (owner or not fn):
+    if not fn:
         return why_not
     located = module_of(table.path)
     if located is None:
@@ -208,7 +248,7 @@ def find_harness(
     tree = _parsed(table, facts, head_text)
     if isinstance(tree, str):
         return tree
-    if not constructor:
+    if not owner:
         return argparse_harness(table, tree, located, why_not + " nor in a validation of parsed options")
     assert facts is not None  # parsed: the facts exist
     return _constructor_harness(table, facts, tree, located)

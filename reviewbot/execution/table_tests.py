@@ -194,9 +194,10 @@ def _how(h: Harness) -> tuple[str, str]:
             f"Each case parses the defaults of `{h.defaults_from}`, sets the row's options on the namespace,\n"
             f"runs `{h.function}(args)` and checks `args.{h.target}` against the table's outcome."
         )
+    via = f" (its `{h.via}` calls `{h.function}`)" if h.via else ""
     return f"{h.owner}.{h.function}", (
-        f"Each case builds `{h.owner}` with one row of the table and checks `{h.target}` against the\n"
-        "table's outcome."
+        f"Each case builds `{h.owner}`{via} with one row of the table and checks `{h.target}`\n"
+        "against the table's outcome."
     )
 
 

@@ -53,6 +53,7 @@ class Harness:
     keywords: tuple[tuple[str, str], ...]  # table column -> constructor keyword (argparse: option dest)
     enums: tuple[str, ...] = ()  # enum names the rows use, imported from `module`
     defaults_from: str = ""  # argparse: the function of `module` that gives the defaults
+    via: str = ""  # the constructor that calls `function` on `self` ("" when `function` is the constructor)
     defaults_call: DefaultsCall = ""
 
     @property
@@ -76,6 +77,7 @@ class Harness:
             "enums": list(self.enums),
             "defaults_from": self.defaults_from,
             "defaults_call": self.defaults_call,
+            "via": self.via,
         }
 
 

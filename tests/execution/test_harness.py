@@ -107,3 +107,49 @@ def test_a_cpp_derivation_is_not_executed_yet(tmp_path: Path) -> None:
         _harness(tmp_path, "cfg.cc", base, head)
         == "C++ derivations are not executed yet (only Python constructors and argparse validation)"
     )
+
+
+SERVER_ARGS = """from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    cache: bool = False
+    use_rope: bool = True
+
+    def __post_init__(self):
+        self._handle_defaults()
+
+    def _handle_defaults(self):
+        self._adjust()
+
+    def _adjust(self):
+        pass
+
+    def later(self):
+        pass
+"""
+
+
+def test_a_method_the_constructor_calls_on_self_is_built_through_the_constructor(tmp_path: Path) -> None:
+    head = SERVER_ARGS.replace(
+        "    def _adjust(self):\n        pass\n",
+        "    def _adjust(self):\n        if not self.cache:\n            self.use_rope = False\n",
+    )
+    found = _harness(tmp_path, "srv.py", SERVER_ARGS, head)
+    assert isinstance(found, Harness)
+    assert (found.owner, found.kind, found.function, found.via) == (
+        "ServerArgs",
+        "dataclass",
+        "_adjust",
+        "__post_init__",
+    )
+
+
+def test_a_method_no_constructor_calls_gives_a_reason(tmp_path: Path) -> None:
+    head = SERVER_ARGS.replace(
+        "    def later(self):\n        pass\n",
+        "    def later(self):\n        if not self.cache:\n            self.use_rope = False\n",
+    )
+    found = _harness(tmp_path, "srv.py", SERVER_ARGS, head)
+    assert found == "the derivation runs in `ServerArgs.later`, which no constructor of `ServerArgs` calls"
