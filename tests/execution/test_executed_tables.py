@@ -86,6 +86,7 @@ def test_a_dataclass_derivation_runs_as_the_table_says_and_the_changed_row_diffe
         "enums": ["Mode"],
         "defaults_from": "",
         "defaults_call": "",
+        "via": "",
     }
     rows = table["rows"]
     assert len(rows) == 8 and table["wrong_rows"] == [] and table["agreed"] == 8

@@ -227,6 +227,7 @@ def test_argparse_validate_args_table_runs_as_predicted_and_its_verified_sketch_
         "enums": [],
         "defaults_from": "parse_args",
         "defaults_call": "args",
+        "via": "",
     }
     _matches_row_for_row(table)
     assert len(table["rows"]) == 4
