@@ -19,7 +19,13 @@ populations, model config builders) and the two sides of the change, one of thre
   a branch reached only through a switch this change introduces, whose default keeps the old behaviour
   (nobody reaches it before opting in); an unguarded formula for a field the base never wrote here; a
   decision the change moved (a removed condition with the same names and value); a destructor's
-  teardown (`~server_context`, `__del__`).
+  teardown (`~server_context`, `__del__`); the base's decision stored in another field (a removed
+  write with the same guard and value: `self.mp_world_size` -> `config.tensor_parallel.tp_size`); an
+  argument parser's option branch that also checks the text passed (`arg == "-ctk-first"` and
+  `p.size() == 2`); and the shapes of `analysis.plumbing.state`: a value no test can reproduce
+  (`uuid4()`, `random_uuid()`, the clock), a private handle left empty (`self._endpoint = None`), a
+  type normalisation of one input (`if isinstance(p, str): cfg.p = (p,)`), a fallback that fills an
+  unset field from another setting (`if (dft.n_gpu_layers < 0) dft.n_gpu_layers = base.n_gpu_layers;`).
 
 Pure: facts, the table and the index in; a record out.
 """
@@ -32,6 +38,7 @@ from typing import Literal
 
 from reviewbot.analysis import operands as ops
 from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.plumbing import CMP, STRING, parse_table, state
 from reviewbot.analysis.reach import describe_reach
 from reviewbot.lang.facts import Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex
@@ -52,12 +59,12 @@ class Population:
     evidence: Message | str = ""  # the population in words (production and opt-in)
 
 
-_STRING = r"(?:\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*')"
+_STRING = STRING
 _TOKEN = re.compile(rf"{_STRING}|[A-Za-z_]\w*|\d+(?:\.\d*)?|\S")
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 _BARE = re.compile(r"^[A-Za-z_]\w*$")
 _LITERAL = re.compile(rf"^(?:{_STRING}|-?\d+(?:\.\d*)?[fFuUlL]*|True|False|None)$")
-_CMP = re.compile(r"^(?P<left>.+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
+_CMP = CMP
 # Arithmetic at the top level of a value (not inside a call's arguments): `a * b / 100`, `n // tp`.
 _ARITHMETIC = re.compile(r"(?<=[\w)\]])\s*(?://|\*\*|\*|/|%|\+|-|<<|>>)\s*(?=[\w(.])")
 _NESTED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|\{[^{}]*\}")
@@ -120,6 +127,25 @@ def _is_rename(d: ChangedDerivation, base: FileFacts | None) -> bool:
     return False
 
 
+def _retargeted(d: ChangedDerivation, base: FileFacts | None, changed: ChangedFile | None) -> bool:
+    """The decision is the base's, stored elsewhere: a removed write of the same function had the same
+    guard and value and only another target (`self.mp_world_size = dist.get_world_size(...)` ->
+    `config.tensor_parallel.tp_size = dist.get_world_size(...)` under the unchanged `if self.mpu:`)."""
+    a = d.head
+    if base is None or changed is None or a.guard is None:
+        return False
+    removed = changed.removed_lines
+    for b in base.assignments:
+        if b.function != a.function or b.guard is None or b.target == a.target:
+            continue
+        if not any(n in removed for n in range(b.stmt_start or b.line, (b.stmt_end or b.line) + 1)):
+            continue
+        same_guard = loose_key(a.guard) == loose_key(b.guard) or _renamed(a.guard_text, b.guard_text)
+        if same_guard and _renamed(a.value, b.value):
+            return True
+    return False
+
+
 def _top_level(value: str) -> str:
     """`value` with strings emptied and every bracketed part collapsed to `()`."""
     text = _STRINGS.sub('""', value)
@@ -162,24 +188,6 @@ def _operand_names(a: Assignment) -> set[str]:
             ):
                 out.add(ops.leaf(side))
     return out
-
-
-def _parse_table(a: Assignment) -> bool:
-    """A branch of an argument parser: every atom compares a bare name (a parameter or local: the
-    option's text) with a string literal (`value == "none"`, `arg == "--no-cont-batching"`)."""
-    if a.guard is None:
-        return False
-    atoms = list(a.guard.atoms())
-    if not atoms:
-        return False
-    for atom in atoms:
-        m = _CMP.match(atom.text)
-        if m is None:
-            return False
-        left, right = m.group("left").strip(), m.group("right").strip()
-        if not any(_BARE.match(x) and re.fullmatch(_STRING, y) for x, y in ((left, right), (right, left))):
-            return False
-    return True
 
 
 def _env_names(a: Assignment, head: FileFacts | None) -> list[str]:
@@ -292,45 +300,68 @@ def population(
     `added`: the lines the change added, by head path; `removed`: the text of every line it removed;
     `before`: the base text of the changed files; `fresh`: the text of the lines it added."""
     a = d.head
-    short = (a.function or "").replace("::", ".").rsplit(".", 1)[-1]
-    if short.startswith("~") or short == "__del__":
-        return Population("none", "teardown")  # a destructor releasing what it held configures nothing
-    # A write through a local (`x = ...; cfg.f = x`) is replayed with the local's value inlined: its
-    # table is not the behaviour of the function, so only a direct write's table can say "unchanged".
-    informative = table is not None and any(not v.is_input for v in table.variables)
-    if not a.via and informative and table is not None and not table.truncated and table.changed_rows == 0:
-        return Population("none", "unchanged-rows")
-    if _is_rename(d, base):
-        return Population("none", "rename")
+    same = _same_rows(d, table, base, changed)
+    if same:
+        return Population("none", same)
     if a.guard is None:
         return _unguarded(d, head, base)
     if d.new_branch and _moved_decision(a, removed):
         return Population("none", "moved")
-    if _default_row_changed(table):
-        assert table is not None
-        keyed = [v for v in table.variables if not v.is_input]
-        said = listing([f"`{v.name}` = `{v.default}` ({v.default_from})" for v in keyed], NAMED)
-        return Population("production", "default-row", msg("missing-tests.population.defaults", inputs=said))
-    reach = describe_reach(a.guard, index)
-    if reach is not None:
-        reaching = [m for m in reach.builders if m.reaches is True and not m.excluded and m.note_msgs]
-        derived = [x for x in reach.atoms if x.population and x.population.startswith("every")]
-        if reaching or derived:
-            return Population("production", "reach", msg("missing-tests.population.reach", reach=reach.text))
-    if _parse_table(a):
+    production = _production(a, table, index)
+    if production is not None:
+        return production
+    if parse_table(a):
         return Population("none", "parse-table")
     if _new_switch(table, index, added, before, fresh):
         return Population("none", "new-switch")
     envs = _env_names(a, head)
-    away = _changed_rows_away(table) if table is not None else []
     if envs:
         return Population(
             "opt-in",
             "env",
             msg("missing-tests.population.env", names=listing([f"`{e}`" for e in envs], NAMED)),
         )
+    away = _changed_rows_away(table) if table is not None else []
     inputs = listing([f"`{n}`" for n, _ in away] or [f"`{lit.text}`" for lit, _ in literals(a.guard)], NAMED)
     return Population("opt-in", "switch", msg("missing-tests.population.opt-in", inputs=inputs))
+
+
+def _same_rows(
+    d: ChangedDerivation, table: TruthTable | None, base: FileFacts | None, changed: ChangedFile | None
+) -> str:
+    """Why the write has nothing new to pin whatever reaches it (`teardown`, `unchanged-rows`, `rename`,
+    `retarget`, or a shape of `plumbing.state`), or ""."""
+    a = d.head
+    short = (a.function or "").replace("::", ".").rsplit(".", 1)[-1]
+    if short.startswith("~") or short == "__del__":
+        return "teardown"  # a destructor releasing what it held configures nothing
+    # A write through a local (`x = ...; cfg.f = x`) is replayed with the local's value inlined: its
+    # table is not the behaviour of the function, so only a direct write's table can say "unchanged".
+    informative = table is not None and any(not v.is_input for v in table.variables)
+    if not a.via and informative and table is not None and not table.truncated and table.changed_rows == 0:
+        return "unchanged-rows"
+    if _is_rename(d, base):
+        return "rename"
+    if _retargeted(d, base, changed):
+        return "retarget"
+    return state(a)
+
+
+def _production(a: Assignment, table: TruthTable | None, index: RepoIndex) -> Population | None:
+    """Configurations that ship reach the changed row: the default row, a model config builder, a
+    population a guard atom is derived from."""
+    if _default_row_changed(table):
+        assert table is not None
+        keyed = [v for v in table.variables if not v.is_input]
+        said = listing([f"`{v.name}` = `{v.default}` ({v.default_from})" for v in keyed], NAMED)
+        return Population("production", "default-row", msg("missing-tests.population.defaults", inputs=said))
+    reach = describe_reach(a.guard, index) if a.guard is not None else None
+    if reach is not None:
+        reaching = [m for m in reach.builders if m.reaches is True and not m.excluded and m.note_msgs]
+        derived = [x for x in reach.atoms if x.population and x.population.startswith("every")]
+        if reaching or derived:
+            return Population("production", "reach", msg("missing-tests.population.reach", reach=reach.text))
+    return None
 
 
 def _statement_envs(a: Assignment, head: FileFacts | None) -> list[str]:
