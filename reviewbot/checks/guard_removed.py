@@ -21,7 +21,9 @@ rather than dropped, or branches that both wrote the target merged into one; a g
 nothing ever sets to another value (dead code); a removal whose pull request also changes a test that
 mentions the field; a constructor's constant declaration (`self.x = False`: a default, see
 `default-changed`); a value passed along (`ModelConfig(x=cfg.x)`); checks of tensors or "not
-implemented" throws; kernel sources (`kernels/`: launch parameters, not configuration).
+implemented" throws; kernel sources (`kernels/`: launch parameters, not configuration); a write removed
+from an argument parser's branch for an option (`if (arg == "--indexer-cache-type-k") params.x =
+argv[++i];`): the option was removed or disabled, which the flag rules judge, and no decision went.
 
 ## Why is this bad?
 Guards and derivations encode decisions made for particular models and deployments; deleting one inside
@@ -44,6 +46,7 @@ with a test that starts a model with and without `USE_BLOCK_CACHE` set.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.removed import Removal, RemovalKind, removals, subclasses
@@ -112,12 +115,26 @@ def _title(r: Removal, every: int, change: ChangeSet) -> Message:
     return msg("guard-removed.title.derivation", target=r.target, function=fn)
 
 
+# A command-line option's test in an argument parser: `arg == "--cache-type-k"`, `value == "-ctk"`.
+_OPTION_TEST = re.compile(
+    r"""\b\w+\s*==\s*["']--?[A-Za-z][\w-]*["']|["']--?[A-Za-z][\w-]*["']\s*==\s*\w+\b"""
+)
+
+
+def _option_branch(r: Removal) -> bool:
+    """A write removed from an argument parser's branch for an option (`if (arg == "--x") params.x =
+    argv[++i];`): the option went or was disabled, a matter for the flag rules, not a decision lost."""
+    return r.kind is RemovalKind.DERIVATION and any(_OPTION_TEST.search(g) for g in r.lost)
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     tests = changed_tests(ctx.change)
     for r in removals(changed, ctx.index):
         if test_lines_mentioning(tests, r.names):
             continue  # the pull request changes a test about it: the removal is visible and pinned
+        if _option_branch(r):
+            continue
         cls = _owner_class(r.function)
         subs = (
             subclasses(cls, ctx.index) if r.kind is RemovalKind.GUARD and is_init_function(r.function) else []
