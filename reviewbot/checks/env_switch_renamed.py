@@ -1,4 +1,4 @@
-"""env-switch-renamed (P1): an environment switch is renamed or removed without an alias, or parsed stricter.
+"""env-switch-renamed (P1; P3 when nothing names the old switch): an environment switch is renamed or removed without an alias, or parsed stricter.
 
 ## What it does
 Compares the environment reads of each changed file before and after the change (`os.environ.get`,
@@ -14,6 +14,11 @@ either language:
 
 The evidence is the old read (base `path:line`), the documentation and the tests that still mention
 the old name, and for a dropped alias the readers that no longer see it.
+
+A removed or renamed switch is P1 when the repository told operators about it: its documentation or
+its tests still name the old variable (or it was an alias the project wrote for them, or the new name
+is a mixed-case typo). A switch nothing in the repository names any more was an undocumented knob:
+the finding is P3, a note for the release notes rather than a break a maintainer must fix.
 
 Not flagged: a rename that keeps reading the old name as a fallback
 (`os.environ.get("NEW", os.environ.get("OLD"))`), a brand-new switch, a read that moved to another file
@@ -114,13 +119,18 @@ def _removed(r: RemovedSwitch, ctx: CheckContext) -> Finding:
         if r.alias_of
         else msg("env-switch-renamed.was-read", place=where, read=_read(r.base))
     )
-    evidence = [first, *_mentions(r.name, ctx)]
-    if new and not is_env_name(new) and is_env_name(new.upper()):
+    said = _mentions(r.name, ctx)
+    evidence = [first, *said]
+    typo = bool(new) and not is_env_name(new) and is_env_name(new.upper())
+    if typo:
         # `SCHEDUlER_RATIO`: a lowercase letter in a name spelled in capitals is a typo operators will not type.
         evidence.insert(1, msg("env-switch-renamed.mixed-case", new=new, upper=new.upper()))
+    # Operators set what the repository tells them to: a switch its docs or tests still name (or an
+    # alias it wrote for them) is in launch scripts; one nothing names was an internal knob.
+    told = bool(said) or bool(r.alias_of) or typo
     return Finding.make(
         rule=id,
-        severity=severity,
+        severity=severity if told else Severity.P3,
         path=r.path,
         line=r.line,
         anchor=f"removed|{r.name}|{new}",

@@ -128,3 +128,13 @@ def test_the_old_read_is_shown_with_its_default() -> None:
     (read,) = facts.env_reads
     # What an unset variable means is part of the evidence: without "1" the line would say it reads None.
     assert _read(read) == "bool(int(os.environ.get('ASYNC_MODE', \"1\")))"
+
+
+def test_a_switch_nothing_in_the_repository_names_is_a_note(tmp_path: Path) -> None:
+    # Operators set what the docs or tests tell them to; an undocumented knob's rename is P3.
+    (f,) = _findings("py-undocumented", tmp_path)
+    assert f.severity is Severity.P3
+    assert f.title.startswith("`FORCE_BATCHING` is renamed to `PERF_TEST_SCHEDULE`")
+    # The documented ones stay P1 (cpp-renamed above; py-renamed's docs/Config.md names it).
+    (g,) = _findings("py-renamed", tmp_path / "documented")
+    assert g.severity is Severity.P1 and any("docs/Config.md" in e for e in g.evidence)
