@@ -29,7 +29,15 @@ and its guard's reach), and the first evidence line names that population:
   option's text to its field (`if (value == "none") params.rope_scaling_type = NONE;`); a decision the
   change moved (its guard's names and its value were on a removed line); a branch reached only through
   a switch this change introduces, off by default (nobody reaches it before opting in); a new
-  unguarded formula for a field the base never wrote there; a destructor's teardown.
+  unguarded formula for a field the base never wrote there; a destructor's teardown; the base's
+  decision stored in another field (`self.mp_world_size = ...` -> `config.tensor_parallel.tp_size =
+  ...` under the same guard); an option branch that also checks the text passed (`arg ==
+  "-ctk-first"` and `p.size() == 2`); runtime state rather than a setting: a value no test can
+  reproduce (`f"{id}-{random_uuid()}"`, the clock), a private handle left empty (`self._endpoint =
+  None`); a type normalisation of one input (`if isinstance(p, str): cfg.p = (p,) else: cfg.p = p`);
+  a fallback that fills an unset field from another setting (`if (dft.n_gpu_layers < 0)
+  dft.n_gpu_layers = base.n_gpu_layers;`). A maintainer asked "what would this test pin?" has no
+  answer for these: the row is what the user typed, what the base already did, or not reproducible.
 The suggestion lists the rows a focused test must pin and a ready-to-paste parametrised test sketch,
 valid code in the test language.
 
@@ -60,13 +68,19 @@ forced value.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.untested_reach import Population, population, table_of
 from reviewbot.checks.base import CheckContext
+from reviewbot.checks.missing_tests_search import (
+    ChangedTest,
+    changed_tests,
+    definitions,
+    guard_inputs,
+    mentions,
+)
 from reviewbot.checks.pinning import PinTable, constant, cpp_sketch, pin_table, python_sketch
 from reviewbot.checks.util import (
     MAX_TITLE,
@@ -80,7 +94,7 @@ from reviewbot.checks.util import (
     statement,
 )
 from reviewbot.lang.facts import Assignment, Lang
-from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
+from reviewbot.lang.index import RepoIndex
 from reviewbot.model.executed import verified_for
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, listing, msg
@@ -89,9 +103,6 @@ from reviewbot.model.tests import ExecutionResults
 id = "missing-tests"
 severity = Severity.P1
 summary = "A new or changed derivation branch has no test that pins it."
-
-_NOISE = frozenset({"self", "this", "config", "cfg", "True", "False", "None", "not", "and", "or"})
-_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def rows_to_pin(d: ChangedDerivation, index: RepoIndex) -> tuple[list[str], list[tuple[list[str], str]]]:
@@ -103,74 +114,6 @@ def rows_to_pin(d: ChangedDerivation, index: RepoIndex) -> tuple[list[str], list
         for r in table.rows
     ]
     return cols, rows
-
-
-@dataclass(frozen=True)
-class ChangedTest:
-    """A test file the change adds or edits, and the lines of it that changed (with their test functions)."""
-
-    path: str
-    lines: tuple[tuple[int, str], ...]
-
-
-def changed_tests(ctx: CheckContext) -> list[ChangedTest]:
-    """The test files of the change with the lines a new or edited test consists of: added lines and
-    every line of a function that holds one."""
-    out: list[ChangedTest] = []
-    for f in sorted(ctx.change.files, key=lambda f: f.path):
-        if f.skipped is not None or f.head_text is None or not is_test_path(f.path):
-            continue
-        added = f.added_lines
-        if not added:
-            continue
-        text = f.head_text.splitlines()
-        facts = ctx.head_facts.get(f.path)
-        keep: set[int] = set(added)
-        if facts is not None:
-            for n in added:
-                fn = facts.function_at(n)
-                if fn is not None:
-                    keep.update(range(fn.start_line, fn.end_line + 1))
-        out.append(ChangedTest(f.path, tuple((n, text[n - 1]) for n in sorted(keep) if 0 < n <= len(text))))
-    return out
-
-
-def _guard_inputs(d: ChangedDerivation) -> list[str]:
-    """Field names the guard reads (`use_kvcache`, `style`); enum members and literals left out."""
-    a = d.head
-    if a.guard is None:
-        return []
-    names: set[str] = set()
-    for atom in a.guard.atoms():
-        for m in re.finditer(r"[A-Za-z_][\w.]*", atom.text):
-            parts = m.group(0).split(".")
-            if parts[0][:1].isupper():
-                continue  # `RopeStyle.No`: an enum constant, not an input
-            leaf = parts[-1]
-            if leaf not in _NOISE and len(leaf) > 2:
-                names.add(leaf)
-    return sorted(names)
-
-
-def _mentions(tests: list[ChangedTest], names: list[str]) -> list[TestRef]:
-    wanted = set(names)
-    refs: list[TestRef] = []
-    for t in tests:
-        for n, line in t.lines:
-            refs.extend(
-                TestRef(t.path, n, line.strip(), w) for w in sorted(wanted.intersection(_IDENT.findall(line)))
-            )
-    return refs
-
-
-def _definitions(ctx: CheckContext) -> Counter[str]:
-    """How many functions of the indexed source files carry each short name."""
-    return Counter(
-        short_function(fn.name)
-        for facts in ctx.index.files.values()
-        if not is_test_path(facts.path)
-        for fn in facts.functions
-    )
 
 
 def _survived(ex: ExecutionResults, path: str, line: int) -> Message:
@@ -296,7 +239,7 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
     """The decision of this rule, apart from how its findings read (untested-branch asks it too)."""
     if not ctx.derivations:
         return
-    defined = _definitions(ctx)
+    defined = definitions(ctx)
     tests = changed_tests(ctx)
     # One finding per function: its new and changed branches are one request for a focused test.
     functions: dict[tuple[str, str], list[ChangedDerivation]] = {}
@@ -322,8 +265,8 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
         # share that name; only a distinctive function name (defined once) counts as a mention.
         fields = sorted({g.head.field for g in open_})
         own = [*fields, *([fn] if fn and defined[fn] <= 1 else [])]
-        names = list(dict.fromkeys([*own, *(n for g in open_ for n in _guard_inputs(g))]))
-        if open_ and _mentions(tests, names):
+        names = list(dict.fromkeys([*own, *(n for g in open_ for n in guard_inputs(g))]))
+        if open_ and mentions(tests, names):
             open_ = []
         # The branch that reaches the most configurations leads (its rows, its population).
         untested = sorted(

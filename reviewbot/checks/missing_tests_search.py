@@ -1,0 +1,89 @@
+"""What missing-tests searches a change's tests for: the test lines the change wrote, and the names
+(fields, a distinctive function, the guard's inputs) a test of a derivation would mention.
+
+Pure: the check context in, test lines and names out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.checks.base import CheckContext
+from reviewbot.checks.util import short_function
+from reviewbot.lang.index import TestRef, is_test_path
+
+__all__ = ["ChangedTest", "changed_tests", "definitions", "guard_inputs", "mentions"]
+
+_NOISE = frozenset({"self", "this", "config", "cfg", "True", "False", "None", "not", "and", "or"})
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+@dataclass(frozen=True)
+class ChangedTest:
+    """A test file the change adds or edits, and the lines of it that changed (with their test functions)."""
+
+    path: str
+    lines: tuple[tuple[int, str], ...]
+
+
+def changed_tests(ctx: CheckContext) -> list[ChangedTest]:
+    """The test files of the change with the lines a new or edited test consists of: added lines and
+    every line of a function that holds one."""
+    out: list[ChangedTest] = []
+    for f in sorted(ctx.change.files, key=lambda f: f.path):
+        if f.skipped is not None or f.head_text is None or not is_test_path(f.path):
+            continue
+        added = f.added_lines
+        if not added:
+            continue
+        text = f.head_text.splitlines()
+        facts = ctx.head_facts.get(f.path)
+        keep: set[int] = set(added)
+        if facts is not None:
+            for n in added:
+                fn = facts.function_at(n)
+                if fn is not None:
+                    keep.update(range(fn.start_line, fn.end_line + 1))
+        out.append(ChangedTest(f.path, tuple((n, text[n - 1]) for n in sorted(keep) if 0 < n <= len(text))))
+    return out
+
+
+def guard_inputs(d: ChangedDerivation) -> list[str]:
+    """Field names the guard reads (`use_kvcache`, `style`); enum members and literals left out."""
+    a = d.head
+    if a.guard is None:
+        return []
+    names: set[str] = set()
+    for atom in a.guard.atoms():
+        for m in re.finditer(r"[A-Za-z_][\w.]*", atom.text):
+            parts = m.group(0).split(".")
+            if parts[0][:1].isupper():
+                continue  # `RopeStyle.No`: an enum constant, not an input
+            leaf = parts[-1]
+            if leaf not in _NOISE and len(leaf) > 2:
+                names.add(leaf)
+    return sorted(names)
+
+
+def mentions(tests: list[ChangedTest], names: list[str]) -> list[TestRef]:
+    wanted = set(names)
+    refs: list[TestRef] = []
+    for t in tests:
+        for n, line in t.lines:
+            refs.extend(
+                TestRef(t.path, n, line.strip(), w) for w in sorted(wanted.intersection(_IDENT.findall(line)))
+            )
+    return refs
+
+
+def definitions(ctx: CheckContext) -> Counter[str]:
+    """How many functions of the indexed source files carry each short name."""
+    return Counter(
+        short_function(fn.name)
+        for facts in ctx.index.files.values()
+        if not is_test_path(facts.path)
+        for fn in facts.functions
+    )
