@@ -8,7 +8,9 @@ as one). It reports the flag when the head tree still names it: P2 when code, sc
 do (help texts, log messages, example launch scripts and YAML, CI), P3 when only documentation does.
 
 Not flagged: a flag kept as an alias or a deprecated spelling, a flag that moved to another file or
-tool, a removed flag nothing names any more, mentions in change logs and release notes.
+tool, a removed flag nothing names any more, mentions in change logs and release notes. Mentions that
+already tell the reader the flag is gone do not count either: a line the change itself wrote (its own
+migration note) and a line that says the flag was deprecated, removed, renamed or replaced.
 
 ## Why is this bad?
 A launch script, an example config or a test that passes the old flag now fails at start-up with
@@ -29,7 +31,9 @@ parser.add_argument("--flash-attention", "--flash-attn", dest="flash_attention",
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from reviewbot.analysis.removed_flags import RemovedFlag, dest, is_doc_reference, removed_flags
 from reviewbot.analysis.sides import sides
@@ -85,10 +89,27 @@ def _finding(r: RemovedFlag) -> Finding:
     )
 
 
+# A line that tells the reader the flag is gone: a migration note, not a stale mention.
+_GONE = re.compile(r"(?i)\b(?:deprecat\w*|removed|no longer|obsolete|renamed|replaced)\b")
+
+
+def live_refs(r: RemovedFlag, added: dict[str, set[int]]) -> tuple[tuple[str, int, str], ...]:
+    """The references that still send someone to the flag: not a line this change wrote (the
+    author's own note or migration message) and not one that says the flag was removed or renamed."""
+    return tuple(
+        (path, line, text)
+        for path, line, text in r.refs
+        if line not in added.get(path, set()) and not _GONE.search(text)
+    )
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     if not changed:
         return
     texts = {f.path: (f.base_text, f.head_text) for f in ctx.change.files}
+    added = {f.path: set(f.added_lines) for f in ctx.change.files if f.skipped is None}
     for r in removed_flags(changed, texts, ctx.change.head_tree, ctx.index):
-        yield _finding(r)
+        refs = live_refs(r, added)
+        if refs:
+            yield _finding(replace(r, refs=refs))
