@@ -241,19 +241,10 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
         return
     defined = definitions(ctx)
     tests = changed_tests(ctx)
-    # One finding per function: its new and changed branches are one request for a focused test.
-    functions: dict[tuple[str, str], list[ChangedDerivation]] = {}
     who_reaches = reached(ctx)
-    for d in ctx.derivations:
-        who = who_reaches.get(_key(d))
-        if who is None or who.kind == "none":
-            continue  # nothing new to pin: a rename, a pass-through, rows equal to the old ones
-        functions.setdefault((d.head.path, d.head.function or ""), []).append(d)
+    functions = _by_function(ctx, who_reaches)
     for key in sorted(functions):
-        group = sorted(
-            functions[key],
-            key=lambda d: (d.head.guard_line or d.head.via_line or d.head.line, d.head.line, d.head.target),
-        )
+        group = functions[key]
         verdicts = [_verdict(ctx, d) for d in group]
         survivors = [d for d, v in zip(group, verdicts, strict=True) if v == []]
         # Killed mutants are pinned; without a verdict, a new or edited test that mentions them decides.
@@ -284,6 +275,24 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
 
 
 _RANK = {"production": 0, "opt-in": 1, "none": 2}
+
+
+def _by_function(
+    ctx: CheckContext, who_reaches: dict[tuple[str, int, str, str], Population]
+) -> dict[tuple[str, str], list[ChangedDerivation]]:
+    """The derivations with something new to pin, by (path, function), in guard/line order: one
+    finding per function, as its new and changed branches are one request for a focused test."""
+    functions: dict[tuple[str, str], list[ChangedDerivation]] = {}
+    for d in ctx.derivations:
+        who = who_reaches.get(_key(d))
+        if who is None or who.kind == "none":
+            continue  # nothing new to pin: a rename, a pass-through, rows equal to the old ones
+        functions.setdefault((d.head.path, d.head.function or ""), []).append(d)
+    for group in functions.values():
+        group.sort(
+            key=lambda d: (d.head.guard_line or d.head.via_line or d.head.line, d.head.line, d.head.target)
+        )
+    return functions
 
 
 def _key(d: ChangedDerivation) -> tuple[str, int, str, str]:
