@@ -27,7 +27,11 @@ change that keeps the old behaviour reachable in the same change (a guarded writ
 same field: an opt-in or a deprecation switch); a parameter default made `None` that the function binds
 back to the old value (`if args is None: args = sys.argv[1:]`); a `None` ("filled in later") default
 that becomes the value the change stops filling in (`"eliminate_noops": True` removed from the
-per-level tables). The same flip on a second owner (a CLI struct and the struct it is copied into) is
+per-level tables); a value picked only while the option is left at a sentinel nobody sets explicitly
+(`None`, `"auto"`) in a branch that logs the choice (`if self.attention_backend is None: ...
+logger.info("Use trtllm_mla ...")`): it is announced at start-up and any explicit setting opts out,
+which is the "Use instead" below (a `False` that is both "unset" and an explicit choice is still
+flagged: no deployment can opt out). The same flip on a second owner (a CLI struct and the struct it is copied into) is
 one finding, on the first copy, naming the others.
 
 ## Why is this bad?
@@ -232,8 +236,22 @@ def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Findin
     )
 
 
+# "Left unset" sentinels that no explicit setting spells: any value a deployment sets opts out.
+_SENTINELS = frozenset({"None", "nullptr", "auto", "AUTO"})
+
+
+def announced(c: DefaultChange, ctx: CheckContext) -> bool:
+    """A value picked only while the option is left at a sentinel no one sets explicitly (`None`,
+    `"auto"`), in a branch that logs the choice at start-up: every deployment sees the new value named
+    and can opt out by setting the option, which is how this rule's doc says to change a default."""
+    if c.kind is not DefaultKind.AUTO or c.old.strip("\"'") not in _SENTINELS:
+        return False
+    facts = ctx.head_facts.get(c.path)
+    return facts is not None and any(a.line == c.line and a.logs_in_branch for a in facts.assignments)
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     for c in changed_defaults(changed, ctx.index):
-        if not c.silent:
+        if not c.silent and not announced(c, ctx):
             yield _finding(c, ctx, changed)
