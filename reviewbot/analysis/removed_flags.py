@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from reviewbot.analysis.sides import Side
 from reviewbot.model.change import RepoTree
 
-__all__ = ["RemovedFlag", "removed_flags", "defined_flags", "is_doc_reference"]
+__all__ = ["RemovedFlag", "removed_flags", "defined_flags", "is_doc_reference", "head_anchor"]
 
 _FLAG = r"--[A-Za-z0-9][A-Za-z0-9_-]*"
 _PY_CALL = re.compile(
@@ -69,6 +69,7 @@ def _anchor(s: Side, base_line: int, head_lines: list[str]) -> int:
 
 
 _NOT_CODE = re.compile(r"^\s*(?:$|#|//)")
+head_anchor = _anchor  # for other removals (config keys) placed the same way
 
 
 def _lines_of(text: str, start: int) -> int:
@@ -127,8 +128,10 @@ def removed_flags(
     texts: dict[str, tuple[str | None, str | None]],
     tree: RepoTree | None,
     excluded: object = None,
+    keep_unreferenced: bool = False,
 ) -> list[RemovedFlag]:
-    """Flags the change stops defining that the head tree still names (see the module doc)."""
+    """Flags the change stops defining that the head tree still names (see the module doc); with
+    `keep_unreferenced`, also those nothing names any more (their `refs` are empty)."""
     grep = getattr(tree, "grep", None)
     if tree is None or not callable(grep):
         return []
@@ -181,7 +184,7 @@ def removed_flags(
             for number, line in enumerate(body.split("\n"), start=1):
                 if named.search(line) or (keyed and key is not None and key.search(line)):
                     refs.append((path, number, line.strip()[:200]))
-        if alias or not refs:
+        if alias or not (refs or keep_unreferenced):
             continue
         refs.sort(key=lambda r: (is_doc_reference(r[0]), r[0] != s.path, r[0], r[1]))
         out.append(

@@ -1,0 +1,121 @@
+"""flag-removed-without-alias (P1; P2 config keys, P3 tools): a flag or key the base accepted is gone.
+
+## What it does
+Finds the command-line flags a changed file stops registering (Python `add_argument("--foo-bar", ...)`,
+C++ `arg == "--foo-bar"` and argument tables such as `{"-fa", "--flash-attn"}`) that no file of the
+head tree registers or quotes any more: no alias in the same call or table entry, no deprecated
+spelling that still forwards to the new option, no move to another file. It reports the flag at the
+line that took the definition's place, naming the replacement spelling when there is one.
+
+Config-file keys too (P2): a key a removed line read from a config dictionary (`get_scalar_param(
+param_dict, FP32_ALLREDUCE, ...)`, `config.get("key")`, `cfg["key"]`, the key as a literal or a
+constant bound to one) that no Python source of the head tree quotes any more.
+
+Not flagged: a flag kept as an alias, a deprecated spelling or a move; a flag the base had already
+announced as deprecated (the end of a deprecation cycle); a spelling fix where the usage text already
+documented the new spelling; a Python flag argparse still accepts as an abbreviation of the new one;
+test files and files the change deletes. When the repository still names the old flag,
+renamed-flag-still-referenced reports those places as well.
+
+## Why is this bad?
+Every launch script, service unit, Helm chart or benchmark that passes the old flag now fails at
+start-up with "unrecognized arguments" (or "invalid argument"), after an upgrade that looked harmless.
+Users learn about the rename from a crash, not from a warning. A dropped config key is worse in one
+way: configs that set it keep loading, and the setting is silently ignored.
+
+## Example
+```python
+parser.add_argument("--flash-attention", action="store_true")  # was "--flash-attn"
+```
+
+## Use instead
+```python
+parser.add_argument("--flash-attention", "--flash-attn", dest="flash_attention", action="store_true")
+```
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from reviewbot.analysis.config_key_removals import DroppedKey, dropped_keys
+from reviewbot.analysis.flag_removals import DroppedFlag, dropped_flags
+from reviewbot.analysis.sides import sides
+from reviewbot.checks.base import CheckContext
+from reviewbot.checks.util import clip, place
+from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.messages import msg
+
+id = "flag-removed-without-alias"
+severity = Severity.P1
+summary = "A command-line flag the base accepted is removed with no alias, so launches that pass it fail."
+
+# Tools beside the product (examples, benchmarks, scripts): their users are mostly the repository's own
+# docs and developers, updated in the same change more often than not. P3.
+_AUXILIARY = re.compile(r"(?i)(?:^|/)(?:examples?|benchmarks?|bench|tools|scripts|contrib)/")
+
+
+def _alias(d: DroppedFlag) -> str:
+    new = d.replacements[0] if d.replacements else "--new-name"
+    if d.removed.path.endswith(".py"):
+        return f'add_argument("{new}", "{d.removed.flag}", ...)'
+    if "==" in d.removed.text:  # an `if (arg == ...)` chain
+        return f'arg == "{new}" || arg == "{d.removed.flag}"'
+    return f'{{"{new}", "{d.removed.flag}"}}'
+
+
+def _finding(d: DroppedFlag) -> Finding:
+    r = d.removed
+    evidence = [
+        msg("flag-removed-without-alias.was", place=place(r.path, r.base_line), text=clip(r.text, 100))
+    ]
+    if d.replacements:
+        evidence.append(msg("flag-removed-without-alias.replaced", flags=list(d.replacements)))
+    evidence.append(msg("flag-removed-without-alias.nowhere", flag=r.flag))
+    auxiliary = _AUXILIARY.search(r.path) is not None
+    return Finding.make(
+        rule=id,
+        severity=Severity.P3 if auxiliary else Severity.P1,
+        path=r.path,
+        line=r.line,
+        anchor=r.flag,
+        title=msg("flag-removed-without-alias.title", flag=r.flag),
+        evidence=tuple(evidence),
+        suggestion=msg("flag-removed-without-alias.suggestion", flag=r.flag, alias=_alias(d)),
+        extra=(
+            ("field", d.field),
+            ("flag", r.flag),
+            ("replacement", ", ".join(d.replacements)),
+        ),
+    )
+
+
+def _key_finding(d: DroppedKey) -> Finding:
+    return Finding.make(
+        rule=id,
+        severity=Severity.P2,
+        path=d.path,
+        line=d.line,
+        anchor=d.key,
+        title=msg("flag-removed-without-alias.key.title", name=d.key),
+        evidence=(
+            msg(
+                "flag-removed-without-alias.key.was", place=place(d.path, d.base_line), text=clip(d.text, 100)
+            ),
+            msg("flag-removed-without-alias.key.nowhere", name=d.key),
+        ),
+        suggestion=msg("flag-removed-without-alias.key.suggestion", name=d.key),
+        extra=(("field", d.key), ("key", d.key)),
+    )
+
+
+def run(ctx: CheckContext) -> Iterable[Finding]:
+    changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
+    if not changed:
+        return
+    texts = {f.path: (f.base_text, f.head_text) for f in ctx.change.files}
+    for d in dropped_flags(changed, texts, ctx.change.head_tree, ctx.index):
+        yield _finding(d)
+    for k in dropped_keys(changed, texts, ctx.change.head_tree):
+        yield _key_finding(k)

@@ -1,0 +1,68 @@
+"""flag-removed-without-alias: severities, the field a finding names, the replacement it cites, and the
+spelling-fix distance (the fixture cases hold which lines fire)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reviewbot.analysis.flag_removals import within_two_edits
+from reviewbot.model.finding import Finding
+from tests.checks.fixtures import FIXTURES, review_case
+
+CASES = FIXTURES / "flag-removed-without-alias"
+
+
+def _ours(case: str, tmp_path: Path) -> dict[str, Finding]:
+    findings = review_case(CASES / case, tmp_path / "repo")
+    return {f"{f.path}:{f.line}": f for f in findings if f.rule == "flag-removed-without-alias"}
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "close"),
+    [
+        ("--merge-up-gate-expsrts", "--merge-up-gate-experts", True),  # one letter
+        ("--ctx-sise", "--ctx-size", True),
+        ("--flash-attn", "--flash-attention", False),  # a rename
+        ("--tp", "--pp-size", False),
+        ("--x", "--x", True),
+    ],
+)
+def test_within_two_edits(a: str, b: str, close: bool) -> None:
+    assert within_two_edits(a, b) is close
+    assert within_two_edits(b, a) is close
+
+
+def test_python_flags_name_the_dest_and_the_replacement(tmp_path: Path) -> None:
+    found = _ours("py-removed", tmp_path)
+    assert sorted(found) == ["benchmarks/throughput.py:5", "engine/cli.py:17", "engine/cli.py:9"]
+    renamed = found["engine/cli.py:17"]
+    assert renamed.severity.value == "P1"
+    assert dict(renamed.extra)["field"] == "cache_dtype"  # the explicit dest=, not the flag's words
+    assert dict(renamed.extra)["replacement"] == "--cache-dtype"
+    assert 'add_argument("--cache-dtype", "--kv-dtype", ...)' in renamed.suggestion
+    assert found["benchmarks/throughput.py:5"].severity.value == "P3"  # a tool beside the product
+
+
+def test_cpp_flags_name_the_member_the_handler_sets(tmp_path: Path) -> None:
+    found = _ours("cpp-removed", tmp_path)
+    numa = found["common/arg.cpp:32"]
+    assert dict(numa.extra)["field"] == "numa"
+    assert dict(numa.extra)["flag"] == "--numa-interleave"
+    assert 'arg == "--numa" || arg == "--numa-interleave"' in numa.suggestion
+    assert numa.evidence[0] == 'Base definition common/arg.cpp:27: `if (arg == "--numa-interleave") {`.'
+
+
+def test_config_key_is_p2_at_the_getters_call(tmp_path: Path) -> None:
+    found = _ours("py-config-key", tmp_path)
+    assert list(found) == ["engine/config.py:17"]
+    key = found["engine/config.py:17"]
+    assert key.severity.value == "P2"
+    assert dict(key.extra)["field"] == "fp32_allreduce"
+    assert key.evidence[0] == (
+        "Base read engine/config.py:9: "
+        "`return get_scalar_param(param_dict, FP32_ALLREDUCE, FP32_ALLREDUCE_DEFAULT)`."
+    )
+    zh = key.localized("zh")
+    assert "fp32_allreduce" in zh.title and zh.title != key.title
