@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from reviewbot.execution.harness_argparse import argparse_harness
 from reviewbot.lang.facts import FileFacts, OwnerKind
@@ -29,13 +29,28 @@ _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 _PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
 
 
-def module_of(path: str) -> tuple[str, str] | None:
-    """(import root, dotted module) of a Python file path; None when the path is no importable module."""
+def _package_root(parts: list[str], packages: Collection[str]) -> int:
+    """How many leading directories of `parts` (a file's path) lie above its topmost package."""
+    top = len(parts) - 1  # the file's own directory, then up while it holds an `__init__.py`
+    while top > 0 and "/".join(parts[:top]) in packages:
+        top -= 1
+    return top if top < len(parts) - 1 else 0
+
+
+def module_of(path: str, packages: Collection[str] | None = None) -> tuple[str, str] | None:
+    """(import root, dotted module) of a Python file path; None when the path is no importable module.
+
+    `packages`: the directories of the revision that hold an `__init__.py`; the import root is then
+    the directory above the file's topmost package (`python/sglang/srt/x.py` -> `python`). Without
+    them, or for a file outside any package, it is `src` for a file under `src/`, else the root."""
     if not path.endswith(".py"):
         return None
     parts = path[: -len(".py")].split("/")
     root = ""
-    if len(parts) > 1 and parts[0] == "src":
+    skip = _package_root(parts, packages) if packages else 0
+    if skip:
+        root, parts = "/".join(parts[:skip]), parts[skip:]
+    elif len(parts) > 1 and parts[0] == "src":
         root, parts = "src", parts[1:]
     if parts[-1] == "__init__":
         parts = parts[:-1]
@@ -78,6 +93,41 @@ def _annotated_fields(cls: ast.ClassDef) -> list[str]:
         ):
             out.append(stmt.target.id)
     return out
+
+
+def _no_default(value: ast.expr | None) -> bool:
+    """A field declared without a default: `x: int`, `field()`, `Field(...)` (a required keyword)."""
+    if value is None:
+        return True
+    if not isinstance(value, ast.Call) or ast.unparse(value.func).rsplit(".", 1)[-1] not in (
+        "field",
+        "Field",
+    ):
+        return False
+    if any(k.arg in ("default", "default_factory") for k in value.keywords):
+        return False
+    return not value.args or (isinstance(value.args[0], ast.Constant) and value.args[0].value is Ellipsis)
+
+
+def _required(cls: ast.ClassDef, kind: HarnessKind) -> list[str]:
+    """The constructor's keywords without a default: nothing builds the all-defaults configuration."""
+    if kind != "class":
+        fields = set(_annotated_fields(cls))
+        return [
+            s.target.id
+            for s in cls.body
+            if isinstance(s, ast.AnnAssign)
+            and isinstance(s.target, ast.Name)
+            and s.target.id in fields
+            and _no_default(s.value)
+        ]
+    init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    if init is None:
+        return []
+    a = init.args
+    positional = [*a.posonlyargs, *a.args][1:]
+    out = [p.arg for p in positional[: len(positional) - len(a.defaults)]]
+    return out + [k.arg for k, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is None]
 
 
 def _init_keywords(cls: ast.ClassDef) -> list[str] | None:
@@ -207,6 +257,12 @@ def _constructor_harness(
             return f"`{owner}.__init__` names no keyword arguments"
     else:
         taken = _annotated_fields(cls)
+    required = _required(cls, kind)
+    if required:
+        shown = ", ".join(f"`{r}`" for r in required[:3])
+        return (
+            f"`{owner}(...)` requires {shown} (no default): there is no all-defaults configuration to build"
+        )
     target = _field(table.target)
     if target is None:
         return f"the target `{table.target}` is not an attribute of `{owner}`"
@@ -228,9 +284,12 @@ def _constructor_harness(
 
 
 def find_harness(
-    table: TruthTable, head_facts: Mapping[str, FileFacts], head_text: str | None
+    table: TruthTable,
+    head_facts: Mapping[str, FileFacts],
+    head_text: str | None,
+    packages: Collection[str] | None = None,
 ) -> Harness | str:
-    """The harness of `table`, or one sentence saying why there is none."""
+    """The harness of `table`, or one sentence saying why there is none (`packages`: see `module_of`)."""
     lang = str(getattr(table.lang, "value", table.lang))
     if lang != "python":
         shown = {"cpp": "C++"}.get(lang, lang)
@@ -241,7 +300,7 @@ def find_harness(
     why_not = f"the derivation runs in {where}, not in a class's `__post_init__` or `__init__`"
     if not fn:
         return why_not
-    located = module_of(table.path)
+    located = module_of(table.path, packages)
     if located is None:
         return f"`{table.path}` is not an importable module path"
     facts = head_facts.get(table.path)

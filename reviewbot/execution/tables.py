@@ -40,7 +40,7 @@ from reviewbot.model.messages import msg
 from reviewbot.model.truthtable import TruthTable
 from reviewbot.model.untrusted import secret_values, untrusted_name
 
-__all__ = ["TableRuns", "run_tables"]
+__all__ = ["TableRuns", "packages_of", "run_tables"]
 
 MAX_VALUE_CHARS = 300
 _XML = "tables.xml"
@@ -265,6 +265,14 @@ def _notes(t: ExecutedTable) -> list[Note]:
     return out
 
 
+def packages_of(change: ChangeSet) -> set[str] | None:
+    """The head's directories that hold an `__init__.py` (None: the head's tree is not at hand)."""
+    tree = change.head_tree
+    if tree is None:
+        return None
+    return {p.rpartition("/")[0] for p in tree.paths() if p == "__init__.py" or p.endswith("/__init__.py")}
+
+
 def run_tables(
     change: ChangeSet,
     repo_path: Path,
@@ -282,11 +290,12 @@ def run_tables(
 
     `scratch`: an empty directory for the exports and runs (the caller removes it)."""
     started = time.monotonic()
+    packages = packages_of(change)
     plans: dict[int, _Plan] = {}
     by_table: dict[int, ExecutedTable] = {}
     for n, t in enumerate(tables):
         changed = change.file(t.path)
-        found = find_harness(t, head_facts, changed.head_text if changed is not None else None)
+        found = find_harness(t, head_facts, changed.head_text if changed is not None else None, packages)
         if isinstance(found, str):
             by_table[n] = ExecutedTable(t.target, t.function, t.path, t.line, None, reason=found)
             continue

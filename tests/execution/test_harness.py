@@ -100,6 +100,15 @@ def test_the_import_path_comes_from_the_file_path() -> None:
     assert module_of("pkg/config.py") == ("", "pkg.config")
 
 
+def test_the_import_root_is_above_the_topmost_package_when_the_packages_are_known() -> None:
+    packages = {"python/sglang", "python/sglang/srt", "pkg", "src/lib"}
+    assert module_of("python/sglang/srt/server_args.py", packages) == ("python", "sglang.srt.server_args")
+    assert module_of("python/sglang/__init__.py", packages) == ("python", "sglang")
+    assert module_of("pkg/config.py", packages) == ("", "pkg.config")
+    assert module_of("src/lib/plain.py", packages) == ("src", "lib.plain")
+    assert module_of("tools/run.py", packages) == ("", "tools.run")  # no package: as without them
+
+
 def test_a_cpp_derivation_is_not_executed_yet(tmp_path: Path) -> None:
     base = "void derive(Config& c) {\n}\n"
     head = "void derive(Config& c) {\n    if (!c.cache) {\n        c.use_rope = false;\n    }\n}\n"
@@ -153,3 +162,19 @@ def test_a_method_no_constructor_calls_gives_a_reason(tmp_path: Path) -> None:
     )
     found = _harness(tmp_path, "srv.py", SERVER_ARGS, head)
     assert found == "the derivation runs in `ServerArgs.later`, which no constructor of `ServerArgs` calls"
+
+
+def test_a_constructor_with_a_required_argument_has_no_all_defaults_build(tmp_path: Path) -> None:
+    # Built with no arguments it raises TypeError: that is no finding about the defaults, so no harness.
+    block = PLAIN.replace("(self, cache", "(self, model, cache")
+    head = PLAIN_HEAD.replace("(self, cache", "(self, model, cache")
+    assert (
+        _harness(tmp_path / "a", "blk.py", block, head)
+        == "`Config(...)` requires `model` (no default): there is no all-defaults configuration to build"
+    )
+    fields = COMPARED.replace("    layers: int = 0\n", "    layers: int\n    shape: tuple = field()\n")
+    head = fields.replace("        pass\n", "        if self.layers:\n            self.use_rope = False\n")
+    assert (
+        _harness(tmp_path / "b", "cfg.py", fields, head)
+        == "`Config(...)` requires `layers`, `shape` (no default): there is no all-defaults configuration to build"
+    )
