@@ -1,4 +1,4 @@
-"""missing-tests (P1; P2 when only an opt-in reaches it, P3 in an untested module): a new or changed derivation branch no test pins.
+"""missing-tests (P1; P2 when only an opt-in reaches it): a new or changed derivation branch no test pins.
 
 ## What it does
 A changed truth-table row can only be pinned by a test that changed in the same change (an unchanged
@@ -22,9 +22,6 @@ and its guard's reach), and the first evidence line names that population:
   (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
 - **P2**: an opt-in: only a deployment that sets an environment variable, or a switch away from a
   default that keeps the old behaviour, reaches it, and nothing in the repository sets it.
-- **P3**: the same opt-in row in a module the repository does not test at all (no test file is named
-  after it, no unchanged test mentions the branch's names): a focused test there is new test
-  infrastructure, a maintainer's call, not something this change must do before merge.
 - **not reported**: nothing new to pin: every row of the table equals the old one (a rewritten
   condition); a rename (`n_ctx / params.n_parallel` -> `n_ctx / params_base.n_parallel`); a
   pass-through (an unguarded call that reads or parses an input, `self.x = get_x(param_dict)`,
@@ -83,7 +80,6 @@ from reviewbot.checks.missing_tests_search import (
     definitions,
     guard_inputs,
     mentions,
-    module_tested,
 )
 from reviewbot.checks.pinning import PinTable, constant, cpp_sketch, pin_table, python_sketch
 from reviewbot.checks.util import (
@@ -98,7 +94,7 @@ from reviewbot.checks.util import (
     statement,
 )
 from reviewbot.lang.facts import Assignment, Lang
-from reviewbot.lang.index import RepoIndex, TestRef
+from reviewbot.lang.index import RepoIndex
 from reviewbot.model.executed import verified_for
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, listing, msg
@@ -308,40 +304,35 @@ def untested_writes(ctx: CheckContext) -> set[str]:
     return {f"{d.head.path}:{d.head.line}" for u in _untested(ctx) for d in u.branches}
 
 
-def _evidence(ctx: CheckContext, u: _Untested) -> tuple[list[Message | str], list[TestRef]]:
-    """What was searched (or the surviving mutant), who reaches the rows, and the unchanged tests that
-    mention the names (returned too: they say the repository tests the module)."""
-    a = u.branches[0].head
-    evidence: list[Message | str] = []
-    if u.survived and ctx.execution is not None:
-        evidence.append(_survived(ctx.execution, a.path, a.line))
-    if not u.survived:
-        listed = listing([f"`{n}`" for n in u.names], 6)
-        evidence.append(
-            msg("missing-tests.searched", count=len(u.tests), names=listed)
-            if u.tests
-            else msg("missing-tests.searched-none", names=listed)
-        )
-    if u.population.evidence:
-        evidence.append(u.population.evidence)  # who reaches the changed rows: the severity's ground
-    older = [r for r in ctx.index.tests_mentioning(u.own) if r.path not in {t.path for t in u.tests}]
-    if older:
-        at = listing(sorted(dict.fromkeys(f"{r.path}:{r.line}" for r in older)), 2)
-        evidence.append(msg("missing-tests.unchanged", places=at))
-    return evidence, older
-
-
 def run(ctx: CheckContext) -> Iterable[Finding]:
     python_tests = any(p.endswith(".py") for p in ctx.test_files)
     for u in _untested(ctx):
-        survived, untested, fn = u.survived, u.branches, u.function
+        survived, untested, names, own, tests, fn = (
+            u.survived,
+            u.branches,
+            u.names,
+            u.own,
+            u.tests,
+            u.function,
+        )
         d = untested[0]
         a = d.head
-        evidence, older = _evidence(ctx, u)
-        # An opt-in row of a module the repository does not test at all: a note, not a merge blocker.
-        sev = u.severity
-        if sev is Severity.P2 and not module_tested(a.path, ctx.test_files, older):
-            sev = Severity.P3
+        evidence: list[Message | str] = []
+        if survived and ctx.execution is not None:
+            evidence.append(_survived(ctx.execution, a.path, a.line))
+        if not survived:
+            listed = listing([f"`{n}`" for n in names], 6)
+            evidence.append(
+                msg("missing-tests.searched", count=len(tests), names=listed)
+                if tests
+                else msg("missing-tests.searched-none", names=listed)
+            )
+        if u.population.evidence:
+            evidence.append(u.population.evidence)  # who reaches the changed rows: the severity's ground
+        older = [r for r in ctx.index.tests_mentioning(own) if r.path not in {t.path for t in tests}]
+        if older:
+            at = listing(sorted(dict.fromkeys(f"{r.path}:{r.line}" for r in older)), 2)
+            evidence.append(msg("missing-tests.unchanged", places=at))
         table = pin_table(d, ctx.index)
         _, rows = rows_to_pin(d, ctx.index)
         cols = [c.label for c in table.columns]
@@ -359,7 +350,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         )
         finding = Finding.make(
             rule=id,
-            severity=sev,
+            severity=u.severity,
             path=a.path,
             line=a.guard_line or a.via_line or a.line,
             title=title,

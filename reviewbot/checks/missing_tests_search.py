@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
@@ -16,7 +15,7 @@ from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import short_function
 from reviewbot.lang.index import TestRef, is_test_path
 
-__all__ = ["ChangedTest", "changed_tests", "definitions", "guard_inputs", "mentions", "module_tested"]
+__all__ = ["ChangedTest", "changed_tests", "definitions", "guard_inputs", "mentions"]
 
 _NOISE = frozenset({"self", "this", "config", "cfg", "True", "False", "None", "not", "and", "or"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -88,22 +87,3 @@ def definitions(ctx: CheckContext) -> Counter[str]:
         if not is_test_path(facts.path)
         for fn in facts.functions
     )
-
-
-_TEST_WORDS = re.compile(r"(?i)unittests?|tests?")
-
-
-def _stem(path: str) -> str:
-    """A file's name without its folder, suffix, test markers and separators, lower-cased."""
-    name = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    return re.sub(r"[^a-z0-9]", "", _TEST_WORDS.sub("", name).lower())
-
-
-def module_tested(path: str, test_files: Sequence[str], older: Sequence[TestRef]) -> bool:
-    """Does the repository test this module at all: an unchanged test mentions the branch's names, or a
-    test file is named after the module (`test_server_args.py`, `ModelConfigTest.cc`, `test-arg-parser.cpp`
-    for `arg.cpp`). Where nothing does, a focused test is new test infrastructure for the module."""
-    if older:
-        return True
-    stem = _stem(path)
-    return bool(stem) and any(stem in _stem(t) for t in test_files)

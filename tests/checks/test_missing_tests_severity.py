@@ -47,38 +47,10 @@ def test_default_row_is_p1_and_names_the_default(
     ],
 )
 def test_opt_in_is_p2(case: str, path: str, line: int, says: str, tmp_path: Path) -> None:
-    # The module is tested (a test file named after it), so an opt-in row is P2. The switch this change
-    # introduces (`expert_parallel`, off by default) is not reported at all.
+    # The switch this change introduces (`expert_parallel`, off by default) is not reported at all.
     [(severity, at, n, evidence)] = _missing(case, tmp_path)
     assert (severity, at, n) == (Severity.P2, path, line)
     assert says in evidence and "opt-in" in evidence
-
-
-@pytest.mark.parametrize(
-    ("case", "path", "line"),
-    [
-        ("cpp-opt-in-untested-module", "cpp/Params.cc", 5),
-        ("py-opt-in-untested-module", "pkg/params.py", 15),
-    ],
-)
-def test_opt_in_of_a_module_nothing_tests_is_p3(case: str, path: str, line: int, tmp_path: Path) -> None:
-    # The same rows as cpp-opt-in / py-opt-in, without the test file named after the module: asking for
-    # a focused test means new test infrastructure for the module, a note rather than a merge blocker.
-    [(severity, at, n, evidence)] = _missing(case, tmp_path)
-    assert (severity, at, n) == (Severity.P3, path, line)
-    assert "opt-in" in evidence
-
-
-def test_module_tested_by_name_or_by_an_unchanged_test() -> None:
-    from reviewbot.checks.missing_tests_search import module_tested
-    from reviewbot.lang.index import TestRef
-
-    assert module_tested("python/srt/server_args.py", ["test/srt/test_server_args.py"], [])
-    assert module_tested("cpp/config/ModelConfig.cc", ["cpp/config/test/ModelConfigTest.cc"], [])
-    assert module_tested("common/arg.cpp", ["tests/test-arg-parser.cpp"], [])
-    assert not module_tested("src/llama-load-tensors.cpp", ["tests/test-sampling.cpp"], [])
-    older = [TestRef("tests/test_engine.py", 3, "cfg.block_size = 2", "block_size")]
-    assert module_tested("pkg/params.py", [], older)
 
 
 @pytest.mark.parametrize("case", ["cpp-task-population", "py-task-population"])
