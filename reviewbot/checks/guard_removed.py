@@ -1,4 +1,4 @@
-"""guard-removed (P1): a guard, validation or derivation present at base is removed without a test change.
+"""guard-removed (P1; P2 for a validation, P0 in every model's constructor): a guard, validation or derivation present at base is removed without a test change.
 
 ## What it does
 Compares each function the change touches before and after it and flags, when no test file changed in
@@ -13,7 +13,9 @@ the same pull request mentions what went (the field or variable written, the gua
 
 The evidence is the deleted lines (base `path:line`) and the test lines changed in the pull request
 (none that mention it). P0 when the dropped guard sits in the constructor of a class that the models
-derive from (three or more subclasses in the repository): every model's start-up now runs it.
+derive from (three or more subclasses in the repository): every model's start-up now runs it. P2 for a
+removed validation: it only changes what happens to configurations it rejected before (they now run,
+silently); every configuration that ran before still runs the same way.
 
 Not flagged: a derivation or validation that moved (the same target and value, receivers aside, or
 the same condition, written in another function or file of the head); a condition that was rewritten
@@ -153,7 +155,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             evidence.append(msg("guard-removed.subclasses", cls=cls, count=every, examples=_examples(subs)))
         yield Finding.make(
             rule=id,
-            severity=Severity.P0 if every else severity,
+            severity=Severity.P0 if every else Severity.P2 if r.kind is RemovalKind.VALIDATION else severity,
             path=r.path,
             line=r.line,
             anchor=f"{r.kind.value}|{r.function}|{r.text}",

@@ -121,3 +121,10 @@ def test_a_narrowed_cpp_guard_names_only_the_condition_it_lost(tmp_path: Path) -
     (f,) = _findings("cpp-guard-dropped", tmp_path)
     assert "`config.need_rope_kv_cache = false`" in f.title and "`!use_kvcache`" in f.title
     assert f.severity is Severity.P1
+
+
+def test_a_removed_validation_is_p2(tmp_path: Path) -> None:
+    # A removed raise only lets configurations through that were rejected before: P2, not P1.
+    found = _findings("cpp-validation-removed", tmp_path)
+    validations = [f for f in found if dict(f.extra).get("kind") == "validation"]
+    assert validations and all(f.severity is Severity.P2 for f in validations)
