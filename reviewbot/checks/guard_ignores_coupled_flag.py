@@ -18,7 +18,10 @@ finding per rule, the **switches that lose all their effect** when the rule fire
 - it is consumed on a path that can run while the guard holds: a guard that turns the KV cache off
   rules out decode implementations, so their consumers are no evidence;
 - nothing else reads it: every file that mentions the field was searched, and every read that is not a
-  copy, a log line or a `to_string` lies in the skipped code or in code the guard rules out.
+  copy, a log line or a `to_string` lies in the skipped code or in code the guard rules out;
+- the guard is not a platform test: a rule whose every atom asks what the machine has
+  (`is_cuda_available()`, `is_hip()`, `flash_attn_available()`, `HAS_TRITON`) turns off code that cannot run
+  there anyway, so no configuration loses the switch to it.
 
 The evidence names the skipped site, where each switch is consumed, and whether a model config that
 reaches the rule sets the switch; the rest (every site, the call chains) is in the finding's `extra`.
@@ -48,6 +51,7 @@ row with the switch set in the derivation's test.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.coupled import Consumer, CoupledField, coupled_fields
@@ -266,9 +270,27 @@ def _finding(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) 
     )
 
 
+# A test of the platform or of what is installed: `is_cuda_available()`, `is_hip()`, `torch.cuda.is_available()`,
+# `flash_attn_available()`, `HAS_TRITON`, `sm_version >= 90`, `is_sm100_supported()`.
+_PLATFORM = re.compile(
+    r"(?i)^!?\s*(?:not\s+)?(?:[\w.]+\.)?(?:is_\w*(?:available|supported|cuda|hip|rocm|npu|xpu|mps|cpu|sm\d*\w*)"
+    r"|\w*_available|\w*_supported)\s*(?:\(\s*\))?$|^!?\s*(?:not\s+)?HAS_[A-Z0-9_]+$"
+)
+
+
+def platform_guard(d: ChangedDerivation) -> bool:
+    """Every atom of the guard tests the platform or what is installed: where it holds, the skipped
+    code cannot run at all, so no configuration loses a switch to the rule that it had not lost already."""
+    g = d.head.guard
+    atoms = [atom.text for atom in g.atoms()] if g is not None else []
+    return bool(atoms) and all(_PLATFORM.match(t.strip()) for t in atoms)
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[str] = set()
     for d in ctx.derivations:
+        if platform_guard(d):
+            continue
         lost = [c for c in coupled_fields(d, ctx.index, ctx.calls) if c.lost]
         if not lost:
             continue
