@@ -1,58 +1,56 @@
 """One round of a pull request on a local clone: change -> review -> rounds -> report -> store.
 
-`run_local_round` is what `reviewbot run --pr N --base B --head H` does. Its pieces serve the
-GitHub worker too, which has a cached clone and, without a store, the previous round decoded from
-its own comment (`report.marker.decode_state(body).previous_round()`):
-
-    change = load_change(repo, base, head)
-    review = review_change(change, settings)
-    review = continue_round(repo, change, review, previous, repository=..., pr=...)
-    markdown, doc = render_round(review, lang)
+`run_local_round` is what `reviewbot run --pr N --base B --head H` does: `review.round.run_round`
+over the clone (`LocalClone`), the rounds store (`store.round_history.StoreHistory`, or no history)
+and `LocalSink`, which renders the report once in the round's language and records it. The GitHub
+round (`github.round`) runs the same `run_round` with its own source, history and sink; both fit
+their report with `fit_round`.
 
 Nothing here talks to GitHub.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reviewbot.change.diff import load_change
-from reviewbot.change.git import diff_patch_chunks, is_ancestor, run_git
-from reviewbot.change.patch import parse_section
-from reviewbot.errors import EnvironmentProblem
+from reviewbot.change.git import run_git
 from reviewbot.model.budget import RoundBudget
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.finding import Dismissal
 from reviewbot.model.review import Review
 from reviewbot.report.marker import State, encode_state
-from reviewbot.report.render import render_json, render_markdown
+from reviewbot.report.render import render_json, render_markdown, stored_json
 from reviewbot.report.shrink import Renderer, fit_report
-from reviewbot.review.pipeline import ReviewSettings, review_change
+from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.review.progress import terminal_progress
-from reviewbot.review.rounds import Delta, PreviousRound, apply_round
+from reviewbot.review.round import Code, Reviewed, continue_round, delta_between, run_round
+from reviewbot.review.rounds import PreviousRound
 
 if TYPE_CHECKING:  # the store (SQLAlchemy, 0.13 s to import) is loaded only by a round that records
-    from reviewbot.store.store import RoundRecord, Store
+    from reviewbot.store.round_history import StoreHistory
+    from reviewbot.store.store import Store
 
 __all__ = [
     "RoundOutcome",
     "run_local_round",
     "continue_round",
-    "previous_from_store",
     "render_round",
     "fit_round",
     "stored_json",
     "delta_between",
     "repository_identity",
     "owner_name",
+    "LocalClone",
+    "LocalSink",
 ]
 
 log = logging.getLogger(__name__)
@@ -92,90 +90,11 @@ def repository_identity(repo: Path) -> str:
     return owner_name(proc.stdout.decode("utf-8", "replace")) or str(repo.resolve())
 
 
-def delta_between(repo: Path, a: str, b: str) -> Delta:
-    """Files and head lines changed from commit a to commit b (no file texts are read)."""
-    files: set[str] = set()
-    lines: dict[str, frozenset[int]] = {}
-    for raw in diff_patch_chunks(repo, a, b):
-        section = parse_section(raw.decode("utf-8", "surrogateescape"))
-        if section.path is None:
-            continue
-        files.add(section.path)
-        if section.old_path:
-            files.add(section.old_path)
-        lines[section.path] = frozenset(n for h in section.hunks for n, _ in h.added)
-    return Delta(frozenset(files), lines)
-
-
-def _is_ancestor(repo: Path, a: str, b: str) -> bool:
-    try:
-        return is_ancestor(repo, a, b)
-    except EnvironmentProblem:
-        # The previous head is not in this clone any more (force-pushed away and pruned).
-        return False
-
-
-def continue_round(
-    repo: Path,
-    change: ChangeSet,
-    review: Review,
-    previous: PreviousRound | None,
-    *,
-    repository: str,
-    pr: int | None,
-    dismissals: Mapping[str, Dismissal] | None = None,
-) -> Review:
-    """The core's `review` made the round after `previous` (None: the first round); `dismissals`:
-    the PR's dismissed findings by fingerprint (see store.dismissals)."""
-    ancestor = False
-    since: Delta | None = None
-    if previous is not None:
-        ancestor = _is_ancestor(repo, previous.head_sha, review.head_sha)
-        if ancestor:
-            since = delta_between(repo, previous.head_sha, review.head_sha)
-    return apply_round(
-        review,
-        change,
-        previous,
-        previous_is_ancestor=ancestor,
-        since_previous=since,
-        repository=repository,
-        pr=pr,
-        dismissals=dismissals,
-    )
-
-
-def previous_from_store(
-    store: Store, repository: str, pr: int, head_sha: str
-) -> tuple[PreviousRound | None, RoundRecord | None]:
-    """(the round to continue from, the round this head already has if any).
-
-    A head reviewed before is re-done as the same round, so it continues from the round before it.
-    """
-    existing = store.round_for_head(repository, pr, head_sha)
-    if existing is not None:
-        before = (
-            store.get_round(repository, pr, existing.round_index - 1) if existing.round_index > 1 else None
-        )
-    else:
-        before = store.latest_round(repository, pr)
-    if before is None:
-        return None, existing
-    rows = [s.history_row() for s in store.history(repository, pr) if s.round_index <= before.round_index]
-    previous = PreviousRound(before.round_index, before.head_sha, tuple(before.open_findings), tuple(rows))
-    return previous, existing
-
-
 def _renderer(lang: str) -> Renderer:
     def as_markdown(review: Review) -> str:
         return render_markdown(review, lang, marker=encode_state(State.from_review(review)))
 
     return Renderer(render_json, stored_json, as_markdown)
-
-
-def stored_json(doc: dict[str, Any]) -> str:
-    """The JSON document as the rounds store keeps it."""
-    return json.dumps(doc, indent=2, ensure_ascii=False)
 
 
 def fit_round(
@@ -198,10 +117,89 @@ def render_round(
     return markdown, doc
 
 
-def _settings_for(settings: Settings, change: ChangeSet) -> ReviewSettings:
-    if settings is None:
-        return ReviewSettings()
-    return settings if isinstance(settings, ReviewSettings) else settings(change)
+@dataclass(frozen=True)
+class LocalClone:
+    """base...head of the clone at `repo`; `settings` may be a function of the ChangeSet (to read the
+    base revision's `.reviewbot.toml`); `lang` (unless None) and `budget` win over its own."""
+
+    repo: Path
+    base: str
+    head: str
+    settings_of: Settings = None
+    lang: str | None = "en"
+    budget: RoundBudget | None = None
+
+    def load(self) -> Code:
+        clock = time.perf_counter()
+        change = load_change(self.repo, self.base, self.head)
+        return Code(change, self.repo, fetch_ms=(time.perf_counter() - clock) * 1000)
+
+    def settings(self, code: Code) -> ReviewSettings:
+        chosen = self.settings_of
+        if chosen is None:
+            chosen = ReviewSettings()
+        elif not isinstance(chosen, ReviewSettings):
+            chosen = chosen(code.change)
+        # Strengths and checklist labels are written by the core: in the report's language.
+        return replace(
+            chosen,
+            lang=self.lang or chosen.lang,
+            timings_ms={**chosen.timings_ms, "change": code.fetch_ms},
+            progress=chosen.progress or terminal_progress(sys.stderr),
+            budget=self.budget or chosen.budget,
+        )
+
+
+class NoHistory:
+    """A round with nothing before it: no store (or no PR number) to continue from."""
+
+    def __init__(self, repository: Callable[[], str], pr: int | None) -> None:
+        self._name = repository
+        self._pr = pr
+
+    @cached_property
+    def repository(self) -> str:
+        return self._name()
+
+    @property
+    def pr(self) -> int | None:
+        return self._pr
+
+    def previous(self, head_sha: str) -> PreviousRound | None:
+        return None
+
+    def dismissals(self) -> Mapping[str, Dismissal]:
+        return {}
+
+
+@dataclass(frozen=True)
+class LocalSink:
+    """The report in the round's language (the stage timing of the rounds in its KPI), recorded in
+    `store` when the round has a PR number."""
+
+    store: Store | None
+
+    def publish(self, reviewed: Reviewed) -> RoundOutcome:
+        review = reviewed.review
+        review.kpi.setdefault("timings_ms", {})["rounds"] = round(reviewed.rounds_ms, 1)
+        review, markdown, doc = fit_round(review, reviewed.lang)
+        created = False
+        if self.store is not None and review.round.pr is not None:
+            from reviewbot.store.round_history import save_review
+
+            created = save_review(
+                self.store, review, repository=review.round.repository, pr=review.round.pr, markdown=markdown,
+                doc=doc,
+            )  # fmt: skip
+        return RoundOutcome(review, markdown, doc, created, reviewed.lang)
+
+
+def _history(store: Store | None, name: Callable[[], str], pr: int | None) -> StoreHistory | NoHistory:
+    if store is None or pr is None:
+        return NoHistory(name, pr)
+    from reviewbot.store.round_history import StoreHistory
+
+    return StoreHistory(store, name, pr)
 
 
 def run_local_round(
@@ -226,56 +224,16 @@ def run_local_round(
     round (default: the settings' own, else the defaults; see model/budget.py).
     """
     repo = Path(repo_path).resolve()
-    clock = time.perf_counter()
-    change = load_change(repo, base, head)
-    try:
-        change_ms = (time.perf_counter() - clock) * 1000
-        chosen = _settings_for(settings, change)
-        # Strengths and checklist labels are written by the core: in the report's language.
-        chosen = replace(
-            chosen,
-            lang=lang or chosen.lang,
-            timings_ms={**chosen.timings_ms, "change": change_ms},
-            progress=chosen.progress or terminal_progress(sys.stderr),
-            budget=budget or chosen.budget,
-        )
-        review = review_change(change, chosen)
-
-        clock = time.perf_counter()
-        name = repository or repository_identity(repo)
-        previous, existing = (None, None)
-        dismissed: dict[str, Dismissal] = {}
-        if store is not None and pr is not None:
-            from reviewbot.store.dismissals import dismissals_of
-
-            previous, existing = previous_from_store(store, name, pr, change.head_sha)
-            dismissed = dismissals_of(store.engine, name, pr)
-        review = continue_round(repo, change, review, previous, repository=name, pr=pr, dismissals=dismissed)
-        review.kpi.setdefault("timings_ms", {})["rounds"] = round((time.perf_counter() - clock) * 1000, 1)
-    finally:
-        change.close()
-
-    lang = chosen.lang
-    review, markdown, doc = fit_round(review, lang)
-    created = False
-    if store is not None and pr is not None:
-        from reviewbot.store.store import RoundRecord
-
-        record = RoundRecord.from_review(
-            review,
-            repository=name,
-            pr=pr,
-            report_markdown=markdown,
-            report_json=stored_json(doc),
-        )
-        created = store.save_round(record).created
+    history = _history(store, lambda: repository or repository_identity(repo), pr)
+    outcome = run_round(LocalClone(repo, base, head, settings, lang, budget), history, LocalSink(store))
+    existing = getattr(history, "existing", None)
     log.info(
         "%s %s round %d at %s: %s (%s)",
-        name,
+        history.repository,
         f"PR #{pr}" if pr is not None else f"{base}..{head}",  # a local review has no PR number
-        review.round.round_index,
-        review.head_sha[:12],
-        review.status.value,
-        "recorded" if created else ("re-rendered" if existing is not None else "not recorded"),
+        outcome.review.round.round_index,
+        outcome.review.head_sha[:12],
+        outcome.review.status.value,
+        "recorded" if outcome.created else ("re-rendered" if existing is not None else "not recorded"),
     )
-    return RoundOutcome(review, markdown, doc, created, lang)
+    return outcome

@@ -1,4 +1,5 @@
-"""The round a GitHub round continues from: the state in the bot's own comment, else the store.
+"""The history of a GitHub round (`review.round.History`): the state in the bot's own comment,
+else the store, and the PR's dismissals (the store keeps them; the comment's state does not).
 
 The comment is what the PR shows, whoever published it (a developer's `--post` or the App), so its
 hidden state wins. When the comment already covers the head being reviewed (a re-run), the round
@@ -9,16 +10,18 @@ fixed and unsubstantiated ones.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from reviewbot.errors import StoreError
 from reviewbot.model.finding import Dismissal
 from reviewbot.report.marker import State
 from reviewbot.review.rounds import PreviousRound
-from reviewbot.runner import previous_from_store
 from reviewbot.store.dismissals import dismissals_of
+from reviewbot.store.round_history import previous_from_store
 from reviewbot.store.store import Store
 
-__all__ = ["previous_round", "dismissals_for"]
+__all__ = ["CommentHistory", "previous_round", "dismissals_for"]
 
 log = logging.getLogger(__name__)
 
@@ -61,3 +64,28 @@ def dismissals_for(repo: str, pr: int, *, db_url: str | None, use_store: bool) -
         # The round goes on; the report then shows no dismissals, and the job says why in the log.
         log.warning("%s #%d: dismissals could not be read (%s)", repo, pr, exc)
         return {}
+
+
+@dataclass(frozen=True)
+class CommentHistory:
+    """PR `pr` of `repository`: `state` decoded from the bot's comment (None: it has none), the store
+    at `db_url` when `use_store`."""
+
+    state: State | None
+    repository: str
+    pr: int
+    db_url: str | None
+    use_store: bool
+
+    def previous(self, head_sha: str) -> PreviousRound | None:
+        return previous_round(
+            self.state,
+            repo=self.repository,
+            pr=self.pr,
+            head_sha=head_sha,
+            db_url=self.db_url,
+            use_store=self.use_store,
+        )
+
+    def dismissals(self) -> Mapping[str, Dismissal]:
+        return dismissals_for(self.repository, self.pr, db_url=self.db_url, use_store=self.use_store)

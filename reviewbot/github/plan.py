@@ -21,16 +21,25 @@ shows exactly what `--post` sends. It holds:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewbot.github.checkrun import (
+    ANNOTATION_BATCH,
+    CheckRunPlan,
+    annotated,
+    batch_count,
+    check_run,
+    held_back_line,
+)
+from reviewbot.github.limits import COMMENT_LIMIT, STATE_LINE, fit_body
 from reviewbot.github.settings import LEFT_OUT_CONCLUSIONS
 from reviewbot.github.threads import ReviewThread, finding_marker
 from reviewbot.model.change import ChangeSet, FileStatus
 from reviewbot.model.finding import Finding
 from reviewbot.model.messages import catalogue
-from reviewbot.model.review import Review, Status
+from reviewbot.model.review import Review
 from reviewbot.report import sanitize
 from reviewbot.report.render import render_finding
 
@@ -44,24 +53,14 @@ __all__ = [
     "CheckRunPlan",
     "PublicationPlan",
     "build_plan",
+    "planned_writes",
+    "inline_split",
     "commentable_lines",
     "fit_body",
     "suggestion_block",
     "review_marker",
 ]
 
-COMMENT_LIMIT = 65536  # GitHub refuses longer comment bodies (422)
-CHECK_TEXT_LIMIT = 65535  # check run output summary / text
-ANNOTATION_BATCH = 50  # annotations per check-run request
-_STATE_LINE = re.compile(r"^<!-- reviewbot:state v\d+ ", re.MULTILINE)
-_CONCLUSION = {
-    Status.BLOCKING: "failure",
-    Status.INCOMPLETE: "neutral",
-    Status.LGTM: "success",
-    Status.NO_CHANGE: "success",
-}
-_HELD_BACK_SHOWN = 3
-_LEVEL = {"P0": "failure", "P1": "failure", "P2": "warning", "P3": "notice"}
 # The texts GitHub shows besides the report (templates/messages.yaml, `github.*`). `shortened` is filled
 # in two steps (check, pr, repo here; the count by `fit_body` once it is known), so these are templates.
 _TEXT_KEYS = ("not_inline", "over_limit", "off_diff", "shortened", "review_body")
@@ -103,49 +102,6 @@ class ReviewPlan:
             "event": "COMMENT",
             "comments": [c.to_json() for c in self.comments],
         }
-
-
-@dataclass(frozen=True)
-class CheckRunPlan:
-    name: str
-    head_sha: str
-    conclusion: str
-    title: str
-    summary: str
-    text: str
-    annotations: tuple[dict[str, Any], ...]
-    external_id: str
-
-    def batches(self) -> list[list[dict[str, Any]]]:
-        a = list(self.annotations)
-        return [a[i : i + ANNOTATION_BATCH] for i in range(0, len(a), ANNOTATION_BATCH)] or [[]]
-
-    def _output(self, annotations: list[dict[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {"title": self.title, "summary": self.summary, "text": self.text}
-        if annotations:
-            out["annotations"] = annotations
-        return out
-
-    def create_payload(self, details_url: str | None = None) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "name": self.name,
-            "head_sha": self.head_sha,
-            "status": "completed",
-            "conclusion": self.conclusion,
-            "external_id": self.external_id,
-            "output": self._output(self.batches()[0]),
-        }
-        if details_url:
-            payload["details_url"] = details_url
-        return payload
-
-    def update_payloads(self) -> list[dict[str, Any]]:
-        """The PATCH bodies that append the annotations beyond the first 50."""
-        return [{"output": self._output(batch)} for batch in self.batches()[1:]]
-
-    def output_with(self, annotations: list[dict[str, Any]]) -> dict[str, Any]:
-        """The run's output carrying `annotations` (appended by GitHub to those it has)."""
-        return self._output(annotations)
 
 
 @dataclass(frozen=True)
@@ -197,54 +153,6 @@ def _inline_body(f: Finding, lang: str) -> str:
     return f"{body}\n\n{finding_marker(f.fingerprint)}"
 
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-
-
-def _closers(cut: str) -> str:
-    """What closes the code fence and the `<details>` a cut leaves open, so the note after it and
-    the state marker are neither code nor folded away. reviewbot's own `<details>` lines are the only
-    ones that count: PR text in a report is escaped, and inside a fence nothing counts."""
-    fence = ""
-    details = 0
-    for line in cut.splitlines():
-        m = _FENCE.match(line)
-        if fence:
-            if (
-                m
-                and m.group(1)[0] == fence[0]
-                and len(m.group(1)) >= len(fence)
-                and not line[m.end() :].strip()
-            ):
-                fence = ""
-            continue
-        if m:
-            fence = m.group(1)
-        elif line.startswith("<details>"):
-            details += 1
-        elif line.startswith("</details>") and details:
-            details -= 1
-    return (f"{fence}\n" if fence else "") + "</details>\n" * details
-
-
-def fit_body(body: str, limit: int, note: str) -> tuple[str, bool]:
-    """`body` cut to `limit` characters with `note` where text was left out; the state marker is kept."""
-    if len(body) <= limit:
-        return body, False
-    markers = list(_STATE_LINE.finditer(body))
-    report, marker = (body[: markers[-1].start()], body[markers[-1].start() :]) if markers else (body, "")
-    room = limit - len(marker) - len(note.format(n=len(body))) - 16
-    if room < limit // 4:
-        marker, room = "", limit - len(note.format(n=len(body))) - 16  # a huge state must not eat the report
-    cut = report[:room]
-    cut = cut[: cut.rfind("\n") + 1] if "\n" in cut else cut
-    cut += _closers(cut)
-    left_out = len(report) - len(cut)
-    text = f"{cut.rstrip()}\n\n{note.format(n=left_out)}\n"
-    if marker:
-        text += "\n" + marker
-    return text[:limit], True
-
-
 def _not_inline_section(items: Sequence[tuple[Finding, str]], lang: str) -> str:
     t = _t(lang)
     lines = [f"<details><summary>{t['not_inline'].format(n=len(items))}</summary>", ""]
@@ -256,81 +164,55 @@ def _not_inline_section(items: Sequence[tuple[Finding, str]], lang: str) -> str:
 
 
 def _with_section(markdown: str, section: str) -> str:
-    markers = list(_STATE_LINE.finditer(markdown))
+    markers = list(STATE_LINE.finditer(markdown))
     if not markers:
         return markdown.rstrip("\n") + "\n\n" + section
     at = markers[-1].start()
     return markdown[:at].rstrip("\n") + "\n\n" + section + "\n" + markdown[at:]
 
 
-def _annotation(f: Finding) -> dict[str, Any]:
-    message = f.title + (f"\n\n{f.suggestion}" if f.suggestion else "")
-    a: dict[str, Any] = {
-        "path": f.path,
-        "start_line": max(f.line, 1),
-        "end_line": max(f.line, 1),
-        # A dismissed finding stays visible but must not read as a failure of the check.
-        "annotation_level": _LEVEL[f.severity.value] if f.dismissal is None else "notice",
-        "title": f"[{f.severity.value}] {f.rule}{' (dismissed)' if f.dismissal else ''}"[:255],
-        "message": message[:60_000],
-    }
-    if f.evidence:
-        a["raw_details"] = "\n".join(f.evidence)[:60_000]
-    return a
+def inline_split(
+    review: Review, lines: Mapping[str, frozenset[int]], threads: Sequence[ReviewThread], max_inline: int
+) -> tuple[list[Finding], list[tuple[Finding, str]]]:
+    """The findings new this round commented on inline, and the others with why not ("off_diff",
+    "over_limit")."""
+    # A finding with an open thread is not commented on again, even when it reads as new (its state
+    # was lost with an edited or deleted summary comment): the thread is where the discussion is.
+    threaded = {th.fingerprint for th in threads if not th.resolved}
+    inline: list[Finding] = []
+    skipped: list[tuple[Finding, str]] = []
+    for f in review.findings:
+        if f.state != "new" or f.dismissal is not None or f.fingerprint in threaded:
+            continue
+        if f.line not in lines.get(f.path, frozenset()):
+            skipped.append((f, "off_diff"))
+        elif len(inline) >= max_inline:
+            skipped.append((f, "over_limit"))
+        else:
+            inline.append(f)
+    return inline, skipped
 
 
-def held_back_line(held_back: Sequence[str], check_name: str, conclusion: str) -> str:
-    """The line on top of the summary comment (and in the check run) of a round that left out files
-    that could hold a derivation: how many, the first few, and what the check concludes for it."""
-    shown = ", ".join(sanitize.code_span(p) for p in held_back[:_HELD_BACK_SHOWN])
-    more = f" and {len(held_back) - _HELD_BACK_SHOWN:,} more" if len(held_back) > _HELD_BACK_SHOWN else ""
-    return (
-        f"> **reviewbot left out {len(held_back):,} changed source file(s) that could hold a derivation** "
-        f"({shown}{more}): over the round's limits, so they were not reviewed. The check run "
-        f"{sanitize.code_span(check_name)} concludes `{conclusion}` until they are: split the pull request, "
-        "or raise the budget (`files`) for this repository."
-    )
+def _to_resolve(review: Review, threads: Sequence[ReviewThread]) -> tuple[ReviewThread, ...]:
+    """The bot's open threads of findings fixed this round."""
+    fixed = {f.fingerprint for f in review.round.fixed}
+    return tuple(th for th in threads if th.fingerprint in fixed and not th.resolved)
 
 
-def _check_run(
+def planned_writes(
     review: Review,
-    markdown: str,
     *,
-    repo: str,
-    pr: int,
-    name: str,
-    note: str,
-    held_back: Sequence[str] = (),
-    held_back_conclusion: str = "failure",
-) -> CheckRunPlan:
-    counts = review.summary()
-    title = f"{review.status.value} — " + " · ".join(f"{k} {v}" for k, v in counts.items())
-    new = sum(1 for f in review.findings if f.state == "new")
-    summary = (
-        f"**{review.status.value}** · round {review.round.round_index} · head `{review.head_sha[:12]}`\n\n"
-        f"Summary: {' · '.join(f'{k}/{v}' for k, v in counts.items())} · new {new} · "
-        f"fixed {len(review.round.fixed)}\n"
-    )
-    conclusion = _CONCLUSION[review.status]
-    if held_back and conclusion != "failure":
-        # Never neutral (read as passing) when what was left out may hold the change that matters.
-        conclusion = held_back_conclusion
-    if held_back:
-        title = f"{len(held_back):,} source file(s) left out — {title}"
-        summary += "\n" + held_back_line(held_back, name, conclusion) + "\n"
-    markers = list(_STATE_LINE.finditer(markdown))
-    report = markdown[: markers[-1].start()].rstrip() + "\n" if markers else markdown
-    text, _ = fit_body(report, CHECK_TEXT_LIMIT, note)
-    return CheckRunPlan(
-        name=name,
-        head_sha=review.head_sha,
-        conclusion=conclusion,
-        title=title[:255],
-        summary=summary,
-        text=text,
-        annotations=tuple(_annotation(f) for f in review.findings if f.state in ("new", "still_open")),
-        external_id=f"{repo}#{pr}@{review.head_sha}",
-    )
+    lines: Mapping[str, frozenset[int]],
+    threads: Sequence[ReviewThread],
+    max_inline: int,
+    review_exists: bool,
+) -> int:
+    """The writes `build_plan` plans for `review`, known before its report is rendered (the report's
+    KPI counts them): the summary comment, the review when a new finding sits on the diff, the
+    threads to resolve and the check run with its annotation batches."""
+    inline, _ = inline_split(review, lines, threads, max_inline)
+    batches = batch_count(len(annotated(review)))
+    return 1 + (1 if inline and not review_exists else 0) + len(_to_resolve(review, threads)) + batches
 
 
 def build_plan(
@@ -339,7 +221,7 @@ def build_plan(
     *,
     repo: str,
     pr: int,
-    lines: dict[str, frozenset[int]],
+    lines: Mapping[str, frozenset[int]],
     existing_comment: tuple[int, str] | None = None,
     review_exists: bool = False,
     max_inline: int = 30,
@@ -361,27 +243,11 @@ def build_plan(
     if held_back_conclusion not in LEFT_OUT_CONCLUSIONS:
         raise ValueError(f"held_back_conclusion must be one of {LEFT_OUT_CONCLUSIONS}")
     t = _t(lang)
-    # A finding with an open thread is not commented on again, even when it reads as new (its state
-    # was lost with an edited or deleted summary comment): the thread is where the discussion is.
-    threaded = {th.fingerprint for th in threads if not th.resolved}
-    new = [
-        f
-        for f in review.findings
-        if f.state == "new" and f.dismissal is None and f.fingerprint not in threaded
-    ]
-    fixed = {f.fingerprint for f in review.round.fixed}
-    resolve = tuple(th for th in threads if th.fingerprint in fixed and not th.resolved)
-    inline: list[Finding] = []
-    skipped: list[tuple[Finding, str]] = []
-    for f in new:
-        if f.line not in lines.get(f.path, frozenset()):
-            skipped.append((f, t["off_diff"]))
-        elif len(inline) >= max_inline:
-            skipped.append((f, t["over_limit"].format(limit=max_inline)))
-        else:
-            inline.append(f)
+    inline, skipped_why = inline_split(review, lines, threads, max_inline)
+    skipped = [(f, t[why].format(limit=max_inline)) for f, why in skipped_why]
+    resolve = _to_resolve(review, threads)
     body = _with_section(markdown, _not_inline_section(skipped, lang)) if skipped else markdown
-    check = _check_run(
+    check = check_run(
         review,
         markdown,
         repo=repo,
@@ -415,7 +281,7 @@ def build_plan(
         summary_action=action,
         summary_comment_id=comment_id,
         review=plan_review,
-        check_run=_check_run(
+        check_run=check_run(
             review,
             markdown,
             repo=repo,

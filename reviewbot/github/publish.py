@@ -20,8 +20,9 @@ from typing import Any
 
 from reviewbot.errors import GitHubError
 from reviewbot.github.api import IssueComment, RestApi, ReviewInfo
+from reviewbot.github.checkrun import ANNOTATION_BATCH
 from reviewbot.github.client import ApiError
-from reviewbot.github.plan import ANNOTATION_BATCH, PublicationPlan, review_marker
+from reviewbot.github.plan import PublicationPlan, review_marker
 from reviewbot.github.resilience import errors_of
 from reviewbot.github.threads import resolve_thread
 from reviewbot.report import sanitize
@@ -157,11 +158,13 @@ def _resolve_threads(api: RestApi, plan: PublicationPlan, done: Published) -> No
         done.steps.append(f"{len(done.resolved_threads)} review thread(s) of fixed findings resolved")
 
 
-def find_check_run(api: RestApi, plan: PublicationPlan) -> dict[str, Any] | None:
+def find_check_run(
+    api: RestApi, repo: str, head_sha: str, name: str, external_id: str
+) -> dict[str, Any] | None:
     """This head's check run from an earlier run of the round (same name, head and external_id):
     a retry after the round published but could not record it, or a re-run of the head."""
-    for run in api.list_check_runs(plan.repo, plan.head_sha, plan.check_run.name):
-        if run.get("external_id") == plan.check_run.external_id:
+    for run in api.list_check_runs(repo, head_sha, name):
+        if run.get("external_id") == external_id:
             return run
     return None
 
@@ -210,9 +213,12 @@ def _check_run(
             + (f", {added} annotation batch(es) it lacked" if added else "")
         )
         return
+    check = plan.check_run
     try:
         run = api.create_check_run(
-            plan.repo, plan.check_run.create_payload(details), reconcile=lambda: find_check_run(api, plan)
+            plan.repo,
+            check.create_payload(details),
+            reconcile=lambda: find_check_run(api, plan.repo, plan.head_sha, check.name, check.external_id),
         )
     except ApiError as exc:
         if exc.status == 403:

@@ -1,4 +1,5 @@
-"""Where a GitHub round gets the code from, and the review settings that go with it.
+"""Where a GitHub round gets the code from, and the review settings that go with it
+(`PullRequestCode`, the `review.round.CodeSource` of a GitHub round).
 
 Normally the cached git workspace (whole files, the whole repository for the index); when git is
 unavailable or the fetch fails, the API's patches (reviewbot.github.fallback), and the report says
@@ -11,7 +12,6 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from reviewbot.change.diff import load_change
 from reviewbot.checks.registry import KNOWN_RULES
@@ -23,23 +23,15 @@ from reviewbot.github.permissions import WRITE_ROLES
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.github.workspace import GitWorkspace
 from reviewbot.lang.cache import open_cache
-from reviewbot.model.change import ChangeSet, Note, SkipReason
+from reviewbot.model.change import Note, SkipReason
 from reviewbot.report.templating import cache_templates
 from reviewbot.review.checklist import bundled_names
 from reviewbot.review.pipeline import ReviewSettings
+from reviewbot.review.round import Code
 
-__all__ = ["Code", "load_code", "review_settings"]
+__all__ = ["Code", "PullRequestCode", "load_code", "review_settings"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Code:
-    change: ChangeSet
-    repo_path: Path | None  # the cached clone; None when the change came from the API
-    source: str  # "git" | "api"
-    partial_clone: bool = False
-    fetch_ms: float = 0.0
 
 
 def load_code(settings: GitHubSettings, api: RestApi, pr: PullRequestInfo, git_token: str | None) -> Code:
@@ -143,3 +135,21 @@ def review_settings(
         )
         out = replace(out, execute=executor(code.repo_path, exec_settings))
     return out
+
+
+@dataclass(frozen=True)
+class PullRequestCode:
+    """PR `pr`'s code (`load_code`) with its settings (`review_settings`; `author_role` asks GitHub
+    who the author is when tests would run)."""
+
+    github: GitHubSettings
+    api: RestApi
+    pr: PullRequestInfo
+    git_token: str | None
+    author_role: Callable[[str], str] | None = None
+
+    def load(self) -> Code:
+        return load_code(self.github, self.api, self.pr, self.git_token)
+
+    def settings(self, code: Code) -> ReviewSettings:
+        return review_settings(self.github, code, self.pr, self.author_role)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 from reviewbot import __version__
@@ -15,6 +17,7 @@ __all__ = [
     "render_markdown",
     "render_finding",
     "render_json",
+    "stored_json",
     "render_sarif",
     "LANGS",
     "BUDGET",
@@ -60,3 +63,8 @@ def render_json(review: Review) -> dict[str, Any]:
         "history": review.round.history,
         "kpi": review.kpi,
     }
+
+
+def stored_json(doc: Mapping[str, Any]) -> str:
+    """The JSON document as the rounds store keeps it (and as a round's report size is measured)."""
+    return json.dumps(doc, indent=2, ensure_ascii=False)

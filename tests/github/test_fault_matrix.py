@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from reviewbot.github import plan as plan_module
+from reviewbot.github import checkrun as checkrun_module
 from reviewbot.github import publish as publish_module
 from reviewbot.github import run_pr_round
 from reviewbot.github.round import PrRoundOutcome
@@ -99,7 +99,7 @@ def _round(
 @pytest.fixture
 def one_annotation_per_batch(monkeypatch: pytest.MonkeyPatch) -> None:
     """GitHub takes 50 annotations per request; one here, so that a round sends several batches."""
-    monkeypatch.setattr(plan_module, "ANNOTATION_BATCH", 1)
+    monkeypatch.setattr(checkrun_module, "ANNOTATION_BATCH", 1)
     monkeypatch.setattr(publish_module, "ANNOTATION_BATCH", 1)
 
 
