@@ -7,7 +7,10 @@ dataclass, a pydantic model or a plain class; or in a function that validates an
 namespace, `validate_args(args)`), the execution stage builds the config with every default in the
 sandbox, on the head and on the base: the class with no arguments, or the parser's defaults
 (`validate_args(get_parser().parse_args([]))`). When that raises on the head, this rule reports it
-with the exception's last line as executed evidence (and what the base did).
+with the exception's last line as executed evidence (and what the base did). A constructor with
+required arguments is built with the literal values a call in the repository gives them (its tests
+first), nothing else set. A build that raises the same exception on the base is not reported: the
+change did not cause it.
 
 ## Why is this bad?
 The all-defaults configuration is what a plain launch, a unit test and most users run. A constructor
@@ -65,6 +68,8 @@ def findings(tables: Iterable[ExecutedTable]) -> list[Finding]:
             continue
         seen.add((h.path, h.owner))
         last = t.defaults_head.value
+        if t.defaults_base.outcome == "raised" and t.defaults_base.value == last:
+            continue  # the base raises the same: not this change's doing (a sandbox without network, ...)
         evidence: list[Message | str] = [
             msg("defaults-raise.executed", call=h.construction, module=h.module, last=last)
         ]

@@ -17,6 +17,7 @@ import ast
 import re
 from collections.abc import Collection, Mapping
 
+from reviewbot.execution.call_sites import Sites, literal_call
 from reviewbot.execution.harness_argparse import argparse_harness
 from reviewbot.lang.facts import FileFacts, OwnerKind
 from reviewbot.model.executed import Harness, HarnessKind
@@ -232,7 +233,7 @@ def _called_on_construction(cls: ast.ClassDef, method: str, kind: HarnessKind) -
 
 
 def _constructor_harness(
-    table: TruthTable, facts: FileFacts, tree: ast.Module, located: tuple[str, str]
+    table: TruthTable, facts: FileFacts, tree: ast.Module, located: tuple[str, str], sites: Sites | None
 ) -> Harness | str:
     fn = table.function or ""
     owner, _, method = fn.rpartition(".")
@@ -258,10 +259,12 @@ def _constructor_harness(
     else:
         taken = _annotated_fields(cls)
     required = _required(cls, kind)
-    if required:
+    given = literal_call(owner, required, sites(owner)) if required and sites is not None else None
+    if required and given is None:
         shown = ", ".join(f"`{r}`" for r in required[:3])
         return (
-            f"`{owner}(...)` requires {shown} (no default): there is no all-defaults configuration to build"
+            f"`{owner}(...)` requires {shown} (no default) and no call in the repository gives "
+            "them as literals: there is no configuration to build"
         )
     target = _field(table.target)
     if target is None:
@@ -280,6 +283,8 @@ def _constructor_harness(
         keywords=tuple(columns[0]),
         enums=tuple(columns[1]),
         via=via,
+        given=given[0] if given is not None else (),
+        given_from=given[1] if given is not None else "",
     )
 
 
@@ -288,8 +293,10 @@ def find_harness(
     head_facts: Mapping[str, FileFacts],
     head_text: str | None,
     packages: Collection[str] | None = None,
+    sites: Sites | None = None,
 ) -> Harness | str:
-    """The harness of `table`, or one sentence saying why there is none (`packages`: see `module_of`)."""
+    """The harness of `table`, or one sentence saying why there is none (`packages`: see `module_of`;
+    `sites`: files that may call a constructor with required arguments, execution/call_sites.py)."""
     lang = str(getattr(table.lang, "value", table.lang))
     if lang != "python":
         shown = {"cpp": "C++"}.get(lang, lang)
@@ -310,4 +317,4 @@ def find_harness(
     if not owner:
         return argparse_harness(table, tree, located, why_not + " nor in a validation of parsed options")
     assert facts is not None  # parsed: the facts exist
-    return _constructor_harness(table, facts, tree, located)
+    return _constructor_harness(table, facts, tree, located, sites)

@@ -120,10 +120,10 @@ def _raised(record_property, exc):
 
 '''
 
-_CLASS_BUILD = """
+_CLASS_BUILD = """{given}
 def _build(record_property, **kwargs):
     try:
-        return {owner}(**kwargs)
+        return {owner}(**{kwargs})
     except Exception as exc:
         _raised(record_property, exc)
         raise
@@ -203,7 +203,11 @@ def _how(h: Harness) -> tuple[str, str]:
 
 def _build_code(h: Harness) -> str:
     if h.kind != "argparse":
-        return _CLASS_BUILD.format(owner=h.owner)
+        if not h.given:
+            return _CLASS_BUILD.format(given="", owner=h.owner, kwargs="kwargs")
+        given = ", ".join(f"{k!r}: {v}" for k, v in h.given)
+        line = f"\nGIVEN = {{{given}}}  # the required arguments, as {h.given_from} gives them\n\n"
+        return _CLASS_BUILD.format(given=line, owner=h.owner, kwargs="{**GIVEN, **kwargs}")
     body = _FROM_PARSER if h.defaults_call == "parser" else _FROM_ARGV
     return _ARGPARSE_BUILD.format(defaults=body.format(defaults_from=h.defaults_from), function=h.function)
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from reviewbot.change.git import checkout
 from reviewbot.errors import ReviewbotError
 from reviewbot.execution import reaper
+from reviewbot.execution.call_sites import sites_of
 from reviewbot.execution.config import TestConfig
 from reviewbot.execution.harness import find_harness
 from reviewbot.execution.junit import UnsafeFile, open_inside
@@ -291,11 +292,13 @@ def run_tables(
     `scratch`: an empty directory for the exports and runs (the caller removes it)."""
     started = time.monotonic()
     packages = packages_of(change)
+    sites = sites_of(change)
     plans: dict[int, _Plan] = {}
     by_table: dict[int, ExecutedTable] = {}
     for n, t in enumerate(tables):
         changed = change.file(t.path)
-        found = find_harness(t, head_facts, changed.head_text if changed is not None else None, packages)
+        text = changed.head_text if changed is not None else None
+        found = find_harness(t, head_facts, text, packages, sites)
         if isinstance(found, str):
             by_table[n] = ExecutedTable(t.target, t.function, t.path, t.line, None, reason=found)
             continue

@@ -54,13 +54,16 @@ class Harness:
     enums: tuple[str, ...] = ()  # enum names the rows use, imported from `module`
     defaults_from: str = ""  # argparse: the function of `module` that gives the defaults
     via: str = ""  # the constructor that calls `function` on `self` ("" when `function` is the constructor)
+    # required constructor arguments and the literal values a call in the repository gives them
+    given: tuple[tuple[str, str], ...] = ()
+    given_from: str = ""  # that call, `path:line`
     defaults_call: DefaultsCall = ""
 
     @property
     def construction(self) -> str:
         """The all-defaults build as Python (`Config()`, `validate_args(get_parser().parse_args([]))`)."""
         if self.kind != "argparse":
-            return f"{self.owner}()"
+            return f"{self.owner}({', '.join(f'{k}={v}' for k, v in self.given)})"
         parsed = "().parse_args([])" if self.defaults_call == "parser" else "()"
         return f"{self.function}({self.defaults_from}{parsed})"
 
@@ -78,6 +81,8 @@ class Harness:
             "defaults_from": self.defaults_from,
             "defaults_call": self.defaults_call,
             "via": self.via,
+            "given": dict(self.given),
+            "given_from": self.given_from,
         }
 
 

@@ -51,11 +51,19 @@ HEAD = BASE.replace("if self.mode == Mode.SLOW:", "if self.mode == Mode.SLOW or 
 
 
 def _review(
-    tmp_path: Path, base_text: str, head_text: str, path: str = "pkg/config.py"
+    tmp_path: Path,
+    base_text: str,
+    head_text: str,
+    path: str = "pkg/config.py",
+    others: dict[str, str | bytes | None] | None = None,
 ) -> tuple[Review, dict[str, Any]]:
     repo = Repo(tmp_path / "repo")
     # The repository's own test command only has to run: the tables come with the test stage.
-    files = {".reviewbot.toml": toml(f"{sys.executable} -c pass", timeout=120), "pkg/__init__.py": ""}
+    files: dict[str, str | bytes | None] = {
+        ".reviewbot.toml": toml(f"{sys.executable} -c pass", timeout=120),
+        "pkg/__init__.py": "",
+        **(others or {}),
+    }
     base = repo.commit({**files, path: base_text}, "base")
     repo.checkout("pr", create=True)
     head = repo.commit({path: head_text}, "head")
@@ -204,83 +212,43 @@ def test_a_row_the_table_gets_wrong_shows_the_executed_value_and_says_so(tmp_pat
     assert not any(f.rule == "defaults-raise" for f in review.findings)
 
 
-ARGS_BASE = """import argparse
-
-
-def get_parser():
-    parser = argparse.ArgumentParser(description="Serve a model")
-    parser.add_argument("--num-layers", type=int, default=None)
-    parser.add_argument("--offload", action="store_true")
-    parser.add_argument("--no-pin-memory", action="store_false", dest="pin_memory")
-    return parser
-
-
-def validate_args(args):
-    return args
+REQUIRED_BASE = """class EngineConfig:
+    def __init__(self, model, cache=False, use_rope=True):
+        if not model:
+            raise ValueError("a model is required")
+        self.model = model
+        self.cache = cache
+        self.use_rope = use_rope
 """
-ARGS_RAISES_HEAD = ARGS_BASE.replace(
-    "def validate_args(args):\n",
-    "def validate_args(args):\n"
-    "    if args.offload:\n"
-    "        args.pin_memory = False\n"
-    '    assert args.num_layers is not None, "--num-layers is required"\n',
-)
+REQUIRED_HEAD = REQUIRED_BASE + "        if not self.cache:\n            self.use_rope = False\n"
+REQUIRED_TEST = "from pkg.config import EngineConfig\n\n\ndef test_engine():\n    assert EngineConfig(model='tiny').model\n"
 
 
-def test_an_argparse_validation_that_rejects_the_default_options_is_a_p0(tmp_path: Path) -> None:
-    review, doc = _review(tmp_path, ARGS_BASE, ARGS_RAISES_HEAD, "pkg/arguments.py")
-    table = _only_table(doc)
-    assert table["harness"]["kind"] == "argparse" and table["harness"]["defaults_call"] == "parser"
-    last = "AssertionError: --num-layers is required"
-    assert table["defaults"]["head"] == {"outcome": "raised", "value": last, "at": "pkg/arguments.py:15"}
-    assert table["defaults"]["base"] == {"outcome": "value", "value": "True"}
-    (p0,) = [f for f in review.findings if f.rule == "defaults-raise"]
-    assert p0.severity.value == "P0" and (p0.path, p0.line) == ("pkg/arguments.py", 15)
-    assert (
-        p0.title
-        == f"`validate_args(get_parser().parse_args([]))` with every default raises on the head: {last}"
-    )
-    assert p0.evidence[0] == (
-        f"executed `validate_args(get_parser().parse_args([]))` from `pkg.arguments` on the head: {last}"
-    )
-    assert p0.evidence[1] == "on the base: True"
-    assert review.status.value == "BLOCKING"
-    assert not table["verified"]  # a test that fails on the head is offered to no one
-
-
-ARGS_WRONG_BASE = ARGS_BASE.replace(
-    "def validate_args(args):\n    return args\n",
-    "def validate_args(args):\n    _keep_pinned(args)\n    return args\n\n\n"
-    "def _keep_pinned(args):\n    args.pin_memory = True\n",
-)
-# The guarded write comes before a call that writes the field again: outside the table's model.
-ARGS_WRONG_HEAD = ARGS_WRONG_BASE.replace(
-    "def validate_args(args):\n",
-    "def validate_args(args):\n    if args.offload:\n        args.pin_memory = False\n",
-)
-
-
-def test_an_argparse_row_the_table_gets_wrong_shows_the_executed_value_and_no_verified_sketch(
+def test_a_required_argument_takes_the_value_the_repositorys_test_gives_and_the_rows_run(
     tmp_path: Path,
 ) -> None:
-    review, doc = _review(tmp_path, ARGS_WRONG_BASE, ARGS_WRONG_HEAD, "pkg/arguments.py")
+    _, doc = _review(tmp_path, REQUIRED_BASE, REQUIRED_HEAD, others={"tests/test_engine.py": REQUIRED_TEST})
     table = _only_table(doc)
-    assert table["executed"] is True and table["harness"]["kind"] == "argparse"
-    by_inputs = {(r["inputs"]["args.offload"], r["inputs"]["args.pin_memory"]): r for r in table["rows"]}
-    wrong = by_inputs[(True, True)]
-    assert wrong["predicted"]["head"] == "False"
-    assert wrong["executed"]["head"] == {"outcome": "value", "value": "True"}
-    assert wrong["table_wrong"] is True and wrong["row"] in table["wrong_rows"]
-    assert by_inputs[(False, True)]["table_wrong"] is False
-    said = "\n".join(n.message for n in review.notes)
+    assert table["harness"]["given"] == {"model": "'tiny'"}
+    assert table["harness"]["given_from"] == "tests/test_engine.py:5"
     assert (
-        f"The truth table of `args.pin_memory` (pkg/arguments.py:{table['line']}) was wrong in row "
-        f"{wrong['row']} on the head: it predicted `False`, the code gives `True`"
-    ) in said
-    # Its test would fail on the head: missing-tests keeps the unexecuted sketch, not marked verified.
-    assert table["verified"] is False
-    for f in doc["findings"]:
-        assert "verified" not in f["extra"], f
+        table["executed"] is True and table["wrong_rows"] == [] and table["agreed"] == len(table["rows"]) == 4
+    )
+    assert "GIVEN = {'model': 'tiny'}" in table["test"]
+    assert table["defaults"]["head"] == {"outcome": "value", "value": "False"}
+
+
+SAME_RAISE_BASE = RAISES_BASE + RAISES_HEAD.split(RAISES_BASE, 1)[1].replace(
+    "            self.pinned = False\n", "            pass\n"
+)
+
+
+def test_defaults_that_raise_the_same_on_the_base_are_not_this_changes_finding(tmp_path: Path) -> None:
+    review, doc = _review(tmp_path, SAME_RAISE_BASE, RAISES_HEAD)
+    table = _only_table(doc)
+    last = "AssertionError: offload_layers must be below num_layers"
+    assert table["defaults"]["head"]["value"] == last and table["defaults"]["base"]["value"] == last
+    assert not any(f.rule == "defaults-raise" for f in review.findings)
 
 
 MODULE_LEVEL_BASE = "def derive(cfg):\n    return cfg\n"

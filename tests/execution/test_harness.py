@@ -5,21 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewbot.change.diff import load_change
+from reviewbot.execution.call_sites import sites_of
 from reviewbot.execution.harness import find_harness, module_of
 from reviewbot.model.executed import Harness
 from reviewbot.review.pipeline import ReviewSettings, parse_stage, review_change
 from tests.gitrepo import Repo
 
 
-def _harness(tmp_path: Path, path: str, base: str, head: str) -> Harness | str:
+def _harness(
+    tmp_path: Path, path: str, base: str, head: str, others: dict[str, str | bytes | None] | None = None
+) -> Harness | str:
     repo = Repo(tmp_path / "repo")
-    b = repo.commit({path: base}, "base")
+    b = repo.commit({path: base, **(others or {})}, "base")
     h = repo.commit({path: head}, "head")
     change = load_change(repo.path, b, h)
     (table,) = review_change(change, ReviewSettings()).truth_tables
     changed = change.file(path)
     assert changed is not None
-    return find_harness(table, parse_stage(change).head_facts, changed.head_text)
+    return find_harness(table, parse_stage(change).head_facts, changed.head_text, None, sites_of(change))
 
 
 PLAIN = """class Config:
@@ -170,11 +173,27 @@ def test_a_constructor_with_a_required_argument_has_no_all_defaults_build(tmp_pa
     head = PLAIN_HEAD.replace("(self, cache", "(self, model, cache")
     assert (
         _harness(tmp_path / "a", "blk.py", block, head)
-        == "`Config(...)` requires `model` (no default): there is no all-defaults configuration to build"
+        == "`Config(...)` requires `model` (no default) and no call in the repository gives them as literals: "
+        "there is no configuration to build"
     )
     fields = COMPARED.replace("    layers: int = 0\n", "    layers: int\n    shape: tuple = field()\n")
     head = fields.replace("        pass\n", "        if self.layers:\n            self.use_rope = False\n")
     assert (
         _harness(tmp_path / "b", "cfg.py", fields, head)
-        == "`Config(...)` requires `layers`, `shape` (no default): there is no all-defaults configuration to build"
+        == "`Config(...)` requires `layers`, `shape` (no default) and no call in the repository gives them as "
+        "literals: there is no configuration to build"
     )
+
+
+def test_required_arguments_take_the_literals_a_call_in_the_repository_gives(tmp_path: Path) -> None:
+    base = PLAIN.replace("(self, cache", "(self, model, cache")
+    head = PLAIN_HEAD.replace("(self, cache", "(self, model, cache")
+    calls = {
+        "serve.py": "from cfg import Config\n\n\ndef make(name):\n    return Config(model=name)\n",
+        "tests/test_cfg.py": "from cfg import Config\n\n\ndef test_build():\n    Config(model='tiny', cache=True)\n",
+    }
+    found = _harness(tmp_path, "cfg.py", base, head, {**calls})
+    assert isinstance(found, Harness)
+    # `serve.py` passes a name, not a literal; the test's call gives the value (its `cache` is not taken).
+    assert found.given == (("model", "'tiny'"),) and found.given_from == "tests/test_cfg.py:5"
+    assert found.construction == "Config(model='tiny')"

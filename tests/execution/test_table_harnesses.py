@@ -7,7 +7,8 @@ row for row on the head and the base; missing-tests offers the generated test as
 (it ran in the sandbox, passes on the head, fails on the base); and that sketch, committed into the
 repository as it is, makes missing-tests go away in the next round of the same pull request (its
 mutant is killed by the pasted test). The rounds run through `reviewbot run --pr` (the CLI, the
-local rounds store, the base's `.reviewbot.toml` with a pytest `[tests]` command).
+local rounds store, the base's `.reviewbot.toml` with a pytest `[tests]` command). Then the argparse
+path's all-defaults P0 and a row its table gets wrong (reviewed in-process, as test_executed_tables).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 from reviewbot import cli
 from tests.execution.probe import toml
+from tests.execution.test_executed_tables import _only_table, _review
 from tests.gitrepo import Repo
 
 PR = 7
@@ -245,3 +247,82 @@ def test_argparse_validate_args_table_runs_as_predicted_and_its_verified_sketch_
     assert "argv, sys.argv = sys.argv, sys.argv[:1]" in table["test"]
     sketch = _verified_sketch(first, path)
     _paste_and_review_again(repo, base, path, sketch, first, tmp_path, monkeypatch)
+
+
+PARSER_BASE = """import argparse
+
+
+def get_parser():
+    parser = argparse.ArgumentParser(description="Serve a model")
+    parser.add_argument("--num-layers", type=int, default=None)
+    parser.add_argument("--offload", action="store_true")
+    parser.add_argument("--no-pin-memory", action="store_false", dest="pin_memory")
+    return parser
+
+
+def validate_args(args):
+    return args
+"""
+PARSER_RAISES_HEAD = PARSER_BASE.replace(
+    "def validate_args(args):\n",
+    "def validate_args(args):\n"
+    "    if args.offload:\n"
+    "        args.pin_memory = False\n"
+    '    assert args.num_layers is not None, "--num-layers is required"\n',
+)
+
+
+def test_an_argparse_validation_that_rejects_the_default_options_is_a_p0(tmp_path: Path) -> None:
+    review, doc = _review(tmp_path, PARSER_BASE, PARSER_RAISES_HEAD, "pkg/arguments.py")
+    table = _only_table(doc)
+    assert table["harness"]["kind"] == "argparse" and table["harness"]["defaults_call"] == "parser"
+    last = "AssertionError: --num-layers is required"
+    assert table["defaults"]["head"] == {"outcome": "raised", "value": last, "at": "pkg/arguments.py:15"}
+    assert table["defaults"]["base"] == {"outcome": "value", "value": "True"}
+    (p0,) = [f for f in review.findings if f.rule == "defaults-raise"]
+    assert p0.severity.value == "P0" and (p0.path, p0.line) == ("pkg/arguments.py", 15)
+    assert (
+        p0.title
+        == f"`validate_args(get_parser().parse_args([]))` with every default raises on the head: {last}"
+    )
+    assert p0.evidence[0] == (
+        f"executed `validate_args(get_parser().parse_args([]))` from `pkg.arguments` on the head: {last}"
+    )
+    assert p0.evidence[1] == "on the base: True"
+    assert review.status.value == "BLOCKING"
+    assert not table["verified"]  # a test that fails on the head is offered to no one
+
+
+PARSER_WRONG_BASE = PARSER_BASE.replace(
+    "def validate_args(args):\n    return args\n",
+    "def validate_args(args):\n    _keep_pinned(args)\n    return args\n\n\n"
+    "def _keep_pinned(args):\n    args.pin_memory = True\n",
+)
+# The guarded write comes before a call that writes the field again: outside the table's model.
+PARSER_WRONG_HEAD = PARSER_WRONG_BASE.replace(
+    "def validate_args(args):\n",
+    "def validate_args(args):\n    if args.offload:\n        args.pin_memory = False\n",
+)
+
+
+def test_an_argparse_row_the_table_gets_wrong_shows_the_executed_value_and_no_verified_sketch(
+    tmp_path: Path,
+) -> None:
+    review, doc = _review(tmp_path, PARSER_WRONG_BASE, PARSER_WRONG_HEAD, "pkg/arguments.py")
+    table = _only_table(doc)
+    assert table["executed"] is True and table["harness"]["kind"] == "argparse"
+    by_inputs = {(r["inputs"]["args.offload"], r["inputs"]["args.pin_memory"]): r for r in table["rows"]}
+    wrong = by_inputs[(True, True)]
+    assert wrong["predicted"]["head"] == "False"
+    assert wrong["executed"]["head"] == {"outcome": "value", "value": "True"}
+    assert wrong["table_wrong"] is True and wrong["row"] in table["wrong_rows"]
+    assert by_inputs[(False, True)]["table_wrong"] is False
+    said = "\n".join(n.message for n in review.notes)
+    assert (
+        f"The truth table of `args.pin_memory` (pkg/arguments.py:{table['line']}) was wrong in row "
+        f"{wrong['row']} on the head: it predicted `False`, the code gives `True`"
+    ) in said
+    # Its test would fail on the head: missing-tests keeps the unexecuted sketch, not marked verified.
+    assert table["verified"] is False
+    for f in doc["findings"]:
+        assert "verified" not in f["extra"], f
