@@ -38,6 +38,8 @@ _SKIP = frozenset(
         "this",
     }
 )
+# One pending node of `CppBody.scan`: (node, inside a member chain, gating condition, negated).
+_Item = tuple[Node, bool, Cond | None, bool]
 
 
 class CppBody(CppGrammar):
@@ -219,44 +221,18 @@ class CppBody(CppGrammar):
     def scan(self, root: Node, ctx: Ctx, cond: Cond | None = None) -> None:
         """Reads, ternary conditions and pybind bindings in an expression (iterative: deep trees are fine)."""
         callees: set[int] = set()
-        stack: list[tuple[Node, bool, Cond | None, bool]] = [(root, False, cond, False)]
+        stack: list[_Item] = [(root, False, cond, False)]
         while stack:
             node, chain, cnd, neg = stack.pop()
             t = node.type
             if t in _SKIP:
                 continue
             if t == "field_expression":
-                arg = node.child_by_field_name("argument")
-                is_callee = node.id in callees
-                if not chain and not is_callee:
-                    member = self.txt(node.child_by_field_name("field") or node)
-                    this = arg is not None and arg.type == "this"
-                    expr = canonical_expr(self.txt(node))
-                    self.read(
-                        ctx, expr, node, cnd, neg, member=member if this else None, recv=self._recv(node, ctx)
-                    )
-                if arg is not None:
-                    stack.append((arg, not is_callee, cnd, neg))
+                self._scan_field(node, chain, cnd, neg, ctx, stack, callees)
             elif t == "call_expression":
-                fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
-                if args is not None:
-                    stack.append((args, False, cnd, neg))
-                    if fn is not None:
-                        self._env_call(node, fn, args, ctx)
-                if fn is not None and fn.type == "field_expression":
-                    self._binding(fn, args, ctx)
-                    callees.add(fn.id)
-                    stack.append((fn, False, cnd, neg))
-                elif fn is not None and fn.type not in ("identifier", "template_function"):
-                    stack.append((fn, False, cnd, neg))
+                self._scan_call(node, cnd, neg, ctx, stack, callees)
             elif t == "conditional_expression":
-                c, yes, no = (
-                    node.child_by_field_name(f) for f in ("condition", "consequence", "alternative")
-                )
-                stack.extend((x, False, cnd, neg) for x in (no, yes) if x is not None)
-                if c is not None:
-                    self.emit_use(self.pred(c), self.unparen(c), ctx)
-                    stack.append((c, False, Cond([yes] if yes else [], [no] if no else []), False))
+                self._scan_ternary(node, cnd, neg, ctx, stack)
             elif t == "unary_expression" and self._op(node) in NOT_OPS:
                 arg = node.child_by_field_name("argument")
                 if arg is not None:
@@ -265,19 +241,68 @@ class CppBody(CppGrammar):
                 if not chain:
                     self._bare(node, ctx, cnd, neg)
             elif t == "lambda_expression":
-                for param in _named(node.child_by_field_name("declarator")):
-                    for p in _named(param):
-                        pname = self.declarator_name(p.child_by_field_name("declarator"))
-                        if pname:
-                            self.locals.add(pname)
-                body = node.child_by_field_name("body")
-                if body is not None:
-                    self.stmt(body, ctx)
+                self._scan_lambda(node, ctx)
             elif t == "subscript_expression":
                 arg, idx = node.child_by_field_name("argument"), node.child_by_field_name("indices")
                 stack.extend((x, chain if x is arg else False, cnd, neg) for x in (idx, arg) if x is not None)
             else:
                 stack.extend((c, False, cnd, neg) for c in reversed(node.named_children))
+
+    def _scan_field(
+        self,
+        node: Node,
+        chain: bool,
+        cnd: Cond | None,
+        neg: bool,
+        ctx: Ctx,
+        stack: list[_Item],
+        callees: set[int],
+    ) -> None:
+        """`a.b` / `this->b`: read the whole chain once (not its prefixes, not a callee), then walk the object."""
+        arg = node.child_by_field_name("argument")
+        is_callee = node.id in callees
+        if not chain and not is_callee:
+            member = self.txt(node.child_by_field_name("field") or node)
+            this = arg is not None and arg.type == "this"
+            expr = canonical_expr(self.txt(node))
+            self.read(ctx, expr, node, cnd, neg, member=member if this else None, recv=self._recv(node, ctx))
+        if arg is not None:
+            stack.append((arg, not is_callee, cnd, neg))
+
+    def _scan_call(
+        self, node: Node, cnd: Cond | None, neg: bool, ctx: Ctx, stack: list[_Item], callees: set[int]
+    ) -> None:
+        """A call: its arguments, env reads and pybind bindings; a method callee is walked but not read."""
+        fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        if args is not None:
+            stack.append((args, False, cnd, neg))
+            if fn is not None:
+                self._env_call(node, fn, args, ctx)
+        if fn is not None and fn.type == "field_expression":
+            self._binding(fn, args, ctx)
+            callees.add(fn.id)
+            stack.append((fn, False, cnd, neg))
+        elif fn is not None and fn.type not in ("identifier", "template_function"):
+            stack.append((fn, False, cnd, neg))
+
+    def _scan_ternary(self, node: Node, cnd: Cond | None, neg: bool, ctx: Ctx, stack: list[_Item]) -> None:
+        """`c ? yes : no`: a predicate use of `c`, whose reads gate the two branches."""
+        c, yes, no = (node.child_by_field_name(f) for f in ("condition", "consequence", "alternative"))
+        stack.extend((x, False, cnd, neg) for x in (no, yes) if x is not None)
+        if c is not None:
+            self.emit_use(self.pred(c), self.unparen(c), ctx)
+            stack.append((c, False, Cond([yes] if yes else [], [no] if no else []), False))
+
+    def _scan_lambda(self, node: Node, ctx: Ctx) -> None:
+        """A lambda: its parameters are locals, its body is walked as statements."""
+        for param in _named(node.child_by_field_name("declarator")):
+            for p in _named(param):
+                pname = self.declarator_name(p.child_by_field_name("declarator"))
+                if pname:
+                    self.locals.add(pname)
+        body = node.child_by_field_name("body")
+        if body is not None:
+            self.stmt(body, ctx)
 
     def _bare(self, node: Node, ctx: Ctx, cond: Cond | None, neg: bool) -> None:
         name = self.txt(node)
