@@ -65,27 +65,34 @@ class PyOwners(Walker):
         ann = at.child_by_field_name("type") if at.child_by_field_name("left") == left else None
         v = self.unparen(value)
         if left.type == "identifier" and ctx.function is not None:
-            name = self.txt(left)
-            if ann is not None:
-                self.set_type(name, short_type(self.txt(ann)), OwnerVia.DECLARED)
-            elif v.type == "identifier" and self.txt(v) in self.types:
-                self.types[name] = self.types[self.txt(v)]
-            elif v.type == "attribute" and (obj := v.child_by_field_name("object")) is not None:
-                recv = self.recv_of(ctx, "".join(self.txt(obj).split()))
-                attr = v.child_by_field_name("attribute")
-                path = f"{recv.owner}.{self.txt(attr)}" if recv.owner and attr is not None else ""
-                self.set_type(name, path, recv.via)
-            elif v.type == "call":
-                found = self.value_type(v)
-                self.set_type(name, found if found[:1].isupper() else "", OwnerVia.CONSTRUCTOR)
-            elif self.types:
-                self.types.pop(name, None)  # a literal or a computed value: not an object of a known type
+            self._track_local(self.txt(left), ann, v, ctx)
             return
         obj = left.child_by_field_name("object") if left.type == "attribute" else None
         attr = left.child_by_field_name("attribute") if left.type == "attribute" else None
         in_init = ctx.method and (ctx.function or "").endswith(("__init__", "__post_init__"))
         if not (in_init and ctx.cls and obj is not None and attr is not None and self.txt(obj) == "self"):
             return
+        self._declare_field(ctx.cls, left, attr, ann, v, ctx)
+
+    def _track_local(self, name: str, ann: Node | None, v: Node, ctx: Ctx) -> None:
+        """The type local `name` gets from its annotation or from the (unparenthesised) value `v`."""
+        if ann is not None:
+            self.set_type(name, short_type(self.txt(ann)), OwnerVia.DECLARED)
+        elif v.type == "identifier" and self.txt(v) in self.types:
+            self.types[name] = self.types[self.txt(v)]
+        elif v.type == "attribute" and (obj := v.child_by_field_name("object")) is not None:
+            recv = self.recv_of(ctx, "".join(self.txt(obj).split()))
+            attr = v.child_by_field_name("attribute")
+            path = f"{recv.owner}.{self.txt(attr)}" if recv.owner and attr is not None else ""
+            self.set_type(name, path, recv.via)
+        elif v.type == "call":
+            found = self.value_type(v)
+            self.set_type(name, found if found[:1].isupper() else "", OwnerVia.CONSTRUCTOR)
+        elif self.types:
+            self.types.pop(name, None)  # a literal or a computed value: not an object of a known type
+
+    def _declare_field(self, cls: str, left: Node, attr: Node, ann: Node | None, v: Node, ctx: Ctx) -> None:
+        """`self.attr = v` in a constructor: the field `attr` of class `cls`, with its type and default."""
         if ann is not None:
             type_ = short_type(self.txt(ann))
         elif v.type == "identifier":
@@ -95,7 +102,7 @@ class PyOwners(Walker):
             type_ = self.value_type(v)
         source = canonical_expr(self.txt(v))
         default = self._init_default(v, source, ctx) if ctx.guard is None and ctx.init else None
-        self.emit_field(ctx.cls, self.txt(attr), type_, default, left, DeclOrigin.INIT)
+        self.emit_field(cls, self.txt(attr), type_, default, left, DeclOrigin.INIT)
 
     def _init_default(self, value: Node, source: str, ctx: Ctx) -> str | None:
         """`self.x = x` takes the parameter's default; only constant values (literals, `Cls()`, `Enum.X`)
