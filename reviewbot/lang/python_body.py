@@ -23,6 +23,8 @@ _REPLACERS = frozenset({"replace", "_replace", "evolve"})
 FIELD_FUNCS = frozenset({"field", "Field", "ib", "attrib"})
 _SKIP = frozenset({"string", "integer", "float", "comment", "true", "false", "none", "ellipsis"})
 _SIMPLE = frozenset({"expression_statement", "return_statement"})
+# One pending node of `PyBody.scan`: (node, inside an attribute chain, gating condition, negated).
+_Item = tuple[Node, bool, Cond | None, bool]
 
 
 class PyBody(PyGrammar):
@@ -194,7 +196,7 @@ class PyBody(PyGrammar):
     def scan(self, root: Node, ctx: Ctx, cond: Cond | None = None) -> None:
         """Reads, conditional expressions and keyword writes in an expression (iterative)."""
         callees: set[int] = set()
-        stack: list[tuple[Node, bool, Cond | None, bool]] = [(root, False, cond, False)]
+        stack: list[_Item] = [(root, False, cond, False)]
         while stack:
             node, chain, cnd, neg = stack.pop()
             t = node.type
@@ -208,19 +210,7 @@ class PyBody(PyGrammar):
                 if obj is not None:
                     stack.append((obj, not is_callee, cnd, neg))
             elif t == "call":
-                fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
-                if args is not None:
-                    self._keywords(node, fn, args, ctx)
-                    if fn is not None:
-                        self.env_call(node, fn, args, ctx)
-                    for arg in reversed(_named(args)):
-                        inner = arg.child_by_field_name("value") if arg.type == "keyword_argument" else arg
-                        if inner is not None:
-                            stack.append((inner, False, cnd, neg))
-                if fn is not None and fn.type != "identifier":
-                    if fn.type == "attribute":
-                        callees.add(fn.id)
-                    stack.append((fn, False, cnd, neg))
+                self._scan_call(node, cnd, neg, ctx, stack, callees)
             elif t == "conditional_expression" and (parts := self.ternary_parts(node)) is not None:
                 c, yes, no = parts
                 stack.extend([(no, False, cnd, neg), (yes, False, cnd, neg)])
@@ -235,20 +225,44 @@ class PyBody(PyGrammar):
                 if not chain and self.reads.has_local(ctx.function, name):
                     self.read(ctx, name, node, cnd, neg, local=name)
             elif t == "subscript":
-                value = node.child_by_field_name("value")
-                subs = node.children_by_field_name("subscript")
-                if value is not None and len(subs) == 1:
-                    self._environ_subscript(node, value, subs[0], ctx)
-                for sub in reversed(subs):
-                    stack.append((sub, False, cnd, neg))
-                if value is not None:
-                    stack.append((value, chain, cnd, neg))
+                self._scan_subscript(node, chain, cnd, neg, ctx, stack)
             elif t == "keyword_argument":
                 value = node.child_by_field_name("value")
                 if value is not None:
                     stack.append((value, False, cnd, neg))
             else:
                 stack.extend((c, False, cnd, neg) for c in reversed(node.named_children))
+
+    def _scan_call(
+        self, node: Node, cnd: Cond | None, neg: bool, ctx: Ctx, stack: list[_Item], callees: set[int]
+    ) -> None:
+        """A call: keyword writes, an environment read, its arguments; a method callee is walked, not read."""
+        fn, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
+        if args is not None:
+            self._keywords(node, fn, args, ctx)
+            if fn is not None:
+                self.env_call(node, fn, args, ctx)
+            for arg in reversed(_named(args)):
+                inner = arg.child_by_field_name("value") if arg.type == "keyword_argument" else arg
+                if inner is not None:
+                    stack.append((inner, False, cnd, neg))
+        if fn is not None and fn.type != "identifier":
+            if fn.type == "attribute":
+                callees.add(fn.id)
+            stack.append((fn, False, cnd, neg))
+
+    def _scan_subscript(
+        self, node: Node, chain: bool, cnd: Cond | None, neg: bool, ctx: Ctx, stack: list[_Item]
+    ) -> None:
+        """`v[s]`: `os.environ["X"]` is an environment read; the subscripts and `v` are walked."""
+        value = node.child_by_field_name("value")
+        subs = node.children_by_field_name("subscript")
+        if value is not None and len(subs) == 1:
+            self._environ_subscript(node, value, subs[0], ctx)
+        for sub in reversed(subs):
+            stack.append((sub, False, cnd, neg))
+        if value is not None:
+            stack.append((value, chain, cnd, neg))
 
     def _constant(self, node: Node) -> bool:
         """`RopeStyle.No`, `TaskType.LANGUAGE_MODEL`: class constants, not field reads (like C++ `A::B`)."""
@@ -268,21 +282,7 @@ class PyBody(PyGrammar):
         last = last_component(callee)
         if last in FIELD_FUNCS or (last not in _REPLACERS and not last[:1].isupper()):
             return
-        prefix = self._kw_target.get(call.id)
-        if prefix is None and last in _REPLACERS:
-            positional = [a for a in _named(args) if a.type != "keyword_argument"]
-            receiver = callee.rsplit(".", 1)[0] if last == "_replace" and "." in callee else None
-            first = receiver or (canonical_expr(self.txt(positional[0])) if positional else None)
-            prefix = first if first and is_path(first) else None
-        if prefix is None:
-            prefix = callee
-        if last in _REPLACERS:
-            positional = [a for a in _named(args) if a.type != "keyword_argument"]
-            receiver = callee.rsplit(".", 1)[0] if last == "_replace" and "." in callee else None
-            obj = receiver or ("".join(self.txt(positional[0]).split()) if positional else "")
-            recv = self.recv_of(ctx, obj)
-        else:
-            recv = Recv(callee, short_type(last), OwnerVia.CONSTRUCTOR)
+        prefix, recv = self._kw_owner(call, callee, last, args, ctx)
         stmt = self.stmt_node or call
         for kw in kwargs:
             key, value = kw.child_by_field_name("name"), kw.child_by_field_name("value")
@@ -290,3 +290,20 @@ class PyBody(PyGrammar):
                 text = canonical_expr(self.txt(value))
                 target = f"{prefix}.{self.txt(key)}"
                 self.emit_assign(ctx, target, text, kw, stmt, AssignKind.KEYWORD, recv=recv, raw=value)
+
+    def _kw_owner(self, call: Node, callee: str, last: str, args: Node, ctx: Ctx) -> tuple[str, Recv]:
+        """Where a call's keyword writes land: the path they prefix (the assigned target, the object a
+        replacer copies, or the constructor) and the object they write into."""
+        prefix = self._kw_target.get(call.id)
+        if last not in _REPLACERS:
+            constructed = Recv(callee, short_type(last), OwnerVia.CONSTRUCTOR)
+            return (callee if prefix is None else prefix), constructed
+        positional = [a for a in _named(args) if a.type != "keyword_argument"]
+        receiver = callee.rsplit(".", 1)[0] if last == "_replace" and "." in callee else None
+        if prefix is None:
+            first = receiver or (canonical_expr(self.txt(positional[0])) if positional else None)
+            prefix = first if first and is_path(first) else None
+        if prefix is None:
+            prefix = callee
+        obj = receiver or ("".join(self.txt(positional[0]).split()) if positional else "")
+        return prefix, self.recv_of(ctx, obj)
