@@ -53,27 +53,9 @@ def scan_readers(tree: RepoTree, index: RepoIndex, graph: CallGraph, names: Iter
     wanted = sorted(set(names))
     if not wanted:
         return
-    # One `git grep` names the files that can mention a name (a superset of what the patterns below
-    # match); reading every source file instead cost most of a warm review on rtp-llm (4,100 files).
-    candidates = prefilter(tree, wanted)
-    paths = [
-        p
-        for p in tree.paths()
-        if (candidates is None or p in candidates)
-        and lang_for_path(p) is not None
-        and not is_test_path(p)
-        and not index.is_excluded(p)
-    ]
-    mentions: dict[str, list[str]] = {n: [] for n in wanted}
-    sources: dict[str, str] = {}
+    paths = _candidate_paths(tree, index, wanted)
     patterns = {n: re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in wanted}
-    for start in range(0, len(paths), _READ_BATCH):
-        for path, text in read_texts(tree, paths[start : start + _READ_BATCH]):
-            hits = [n for n in wanted if n in text and patterns[n].search(text)]
-            for n in hits:
-                mentions[n].append(path)
-            if hits:
-                sources[path] = text
+    mentions, sources = _find_mentions(tree, paths, wanted, patterns)
     parsed: list[str] = []
     for n in wanted:
         found = sorted(mentions[n])
@@ -82,8 +64,50 @@ def scan_readers(tree: RepoTree, index: RepoIndex, graph: CallGraph, names: Iter
             graph.widely_read[n] = len(found)
         else:
             parsed.append(n)
-    if not parsed:
-        return
+    if parsed:
+        _parse_readers(graph, parsed, mentions, sources, patterns)
+
+
+def _candidate_paths(tree: RepoTree, index: RepoIndex, wanted: list[str]) -> list[str]:
+    """The source files (not tests, not excluded) that can mention one of `wanted`, in tree order."""
+    # One `git grep` names the files that can mention a name (a superset of what the patterns
+    # match); reading every source file instead cost most of a warm review on rtp-llm (4,100 files).
+    candidates = prefilter(tree, wanted)
+    return [
+        p
+        for p in tree.paths()
+        if (candidates is None or p in candidates)
+        and lang_for_path(p) is not None
+        and not is_test_path(p)
+        and not index.is_excluded(p)
+    ]
+
+
+def _find_mentions(
+    tree: RepoTree, paths: list[str], wanted: list[str], patterns: dict[str, re.Pattern[str]]
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """({name: paths that mention it as a whole word}, {path: text} of those paths), read in batches."""
+    mentions: dict[str, list[str]] = {n: [] for n in wanted}
+    sources: dict[str, str] = {}
+    for start in range(0, len(paths), _READ_BATCH):
+        for path, text in read_texts(tree, paths[start : start + _READ_BATCH]):
+            hits = [n for n in wanted if n in text and patterns[n].search(text)]
+            for n in hits:
+                mentions[n].append(path)
+            if hits:
+                sources[path] = text
+    return mentions, sources
+
+
+def _parse_readers(
+    graph: CallGraph,
+    parsed: list[str],
+    mentions: dict[str, list[str]],
+    sources: dict[str, str],
+    patterns: dict[str, re.Pattern[str]],
+) -> None:
+    """The mention lines of the files that mention one of `parsed`, and those files' facts (only the
+    function bodies that mention a name) in `graph.readers`."""
 
     def focus(body: str) -> bool:  # only the function bodies that mention a name are walked
         return any(n in body for n in parsed)
