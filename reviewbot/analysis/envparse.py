@@ -150,11 +150,7 @@ def same_literal(a: str, b: str) -> bool:
 
 def _eval(node: ast.AST, value: object) -> object:  # noqa: C901 - one branch per node kind
     if isinstance(node, ast.Name):
-        if node.id == _HOLE:
-            return value
-        if node.id in ("None", "True", "False"):
-            return {"None": None, "True": True, "False": False}[node.id]
-        raise _Unknown(node.id)
+        return _eval_name(node, value)
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
@@ -167,26 +163,44 @@ def _eval(node: ast.AST, value: object) -> object:  # noqa: C901 - one branch pe
     if isinstance(node, ast.BinOp) and isinstance(
         node.op, ast.Add | ast.Sub | ast.Mult | ast.FloorDiv | ast.Mod
     ):
-        left, right = _eval(node.left, value), _eval(node.right, value)
-        if (
-            not (isinstance(left, int) and isinstance(right, int))
-            or isinstance(left, bool)
-            or isinstance(right, bool)
-        ):
-            raise _Unknown("arithmetic on non-integers")
-        if isinstance(node.op, ast.FloorDiv | ast.Mod) and right == 0:
-            raise _Raise()
-        return _ARITH[type(node.op)](left, right)
+        return _arith(node, value)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        operand = _eval(node.operand, value)
-        if isinstance(operand, int | float) and not isinstance(operand, bool):
-            return -operand
-        raise _Unknown("negation")
+        return _negate(_eval(node.operand, value))
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         return _compare(node.ops[0], _eval(node.left, value), _eval(node.comparators[0], value))
     if isinstance(node, ast.Call) and not node.keywords:
         return _call(node, value)
     raise _Unknown(type(node).__name__)
+
+
+def _eval_name(node: ast.Name, value: object) -> object:
+    """The hole is the value under test; `None`/`True`/`False` are themselves; other names are unknown."""
+    if node.id == _HOLE:
+        return value
+    if node.id in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[node.id]
+    raise _Unknown(node.id)
+
+
+def _arith(node: ast.BinOp, value: object) -> object:
+    """Integer `+ - * // %` (not on bools); division by zero raises as the program would."""
+    left, right = _eval(node.left, value), _eval(node.right, value)
+    if (
+        not (isinstance(left, int) and isinstance(right, int))
+        or isinstance(left, bool)
+        or isinstance(right, bool)
+    ):
+        raise _Unknown("arithmetic on non-integers")
+    if isinstance(node.op, ast.FloorDiv | ast.Mod) and right == 0:
+        raise _Raise()
+    return _ARITH[type(node.op)](left, right)
+
+
+def _negate(operand: object) -> object:
+    """`-x` of a number (not of a bool)."""
+    if isinstance(operand, int | float) and not isinstance(operand, bool):
+        return -operand
+    raise _Unknown("negation")
 
 
 def _compare(op: ast.cmpop, left: object, right: object) -> bool:
