@@ -26,6 +26,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from reviewbot.analysis.explicit_writes_cpp import (
+    CppCandidate,
+    cpp_candidates,
+    cpp_handler_sources,
+    read_files,
+)
 from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.removed_flags import defined_flags, dest
 from reviewbot.analysis.sides import Side
@@ -207,6 +213,20 @@ class _Function:
         return None
 
     def _judge(self, st: ast.stmt, conds: list[ast.expr]) -> None:
+        for recv, key, value in self._written(st):
+            r = self._receiver(recv, st.lineno)
+            if r is None or not key.isidentifier():
+                continue
+            derived = self._derived(key, st.lineno)
+            if _mentions(value, key, derived) or any(_mentions(c, key, derived) for c in conds):
+                continue
+            if any(e.lineno < st.lineno and _mentions(e.test, key, derived) for e in self.exits):
+                continue
+            self.out.append(_Candidate(st.lineno, key, r[0], r[1], r[2]))
+
+    def _written(self, st: ast.stmt) -> list[tuple[ast.expr, str, ast.expr | None]]:
+        """(receiver node, key, value) of what `st` writes: `r["k"] = v`, `ns.k = v` (a parsed
+        namespace, after parsing), `setattr(r, "k", v)`."""
         found: list[tuple[ast.expr, str, ast.expr | None]] = []  # (receiver node, key, value)
         if isinstance(st, (ast.Assign, ast.AnnAssign)):
             targets = st.targets if isinstance(st, ast.Assign) else [st.target]
@@ -232,16 +252,7 @@ class _Function:
                 and isinstance(args[1].value, str)
             ):
                 found.append((args[0], args[1].value, args[2]))
-        for recv, key, value in found:
-            r = self._receiver(recv, st.lineno)
-            if r is None or not key.isidentifier():
-                continue
-            derived = self._derived(key, st.lineno)
-            if _mentions(value, key, derived) or any(_mentions(c, key, derived) for c in conds):
-                continue
-            if any(e.lineno < st.lineno and _mentions(e.test, key, derived) for e in self.exits):
-                continue
-            self.out.append(_Candidate(st.lineno, key, r[0], r[1], r[2]))
+        return found
 
     def _derived(self, key: str, line: int) -> set[str]:
         """Local names bound (before `line`) from an expression reading `key`."""
@@ -270,158 +281,12 @@ def _py_candidates(s: Side, text: str) -> list[_Candidate]:
     return out
 
 
-# --------------------------------------------------------------------------------------------- C++
-
-_CPP_PARSE = re.compile(r"\b(\w*parse\w*)\s*\(\s*argc\s*,\s*argv\s*,\s*(\w+)\s*[,)]")
-_CPP_ASSIGN = r"^\s*{var}\s*\.\s*(\w+)\s*=(?!=)"
-_CPP_CALL = r"^\s*(?:\w+\s*::\s*)*(\w+)\s*\(\s*{var}\s*\)\s*;"
-_CPP_HANDLER = r"\.\s*{field}\s*=\s*[^;=]*(?:argv|std::sto[ifdlu]+|\bato[if]\b|\bvalue\b|\bstrto\w+)"
-
-
-def _enclosing_conditions(lines: list[str], index: int, start: int) -> list[str]:
-    """Header texts (if/while/for/else-if) of the blocks around line `index` (0-based), not above `start`."""
-    out: list[str] = []
-    depth = 0
-    prev = lines[index - 1] if index > 0 else ""
-    if re.match(r"^\s*(?:else\s+)?if\s*\(", prev) and "{" not in prev and ";" not in prev:
-        out.append(prev)
-    head = lines[index]
-    m = re.match(r"^\s*(?:else\s+)?if\s*\((.*)\)\s*[^;]*;", head)
-    if m:
-        out.append(head)
-    for i in range(index - 1, max(start - 1, -1), -1):
-        t = re.sub(r"//.*$", "", lines[i])
-        t = re.sub(r'"(?:\\.|[^"\\])*"', '""', t)
-        for ch in reversed(t):
-            if ch == "}":
-                depth += 1
-            elif ch == "{":
-                if depth == 0:
-                    header = t
-                    j = i
-                    while j > start and not re.search(
-                        r"\b(?:if|while|for|switch)\b|\belse\b|\)\s*\{?\s*$", header
-                    ):
-                        j -= 1
-                        header = lines[j] + header
-                    if "(" not in header and j > start:
-                        header = lines[j - 1] + header
-                    out.append(header)
-                else:
-                    depth -= 1
-    return out
-
-
-def _cpp_field_written(body: list[str], var: str, start: int) -> list[tuple[int, str, str]]:
-    """(0-based index, field, text) of unguarded writes of `var.field` in `body` lines (from `start`)."""
-    out: list[tuple[int, str, str]] = []
-    assign = re.compile(_CPP_ASSIGN.format(var=re.escape(var)))
-    by_ref = re.compile(r"\(\s*[^;()]*,\s*" + re.escape(var) + r"\s*\.\s*(\w+)\s*\)\s*;")
-    for i in range(start, len(body)):
-        text = body[i]
-        m = assign.match(text) or by_ref.search(text)
-        if not m:
-            continue
-        field = m.group(1)
-        conds = _enclosing_conditions(body, i, start)
-        if any(re.search(r"\b" + re.escape(field) + r"\b", c) for c in conds):
-            continue
-        out.append((i, field, text.strip()))
-    return out
-
-
-def _cpp_definition(text: str, name: str) -> tuple[list[str], int, str] | None:
-    """(lines, body start index, parameter name) of a function `name(T & p) {` defined in `text`."""
-    m = re.search(
-        r"^[\w:<>\s\*&]*\b" + re.escape(name) + r"\s*\(\s*[\w:<>\s]*&\s*(\w+)\s*\)\s*\{", text, re.M
-    )
-    if m is None:
-        return None
-    lines = text.split("\n")
-    first = text.count("\n", 0, m.start())
-    depth = 0
-    for i in range(first, len(lines)):
-        depth += lines[i].count("{") - lines[i].count("}")
-        if depth <= 0 and i > first:
-            return lines[first : i + 1], 1, m.group(1)
-    return None
-
-
-@dataclass(frozen=True)
-class _CppCandidate:
-    line: int
-    var: str
-    fields: tuple[str, ...]
-    writes: tuple[tuple[str, int, str], ...]
-
-
-def _definition_texts(name: str, texts: dict[str, str], tree: RepoTree | None) -> dict[str, str]:
-    """The changed C++ files, else the head tree's C++ files naming `name` (at most 20)."""
-    if any(re.search(r"\b" + re.escape(name) + r"\s*\([^;]*\)\s*\{", t) for t in texts.values()):
-        return texts
-    grep = getattr(tree, "grep", None)
-    if tree is None or not callable(grep):
-        return texts
-    found = grep([name]) or set()
-    paths = [p for p in sorted(found) if re.search(r"\.(?:cc|cpp|cxx|h|hpp|cu)$", p) and p not in texts][:20]
-    return {**texts, **_read(tree, paths)}
-
-
-def _cpp_candidates(
-    s: Side, text: str, fn_texts: dict[str, str], tree: RepoTree | None = None
-) -> list[_CppCandidate]:
-    lines = text.split("\n")
-    out: list[_CppCandidate] = []
-    facts = s.head_facts
-    for m in _CPP_PARSE.finditer(text):
-        parse_line = text.count("\n", 0, m.start()) + 1
-        var = m.group(2)
-        fn = facts.function_at(parse_line) if facts is not None else None
-        end = fn.end_line if fn is not None else len(lines)
-        start = fn.start_line if fn is not None else parse_line
-        body = lines[start - 1 : end]
-        offset = start - 1
-        first = parse_line - start + 1
-        for i, field, _txt in _cpp_field_written(body, var, first):
-            if i + offset + 1 in s.added:
-                out.append(_CppCandidate(i + offset + 1, var, (field,), ()))
-        call = re.compile(_CPP_CALL.format(var=re.escape(var)))
-        for i in range(first, len(body)):
-            ln = i + offset + 1
-            c = call.match(body[i])
-            if ln not in s.added or not c or c.group(1) in (m.group(1), "assert"):
-                continue
-            conds = _enclosing_conditions(body, i, first)
-            if conds:
-                continue
-            for path, ftext in _definition_texts(c.group(1), fn_texts, tree).items():
-                d = _cpp_definition(ftext, c.group(1))
-                if d is None:
-                    continue
-                flines, bstart, param = d
-                writes = _cpp_field_written(flines, param, bstart)
-                if writes:
-                    base = ftext.count("\n", 0, ftext.find("\n".join(flines))) + 1
-                    out.append(
-                        _CppCandidate(
-                            ln,
-                            var,
-                            tuple(dict.fromkeys(f for _, f, _ in writes)),
-                            tuple((path, base + j, t) for j, _, t in writes),
-                        )
-                    )
-                break
-    return out
-
-
 # ----------------------------------------------------------------------------------------- sources
 
 
-def _read(tree: RepoTree, paths: Iterable[str]) -> dict[str, str]:
-    read_many = getattr(tree, "read_many", None)
-    ps = sorted(set(paths))
-    got = dict(read_many(ps)) if callable(read_many) else {p: tree.read(p) for p in ps}
-    return {p: t for p, t in got.items() if t}
+# The candidates of the changed files, each with its side and head lines.
+_PyFound = list[tuple[Side, list[str], _Candidate]]
+_CppFound = list[tuple[Side, list[str], CppCandidate]]
 
 
 def _py_flag_sources(keys: set[str], texts: dict[str, str]) -> dict[str, tuple[str, int, str]]:
@@ -442,25 +307,27 @@ def _py_flag_sources(keys: set[str], texts: dict[str, str]) -> dict[str, tuple[s
     return out
 
 
-def _cpp_handler_sources(fields: set[str], texts: dict[str, str]) -> dict[str, tuple[str, int, str]]:
-    out: dict[str, tuple[str, int, str]] = {}
-    for path, text in sorted(texts.items()):
-        if path.endswith(".py"):
-            continue
-        for f in fields - set(out):
-            m = re.search(_CPP_HANDLER.format(field=re.escape(f)), text)
-            if m:
-                n = text.count("\n", 0, m.start()) + 1
-                out[f] = (path, n, text.split("\n")[n - 1].strip())
-    return out
-
-
 def explicit_writes(
     changed: Iterable[Side], heads: dict[str, str | None], tree: RepoTree | None
 ) -> list[ExplicitWrite]:
     """The change's unguarded writes over explicitly given values (see the module doc)."""
-    py: list[tuple[Side, list[str], _Candidate]] = []
-    cpp: list[tuple[Side, list[str], _CppCandidate]] = []
+    py, cpp = _candidates(changed, heads, tree)
+    if not py and not cpp:
+        return []
+    keys = {c.key for _, _, c in py if c.kind == "flag"}
+    fields = {f for _, _, c in cpp for f in c.fields}
+    texts = _source_texts(heads, tree, keys, fields)
+    flag_src = _py_flag_sources(keys, texts)
+    handler_src = cpp_handler_sources(fields, texts)
+    return [*_py_writes(py, flag_src), *_cpp_writes(cpp, handler_src)]
+
+
+def _candidates(
+    changed: Iterable[Side], heads: dict[str, str | None], tree: RepoTree | None
+) -> tuple[_PyFound, _CppFound]:
+    """The candidate writes of the changed Python and C++ files, each with its side and head lines."""
+    py: _PyFound = []
+    cpp: _CppFound = []
     cpp_texts = {p: t for p, t in heads.items() if t and not p.endswith(".py")}
     for s in changed:
         text = heads.get(s.path)
@@ -470,20 +337,26 @@ def explicit_writes(
         if s.path.endswith(".py"):
             py.extend((s, lines, c) for c in _py_candidates(s, text))
         elif re.search(r"\.(?:cc|cpp|cxx|h|hpp|cu)$", s.path):
-            cpp.extend((s, lines, c) for c in _cpp_candidates(s, text, cpp_texts, tree))
-    if not py and not cpp:
-        return []
+            cpp.extend((s, lines, c) for c in cpp_candidates(s, text, cpp_texts, tree))
+    return py, cpp
+
+
+def _source_texts(
+    heads: dict[str, str | None], tree: RepoTree | None, keys: set[str], fields: set[str]
+) -> dict[str, str]:
+    """The head texts, plus (at most 200) files of the head tree that name a flag key or a field."""
     grep = getattr(tree, "grep", None)
-    keys = {c.key for _, _, c in py if c.kind == "flag"}
-    fields = {f for _, _, c in cpp for f in c.fields}
     texts: dict[str, str] = {p: t for p, t in heads.items() if t}
     if tree is not None and callable(grep) and (keys or fields):
         words = {k for k in keys} | {k.replace("_", "-") for k in keys} | fields
         found = grep(sorted(words))
         if found:
-            texts.update(_read(tree, [p for p in found if p not in texts][:200]))
-    flag_src = _py_flag_sources(keys, texts)
-    handler_src = _cpp_handler_sources(fields, texts)
+            texts.update(read_files(tree, [p for p in found if p not in texts][:200]))
+    return texts
+
+
+def _py_writes(py: _PyFound, flag_src: dict[str, tuple[str, int, str]]) -> list[ExplicitWrite]:
+    """Python candidates as writes; a flag's needs the place the repository registers the option."""
     out: list[ExplicitWrite] = []
     for s, lines, c in py:
         text = lines[c.line - 1].strip()
@@ -494,6 +367,12 @@ def explicit_writes(
         else:
             src = (s.path, c.source_line, lines[c.source_line - 1].strip())
         out.append(ExplicitWrite(s.path, c.line, text, c.key, c.receiver, c.kind, *src))
+    return out
+
+
+def _cpp_writes(cpp: _CppFound, handler_src: dict[str, tuple[str, int, str]]) -> list[ExplicitWrite]:
+    """C++ candidates whose fields a command-line handler sets, as writes."""
+    out: list[ExplicitWrite] = []
     for s, lines, cc in cpp:
         given = [f for f in cc.fields if f in handler_src]
         if not given:
