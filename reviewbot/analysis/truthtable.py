@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, Lang
+from reviewbot.analysis.truthtable_columns import BOOLS, ENUM_CONST, finished
+from reviewbot.lang.facts import AssignKind, Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import And, Atom, Not, Or, Pred
 from reviewbot.model.truthtable import OTHER, Outcome, Row, TruthTable, Value, Variable, VariableKind
@@ -36,10 +37,7 @@ MAX_ROWS = 2**10
 _MAX_SCAN = 2**16
 
 _COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
-_ENUM_CONST = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Z]\w*)\.([A-Za-z_]\w*)$")
 _CONST = re.compile(r"^(True|False|None|-?\d+(\.\d*)?[fFuUlL]*|\"[^\"]*\"|'[^']*')$")
-_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-_BOOLS = {"True": True, "False": False}
 # One row's column values (None: a column fixed at a default it does not have, in a truncated table).
 _Inputs = dict[str, Value | None]
 
@@ -54,8 +52,8 @@ def _comparison(atom: Atom) -> tuple[str, str, str] | None:
 def _enum_side(left: str, right: str, index: RepoIndex) -> tuple[str, str, str] | None:
     """(operand, enum name, member) when one side of `left == right` is an enum constant."""
     for const, other in ((left, right), (right, left)):
-        m = _ENUM_CONST.match(const)
-        if not m or _ENUM_CONST.match(other):
+        m = ENUM_CONST.match(const)
+        if not m or ENUM_CONST.match(other):
             continue
         enum, member = m.group(1), m.group(2)
         members = index.enum_members(enum)
@@ -87,9 +85,9 @@ class _Vars:
         if cmp is not None and cmp[1] in ("==", "!="):
             left, op, right = cmp
             for lit, other in ((left, right), (right, left)):
-                if lit in _BOOLS and other not in _BOOLS:
+                if lit in BOOLS and other not in BOOLS:
                     self._var(other, "bool")
-                    want = _BOOLS[lit] if op == "==" else not _BOOLS[lit]
+                    want = BOOLS[lit] if op == "==" else not BOOLS[lit]
                     self.meaning[atom.text] = (other, "is", want)
                     return
             side = _enum_side(left, right, self.index)
@@ -147,7 +145,7 @@ def _always(row: _Inputs) -> bool:
 
 
 def _is_const(value: str) -> bool:
-    return bool(_CONST.match(value) or _ENUM_CONST.match(value))
+    return bool(_CONST.match(value) or ENUM_CONST.match(value))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -202,55 +200,11 @@ def _resolve(o: Outcome, input_var: str | None, vs: _Vars, row: _Inputs) -> obje
             return row.get(input_var, ("input",))
         return ("expr", o.text)
     if o.kind == "const":
-        return _BOOLS.get(o.text, o.text)
+        return BOOLS.get(o.text, o.text)
     meaning = vs.meaning.get(o.text)
     if meaning is not None and meaning[1] == "is" and meaning[0] in row:
         return bool(row[meaning[0]]) == meaning[2]
     return ("expr", o.text)
-
-
-def _field_of(expr: str) -> str | None:
-    return expr.rsplit(".", 1)[-1] if _PATH.match(expr) else None
-
-
-def _with_default(v: Variable, index: RepoIndex, lang: Lang) -> Variable:
-    """`v` with its default: the field's declared default, else the enum's first member or False."""
-    field_name = _field_of(v.name)
-    found = index.defaults(field_name) if field_name else []
-    found = sorted(found, key=lambda d: (d.lang is not lang, d.path, d.line))
-    if v.kind == "enum":
-        for d in found:
-            m = _ENUM_CONST.match(d.value)
-            if m and (v.enum is None or m.group(1) == v.enum):
-                default = m.group(2) if m.group(2) in v.values else OTHER
-                return replace(v, default=default, default_from=f"{d.path}:{d.line}")
-        members = index.enum_members(v.enum or "")
-        if members:
-            default = members[0] if members[0] in v.values else OTHER
-            return replace(v, default=default, default_from=f"enum first member ({v.enum}.{members[0]})")
-        return v
-    for d in found:
-        if d.value in _BOOLS:
-            return replace(v, default=_BOOLS[d.value], default_from=f"{d.path}:{d.line}")
-    return replace(v, default=False, default_from="bool default")
-
-
-def _with_domain(v: Variable, index: RepoIndex) -> Variable:
-    """`v` with every value it can take: both booleans, or the enum's members in declaration order
-    (members the index does not know after them) plus OTHER when some member is left out."""
-    if v.kind == "bool":
-        return replace(v, values=(True, False))
-    values: list[Value] = list(v.values)
-    members: tuple[Value, ...] = index.enum_members(v.enum or "")
-    if members:
-        values = [m for m in members if m in values] + [m for m in values if m not in members]
-    if not members or len(set(members) - set(values)) > 0:
-        values.append(OTHER)
-    return replace(v, values=tuple(values))
-
-
-def _finished(v: Variable, index: RepoIndex, lang: Lang) -> Variable:
-    return _with_default(_with_domain(v, index), index, lang)
 
 
 def _rows(variables: list[Variable], fixed: _Inputs) -> Iterator[_Inputs]:
@@ -274,18 +228,8 @@ def truth_table(
     base = _revision(_ordered(b for d in derivations for b in d.base), target)
     input_name = head.start.text if head.start.kind == "input" else None
     input_names = {target} | {r.start.text for r in (head, base) if r.start.kind == "input"}
-
-    vs = _Vars(index, input_names)
-    guards = [a.guard for r in (head, base) for a in r.writes if a.guard is not None]
-    for g in guards:
-        for atom in sorted(g.atoms()):
-            vs.add_atom(atom)
-    # A guard that reads the target (or its incoming value) is about the input column.
-    for text, (name, how, want) in list(vs.meaning.items()):
-        if name in input_names and input_name is not None:
-            vs.vars.pop(name, None)
-            vs.meaning[text] = (input_name, how, want)
-    variables = [_finished(v, index, lang) for v in vs.vars.values()]
+    vs = _guard_vars(index, (head, base), input_names, input_name)
+    variables = [finished(v, index, lang) for v in vs.vars.values()]
 
     base_tests = tuple(vs.compiled(a.guard) for a in base.writes)
     head_tests = tuple(vs.compiled(a.guard) for a in head.writes)
@@ -295,54 +239,17 @@ def truth_table(
 
     guard_reads_input = any(name == input_name for name, _, _ in vs.meaning.values())
     # A guard that tests the incoming value needs it as a boolean column, whatever the writes assign.
-    bool_target = guard_reads_input or any(a.value in _BOOLS for r in (head, base) for a in r.writes)
-    keeps = input_name is not None and (
-        guard_reads_input
-        or any(
-            o.kind == "input"
-            for row in itertools.islice(_rows(variables, {}), _MAX_SCAN)
-            for o in outcomes(row)
-        )
-    )
+    bool_target = guard_reads_input or any(a.value in BOOLS for r in (head, base) for a in r.writes)
+    keeps = input_name is not None and (guard_reads_input or _some_keeps(variables, outcomes))
     if keeps and input_name is not None and bool_target:
-        variables.append(_finished(Variable(name=input_name, kind="bool", is_input=True), index, lang))
+        variables.append(finished(Variable(name=input_name, kind="bool", is_input=True), index, lang))
 
     total = 1
     for v in variables:
         total *= len(v.values)
-    fixed: _Inputs = {}
-    note = ""
     truncated = total > max_rows
-    if truncated:
-        touched = {
-            a.text
-            for d in derivations
-            for g in (d.head.guard, *(b.guard for b in d.base))
-            if g
-            for a in g.atoms()
-        }
-        relevant = {vs.meaning[t][0] for t in touched if t in vs.meaning} | (
-            {input_name} if input_name else set()
-        )
-        fixed = {v.name: v.default for v in variables if v.name not in relevant}
-        note = (
-            f"{total} rows exceed the cap of {max_rows}: showing only the rows the change touches"
-            + (f", with {', '.join(sorted(fixed))} at their defaults" if fixed else "")
-            + "."
-        )
-
-    default_row = {v.name: v.default for v in variables}
-    has_default = all(v.default is not None for v in variables)
-    rows: list[Row] = []
-    for scanned, row in enumerate(_rows(variables, fixed)):
-        if scanned >= _MAX_SCAN:
-            note += f" Stopped after {_MAX_SCAN} rows."
-            break
-        b, h = outcomes(row)
-        changed = _resolve(b, input_name, vs, row) != _resolve(h, input_name, vs, row)
-        if truncated and not changed:
-            continue
-        rows.append(Row(dict(row), b, h, changed, has_default and row == default_row))
+    fixed, note = _capped(derivations, vs, variables, input_name, total, max_rows) if truncated else ({}, "")
+    rows, note = _table_rows(variables, fixed, outcomes, vs, input_name, truncated, note)
     return TruthTable(
         target=target,
         function=first.function,
@@ -357,6 +264,83 @@ def truth_table(
         truncated=truncated,
         note=note.strip(),
     )
+
+
+def _some_keeps(variables: list[Variable], outcomes: Callable[[_Inputs], tuple[Outcome, Outcome]]) -> bool:
+    """Some row (of the first `_MAX_SCAN`) keeps the incoming value at base or head."""
+    return any(
+        o.kind == "input" for row in itertools.islice(_rows(variables, {}), _MAX_SCAN) for o in outcomes(row)
+    )
+
+
+def _guard_vars(
+    index: RepoIndex, revisions: tuple[_Revision, _Revision], input_names: set[str], input_name: str | None
+) -> _Vars:
+    """The variables of the two revisions' guards, in atom order."""
+    vs = _Vars(index, input_names)
+    guards = [a.guard for r in revisions for a in r.writes if a.guard is not None]
+    for g in guards:
+        for atom in sorted(g.atoms()):
+            vs.add_atom(atom)
+    # A guard that reads the target (or its incoming value) is about the input column.
+    for text, (name, how, want) in list(vs.meaning.items()):
+        if name in input_names and input_name is not None:
+            vs.vars.pop(name, None)
+            vs.meaning[text] = (input_name, how, want)
+    return vs
+
+
+def _capped(
+    derivations: list[ChangedDerivation],
+    vs: _Vars,
+    variables: list[Variable],
+    input_name: str | None,
+    total: int,
+    max_rows: int,
+) -> tuple[_Inputs, str]:
+    """Over the cap: the variables no changed guard reads are fixed at their defaults; and the note."""
+    touched = {
+        a.text
+        for d in derivations
+        for g in (d.head.guard, *(b.guard for b in d.base))
+        if g
+        for a in g.atoms()
+    }
+    relevant = {vs.meaning[t][0] for t in touched if t in vs.meaning} | (
+        {input_name} if input_name else set()
+    )
+    fixed: _Inputs = {v.name: v.default for v in variables if v.name not in relevant}
+    note = (
+        f"{total} rows exceed the cap of {max_rows}: showing only the rows the change touches"
+        + (f", with {', '.join(sorted(fixed))} at their defaults" if fixed else "")
+        + "."
+    )
+    return fixed, note
+
+
+def _table_rows(
+    variables: list[Variable],
+    fixed: _Inputs,
+    outcomes: Callable[[_Inputs], tuple[Outcome, Outcome]],
+    vs: _Vars,
+    input_name: str | None,
+    truncated: bool,
+    note: str,
+) -> tuple[list[Row], str]:
+    """The rows (a truncated table keeps the changed ones), at most `_MAX_SCAN` scanned; and the note."""
+    default_row = {v.name: v.default for v in variables}
+    has_default = all(v.default is not None for v in variables)
+    rows: list[Row] = []
+    for scanned, row in enumerate(_rows(variables, fixed)):
+        if scanned >= _MAX_SCAN:
+            note += f" Stopped after {_MAX_SCAN} rows."
+            break
+        b, h = outcomes(row)
+        changed = _resolve(b, input_name, vs, row) != _resolve(h, input_name, vs, row)
+        if truncated and not changed:
+            continue
+        rows.append(Row(dict(row), b, h, changed, has_default and row == default_row))
+    return rows, note
 
 
 def build_truth_tables(
