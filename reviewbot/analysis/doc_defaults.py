@@ -140,15 +140,9 @@ def _py_docs(text: str) -> list[_Doc]:
             and isinstance(node.func, ast.Attribute)
             and node.func.attr == "add_argument"
         ):
-            default, help_ = _kw(node, "default"), _kw(node, "help")
-            doc = _strings(help_)
-            names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-            if default is None or help_ is None or doc is None or not names:
-                continue
-            name = max(names, key=len)
-            out.append(
-                _Doc(f"flag:{name}", name, _segment(text, default), default.lineno, "help", doc, help_.lineno)
-            )
+            flag = _flag_doc(node, text)
+            if flag is not None:
+                out.append(flag)
         elif isinstance(node, ast.ClassDef):
             body = node.body
             for i, st in enumerate(body):
@@ -158,73 +152,101 @@ def _py_docs(text: str) -> list[_Doc]:
                     or st.value is None
                 ):
                     continue
-                value: ast.expr = st.value
-                docs: list[tuple[str, int]] = []
-                if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
-                    fname = value.func.id if isinstance(value.func, ast.Name) else value.func.attr
-                    if fname in {"Field", "field"}:
-                        d = _kw(value, "default")
-                        if d is None and fname == "Field" and value.args:
-                            d = value.args[0]
-                        desc = _strings(_kw(value, "description"))
-                        if desc is not None:
-                            docs.append((desc, value.lineno))
-                        if d is None:
-                            continue
-                        value = d
-                nxt = body[i + 1] if i + 1 < len(body) else None
-                if isinstance(nxt, ast.Expr) and (s := _strings(nxt.value)) is not None:
-                    docs.append((s, nxt.lineno))
-                tail = _trailing(lines[st.lineno - 1], "#")
-                if tail:
-                    docs.append((tail, st.lineno))
-                above = _comment_above(lines, st.lineno)
-                if above:
-                    docs.append(above)
-                found = _docs_with_line(docs)
-                if found:
-                    what = "description" if found[1] == st.value.lineno and tail is None else "docstring"
-                    if tail is not None and found[0] == tail or above is not None and found == above:
-                        what = "comment"
-                    out.append(
-                        _Doc(
-                            f"field:{node.name}.{st.target.id}",
-                            st.target.id,
-                            _segment(text, value),
-                            st.lineno,
-                            what,
-                            found[0],
-                            found[1],
-                        )
-                    )
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            docstring = ast.get_docstring(node, clean=False)
-            if not docstring or not node.body:
-                continue
-            first = node.body[0].lineno
-            dlines = docstring.split("\n")
-            a = node.args
-            positional = a.posonlyargs + a.args
-            pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=False))
-            pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False) if d is not None]
-            for p, d in pairs:
-                para = _param_paragraph(dlines, p.arg)
-                if para is None:
-                    continue
-                doc, k = para
-                if stated_default(doc) is None:
-                    continue
-                out.append(
-                    _Doc(
-                        f"param:{node.name}.{p.arg}",
-                        p.arg,
-                        _segment(text, d),
-                        d.lineno,
-                        "docstring",
-                        doc,
-                        first + k,
-                    )
+                field = _field_doc(
+                    node.name,
+                    st,
+                    st.target,
+                    st.value,
+                    body[i + 1] if i + 1 < len(body) else None,
+                    text,
+                    lines,
                 )
+                if field is not None:
+                    out.append(field)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.extend(_param_docs(node, text))
+    return out
+
+
+def _flag_doc(node: ast.Call, text: str) -> _Doc | None:
+    """`add_argument("--x", default=d, help="...")`: the help text of flag `--x` next to its default."""
+    default, help_ = _kw(node, "default"), _kw(node, "help")
+    doc = _strings(help_)
+    names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    if default is None or help_ is None or doc is None or not names:
+        return None
+    name = max(names, key=len)
+    return _Doc(f"flag:{name}", name, _segment(text, default), default.lineno, "help", doc, help_.lineno)
+
+
+def _field_doc(
+    cls: str,
+    st: ast.AnnAssign,
+    target: ast.Name,
+    assigned: ast.expr,
+    nxt: ast.stmt | None,
+    text: str,
+    lines: list[str],
+) -> _Doc | None:
+    """`x: T = d` in class `cls` (or `= Field(d, description=...)`): the first of its description,
+    the docstring after it (`nxt`), its trailing comment and the comment above that states a default."""
+    value = assigned
+    docs: list[tuple[str, int]] = []
+    if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
+        fname = value.func.id if isinstance(value.func, ast.Name) else value.func.attr
+        if fname in {"Field", "field"}:
+            d = _kw(value, "default")
+            if d is None and fname == "Field" and value.args:
+                d = value.args[0]
+            desc = _strings(_kw(value, "description"))
+            if desc is not None:
+                docs.append((desc, value.lineno))
+            if d is None:
+                return None
+            value = d
+    if isinstance(nxt, ast.Expr) and (s := _strings(nxt.value)) is not None:
+        docs.append((s, nxt.lineno))
+    tail = _trailing(lines[st.lineno - 1], "#")
+    if tail:
+        docs.append((tail, st.lineno))
+    above = _comment_above(lines, st.lineno)
+    if above:
+        docs.append(above)
+    found = _docs_with_line(docs)
+    if not found:
+        return None
+    what = "description" if found[1] == assigned.lineno and tail is None else "docstring"
+    if tail is not None and found[0] == tail or above is not None and found == above:
+        what = "comment"
+    return _Doc(
+        f"field:{cls}.{target.id}", target.id, _segment(text, value), st.lineno, what, found[0], found[1]
+    )
+
+
+def _param_docs(node: ast.FunctionDef | ast.AsyncFunctionDef, text: str) -> list[_Doc]:
+    """Parameters whose paragraph in the function's docstring states a default, next to the default."""
+    docstring = ast.get_docstring(node, clean=False)
+    if not docstring or not node.body:
+        return []
+    out: list[_Doc] = []
+    first = node.body[0].lineno
+    dlines = docstring.split("\n")
+    a = node.args
+    positional = a.posonlyargs + a.args
+    pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=False))
+    pairs += [(p, d) for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=False) if d is not None]
+    for p, d in pairs:
+        para = _param_paragraph(dlines, p.arg)
+        if para is None:
+            continue
+        doc, k = para
+        if stated_default(doc) is None:
+            continue
+        out.append(
+            _Doc(
+                f"param:{node.name}.{p.arg}", p.arg, _segment(text, d), d.lineno, "docstring", doc, first + k
+            )
+        )
     return out
 
 
