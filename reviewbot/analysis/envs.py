@@ -223,24 +223,28 @@ def lost_aliases(sides: list[Side], index: RepoIndex) -> list[LostAlias]:
             for old in w.env_sources:
                 if old == w.env_name or (w.env_name, old) in kept_writes or (old, w.env_name) in seen:
                     continue
-                kept = head_readers(old, index, sides)
-                if not kept:
-                    continue  # no reader left at all: `removed_switches` says so
-                reading_old = {(k.path, k.function) for k in kept}
-                lost = tuple(
-                    r
-                    for r in head_readers(w.env_name, index, sides)
-                    if (r.path, r.function) not in reading_old
-                )
-                if not lost:
-                    continue
-                seen.add((old, w.env_name))
-                added = [k for k in kept if any(k.path == t.path and k.line in t.added for t in sides)]
-                anchor = added[0] if added else None
-                path = anchor.path if anchor is not None else s.path
-                line = anchor.line if anchor is not None else s.head_line(w.line)
-                out.append(LostAlias(old, w.env_name, w, s.old_path, tuple(kept), lost, path, line))
+                alias = _lost_alias(s, w, old, index, sides)
+                if alias is not None:
+                    seen.add((old, w.env_name))
+                    out.append(alias)
     return sorted(out, key=lambda a: (a.path, a.line, a.old))
+
+
+def _lost_alias(s: Side, w: Clause, old: str, index: RepoIndex, sides: list[Side]) -> LostAlias | None:
+    """The removed write `w` (new name = old name) as a lost alias: some head reader still reads `old`
+    while other readers of the new name do not (anchored at an added reader of `old` when there is one)."""
+    kept = head_readers(old, index, sides)
+    if not kept:
+        return None  # no reader left at all: `removed_switches` says so
+    reading_old = {(k.path, k.function) for k in kept}
+    lost = tuple(r for r in head_readers(w.env_name, index, sides) if (r.path, r.function) not in reading_old)
+    if not lost:
+        return None
+    added = [k for k in kept if any(k.path == t.path and k.line in t.added for t in sides)]
+    anchor = added[0] if added else None
+    path = anchor.path if anchor is not None else s.path
+    line = anchor.line if anchor is not None else s.head_line(w.line)
+    return LostAlias(old, w.env_name, w, s.old_path, tuple(kept), lost, path, line)
 
 
 def _pairs(s: Side) -> list[tuple[EnvRead, EnvRead]]:
