@@ -105,45 +105,75 @@ def _file(f: ChangedFile) -> list[StaleComment]:
         if not removed:
             continue
         for run in _runs(h):
-            code_added = [_code(t, lang) for _, t in run if _comment(t, lang) is None and t.strip()]
-            if not code_added:
-                continue
-            heads = {_head_of(c) for c in code_added} - {""}
-            same = [(n, c) for n, c in removed if _head_of(c) in heads]
-            if not same:
-                continue  # not the same statement rewritten
-            # The comment block directly above the run, unchanged.
-            line = run[0][0] - 1
-            block: list[tuple[int, str]] = []
-            while line >= 1 and line not in added:
-                body = _comment(head[line - 1], lang)
-                if body is None:
-                    break
-                block.append((line, body))
-                line -= 1
-            if not block or any(_looks_like_code(b) for _, b in block):
-                continue  # no comment, or commented-out code rather than a description
-            # The statement's code now, with the lines right after it (a word may have moved there).
-            after = head[run[-1][0] : run[-1][0] + _AFTER]
-            now = " ".join([*code_added, *(_code(t, lang) for t in after if _comment(t, lang) is None)])
-            before = " ".join(c for _, c in same)
-            still = {_bare(w) for w in _IDENT.findall(now)} | hunk_words
-            gone = {w for w in _code_words(before) if _bare(w) not in still}
-            gone_numbers = _numbers(before) - _numbers(now)
-            new_numbers = sorted(_numbers(now) - _numbers(before))
-            for cline, body in sorted(block):
-                words = {w for w in _IDENT.findall(body) if _named_as_code(w, body)}
-                for w in sorted(gone & words):
-                    out.append(StaleComment(f.path, run[0][0], cline, body, w, "", _was(same, w), False))
-                numbers = set(_NUMBER.findall(body))
-                if new_numbers and not numbers & set(new_numbers):
-                    for n in sorted(gone_numbers & numbers):
-                        out.append(
-                            StaleComment(
-                                f.path, run[0][0], cline, body, n, new_numbers[0], _was(same, n), True
-                            )
-                        )
+            out.extend(_run(f.path, run, removed, hunk_words, head, added, lang))
     return out
+
+
+def _run(
+    path: str,
+    run: list[tuple[int, str]],
+    removed: list[tuple[int, str]],
+    hunk_words: set[str],
+    head: list[str],
+    added: dict[int, str],
+    lang: Lang,
+) -> list[StaleComment]:
+    """The stale comments of one run of added lines: a statement rewritten (same head as removed code)
+    under an unchanged comment that names a word or a number the rewrite took away."""
+    code_added = [_code(t, lang) for _, t in run if _comment(t, lang) is None and t.strip()]
+    if not code_added:
+        return []
+    heads = {_head_of(c) for c in code_added} - {""}
+    same = [(n, c) for n, c in removed if _head_of(c) in heads]
+    if not same:
+        return []  # not the same statement rewritten
+    block = _comment_block(head, added, run[0][0] - 1, lang)
+    if not block or any(_looks_like_code(b) for _, b in block):
+        return []  # no comment, or commented-out code rather than a description
+    # The statement's code now, with the lines right after it (a word may have moved there).
+    after = head[run[-1][0] : run[-1][0] + _AFTER]
+    now = " ".join([*code_added, *(_code(t, lang) for t in after if _comment(t, lang) is None)])
+    before = " ".join(c for _, c in same)
+    still = {_bare(w) for w in _IDENT.findall(now)} | hunk_words
+    gone = {w for w in _code_words(before) if _bare(w) not in still}
+    gone_numbers = _numbers(before) - _numbers(now)
+    new_numbers = sorted(_numbers(now) - _numbers(before))
+    return _stale_lines(path, run[0][0], sorted(block), same, gone, gone_numbers, new_numbers)
+
+
+def _stale_lines(
+    path: str,
+    line: int,
+    block: list[tuple[int, str]],
+    same: list[tuple[int, str]],
+    gone: set[str],
+    gone_numbers: set[str],
+    new_numbers: list[str],
+) -> list[StaleComment]:
+    """Each comment line that names a word the rewrite dropped, or a number it replaced (when the line
+    names none of the new numbers)."""
+    out: list[StaleComment] = []
+    for cline, body in block:
+        words = {w for w in _IDENT.findall(body) if _named_as_code(w, body)}
+        for w in sorted(gone & words):
+            out.append(StaleComment(path, line, cline, body, w, "", _was(same, w), False))
+        numbers = set(_NUMBER.findall(body))
+        if new_numbers and not numbers & set(new_numbers):
+            for n in sorted(gone_numbers & numbers):
+                out.append(StaleComment(path, line, cline, body, n, new_numbers[0], _was(same, n), True))
+    return out
+
+
+def _comment_block(head: list[str], added: dict[int, str], line: int, lang: Lang) -> list[tuple[int, str]]:
+    """The unchanged comment lines directly above head line `line + 1`, from the nearest up."""
+    block: list[tuple[int, str]] = []
+    while line >= 1 and line not in added:
+        body = _comment(head[line - 1], lang)
+        if body is None:
+            break
+        block.append((line, body))
+        line -= 1
+    return block
 
 
 def _bare(word: str) -> str:
