@@ -91,6 +91,20 @@ def _names(node: Node | None) -> set[str]:
 
 def _declared_in(node: Node, lang: Lang) -> set[str]:
     """Names a scope node binds of its own."""
+    t = node.type
+    out = _header_names(node, lang)
+    for stmt in named(_scope_body(node)):
+        if stmt.type == "declaration":  # C++ `T x = ...;` directly in the scope
+            out |= _names(stmt)
+        elif lang is Lang.PYTHON and t in _LOOPS | _HANDLERS and stmt.type == "expression_statement":
+            inner = named(stmt)[0] if named(stmt) else None
+            if inner is not None and inner.type == "assignment":
+                out |= _names(inner.child_by_field_name("left"))
+    return out
+
+
+def _header_names(node: Node, lang: Lang) -> set[str]:
+    """Names a scope binds in its header: loop variables, caught exceptions, parameters."""
     out: set[str] = set()
     t = node.type
     if t == "for_range_loop":
@@ -111,28 +125,33 @@ def _declared_in(node: Node, lang: Lang) -> set[str]:
                 alias = c.child_by_field_name("alias")
                 out |= {text(alias).strip()} if alias is not None else set()
     elif t in _LAMBDAS or t in _FUNCTIONS:
-        params = node.child_by_field_name("parameters")
-        if params is None:
-            decl = node.child_by_field_name("declarator")
-            params = decl.child_by_field_name("parameters") if decl is not None else None
-        for p in named(params):
-            found = _names(p)
-            out |= found or set(_IDENT.findall(text(p).split("=", 1)[0].split(":", 1)[0])[-1:])
-    body = node.child_by_field_name("body") or (
+        out = _parameter_names(node)
+    return out
+
+
+def _parameter_names(node: Node) -> set[str]:
+    """The parameters of a function or lambda (a name without a declarator: its last identifier)."""
+    out: set[str] = set()
+    params = node.child_by_field_name("parameters")
+    if params is None:
+        decl = node.child_by_field_name("declarator")
+        params = decl.child_by_field_name("parameters") if decl is not None else None
+    for p in named(params):
+        found = _names(p)
+        out |= found or set(_IDENT.findall(text(p).split("=", 1)[0].split(":", 1)[0])[-1:])
+    return out
+
+
+def _scope_body(node: Node) -> Node | None:
+    """The block whose direct statements belong to the scope."""
+    t = node.type
+    if t == "compound_statement":
+        return node
+    return node.child_by_field_name("body") or (
         next((c for c in named(node) if c.type in ("compound_statement", "block")), None)
-        if t in _HANDLERS or t == "compound_statement"
+        if t in _HANDLERS
         else None
     )
-    if t == "compound_statement":
-        body = node
-    for stmt in named(body):
-        if stmt.type == "declaration":  # C++ `T x = ...;` directly in the scope
-            out |= _names(stmt)
-        elif lang is Lang.PYTHON and t in _LOOPS | _HANDLERS and stmt.type == "expression_statement":
-            inner = named(stmt)[0] if named(stmt) else None
-            if inner is not None and inner.type == "assignment":
-                out |= _names(inner.child_by_field_name("left"))
-    return out
 
 
 def _option_lambda(node: Node) -> bool:
