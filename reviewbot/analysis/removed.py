@@ -30,7 +30,7 @@ from reviewbot.analysis.dropped_guards import dropped_conditions, dropped_guards
 from reviewbot.analysis.removal_records import Removal, RemovalKind
 from reviewbot.analysis.removal_terms import about_config, mentioned_names, touches, words
 from reviewbot.analysis.sides import Side
-from reviewbot.lang.clauses import Clause, ClauseKind
+from reviewbot.lang.clauses import Clause, ClauseKind, Clauses
 from reviewbot.lang.env import env_sources
 from reviewbot.lang.facts import Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex, is_test_path
@@ -175,15 +175,26 @@ def _head_env_writes(heads: list[Side]) -> set[str]:
 
 def _derivations(s: Side, heads: list[Side], kept: set[str], index: RepoIndex) -> list[Removal]:
     assert s.base_facts is not None and s.head_facts is not None and s.base is not None and s.head is not None
+    return [
+        *_field_derivations(s, s.base_facts, s.head_facts, heads, index),
+        *_env_derivations(s, s.base, s.head, kept, index),
+    ]
+
+
+def _field_derivations(
+    s: Side, base: FileFacts, head: FileFacts, heads: list[Side], index: RepoIndex
+) -> list[Removal]:
+    """Removed derivations (field writes the derivation rules see) whose field is still read, in a
+    function that is still there, not moved elsewhere nor renamed."""
     out: list[Removal] = []
     live = s.head_functions()
-    still = {(a.function, a.field) for a in s.head_facts.assignments}
+    still = {(a.function, a.field) for a in head.assignments}
     # The same value now written to another field in the same function: a renamed target, not a removal.
-    renamed = {(a.function, a.value) for a in s.head_facts.assignments if a.line in s.added}
+    renamed = {(a.function, a.value) for a in head.assignments if a.line in s.added}
     # The derivations of the file as the derivation rules see them (config owners' fields, switches),
     # by their field write: a removed write of a weight, a response or a helper object is not one.
-    derived = {(d.via_line or d.line, d.field) for d, _ in derivation_writes(s.base_facts)}
-    for a in s.base_facts.assignments:
+    derived = {(d.via_line or d.line, d.field) for d, _ in derivation_writes(base)}
+    for a in base.assignments:
         if (a.line, a.field) not in derived:
             continue
         lines = range(a.stmt_start or a.line, (a.stmt_end or a.line) + 1)
@@ -205,10 +216,17 @@ def _derivations(s: Side, heads: list[Side], kept: set[str], index: RepoIndex) -
                     a.text or f"{a.target} = {a.value}", lost, target=a.target,
                     names=(a.field,))
         )  # fmt: skip
-    # Environment writes (compatibility shims): `os.environ["NEW"] = os.environ.get("OLD")`; `kept`:
-    # the variables the head still writes.
-    live_clauses = {h.function for h in s.head.clauses}
-    for c in s.base.clauses:
+    return out
+
+
+def _env_derivations(
+    s: Side, base: Clauses, head: Clauses, kept: set[str], index: RepoIndex
+) -> list[Removal]:
+    """Removed environment writes (compatibility shims): `os.environ["NEW"] = os.environ.get("OLD")`;
+    `kept`: the variables the head still writes."""
+    out: list[Removal] = []
+    live_clauses = {h.function for h in head.clauses}
+    for c in base.clauses:
         if c.kind is not ClauseKind.ENV_WRITE or c.env_name in kept or c.function not in live_clauses:
             continue
         if not _read_in_head(c.env_name, index):
