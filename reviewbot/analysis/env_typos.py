@@ -165,11 +165,7 @@ def env_typos(
     if tree is None:
         return []
     sides = list(changed)
-    wanted: dict[str, list[tuple[Side, int, bool]]] = {}
-    for s in sides:
-        for name, (line, written) in _changed_names(s).items():
-            if len(name) >= 6 and is_env_name(name.upper()):
-                wanted.setdefault(name, []).append((s, line, written))
+    wanted = _wanted(sides)
     if not wanted:
         return []
     # The name itself: anywhere but the lines this change added, it is not a typo (or not only here).
@@ -179,11 +175,7 @@ def env_typos(
     own = _mentions(_read_many(tree, sorted(own_paths)), set(wanted))
     added = {(s.path, n) for s in sides for n in s.added}
     alone = {n for n in wanted if all((p, ln) in added for p, ln, _ in own.get(n, []))}
-    variants: dict[str, set[str]] = {}
-    for name in sorted(alone):
-        for v in {*_edits(name.upper()), name.upper()}:
-            if v != name and is_env_name(v) and one_edit(name, v):
-                variants.setdefault(v, set()).add(name)
+    variants = _variants(alone)
     strays = [
         EnvTypo(s.path, line, name, name.upper(), (), _text(heads, s.path, line), written, True)
         for name in sorted(alone)
@@ -196,6 +188,43 @@ def env_typos(
     is_excluded = getattr(excluded, "is_excluded", None)
     kept = sorted(p for p in paths if not (callable(is_excluded) and is_excluded(p)))
     found = _mentions(_read_many(tree, kept), set(variants))
+    out = _typos(found, variants, wanted, added, heads)
+    named = {t.name for t in out}
+    out.extend(t for t in strays if t.name not in named)
+    return sorted(out, key=lambda t: (t.path, t.line, t.name, t.other))
+
+
+_Wanted = dict[str, list[tuple[Side, int, bool]]]
+
+
+def _wanted(sides: list[Side]) -> _Wanted:
+    """The environment-like names the change adds (six letters or more), with where and whether written."""
+    wanted: _Wanted = {}
+    for s in sides:
+        for name, (line, written) in _changed_names(s).items():
+            if len(name) >= 6 and is_env_name(name.upper()):
+                wanted.setdefault(name, []).append((s, line, written))
+    return wanted
+
+
+def _variants(alone: set[str]) -> dict[str, set[str]]:
+    """{variant: the names it is one edit away from} for the names found nowhere else."""
+    variants: dict[str, set[str]] = {}
+    for name in sorted(alone):
+        for v in {*_edits(name.upper()), name.upper()}:
+            if v != name and is_env_name(v) and one_edit(name, v):
+                variants.setdefault(v, set()).add(name)
+    return variants
+
+
+def _typos(
+    found: dict[str, list[tuple[str, int, str]]],
+    variants: dict[str, set[str]],
+    wanted: _Wanted,
+    added: set[tuple[str, int]],
+    heads: dict[str, str | None],
+) -> list[EnvTypo]:
+    """A typo per added name whose variant the tree uses as an environment name (outside the change)."""
     out: list[EnvTypo] = []
     for other in sorted(found):
         places = [
@@ -209,9 +238,7 @@ def env_typos(
             for s, line, written in wanted[name]:
                 text = _text(heads, s.path, line)
                 out.append(EnvTypo(s.path, line, name, other, tuple(places[:_MAX_PLACES]), text, written))
-    named = {t.name for t in out}
-    out.extend(t for t in strays if t.name not in named)
-    return sorted(out, key=lambda t: (t.path, t.line, t.name, t.other))
+    return out
 
 
 def _text(heads: dict[str, str | None], path: str, line: int) -> str:
