@@ -10,20 +10,19 @@ Pure: everything comes from the RepoIndex.
 
 from __future__ import annotations
 
-import dataclasses
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from reviewbot.analysis import operands as ops
 from reviewbot.analysis.builders import config_builders
 from reviewbot.analysis.operands import guard_fields
+from reviewbot.analysis.reach_records import AtomReach, ModelReach, Reach
 from reviewbot.lang.facts import Assignment, Function
 from reviewbot.lang.follow import followed
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import Atom, Pred, literals
-from reviewbot.model.messages import Message, clauses, listing, msg
+from reviewbot.model.messages import Message, listing, msg
 
 __all__ = ["AtomReach", "ModelReach", "Reach", "describe_reach", "guard_fields", "BUILDER_NAMES"]
 
@@ -33,66 +32,6 @@ __all__ = ["AtomReach", "ModelReach", "Reach", "describe_reach", "guard_fields",
 BUILDER_NAMES = ("_create_config", "create_config", "build_config", "_build_config", "make_config")
 NAMED_MODELS = 5  # model configs the sentence names; the rest are counted
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class AtomReach:
-    atom: str  # as written in the guard (canonical)
-    field: str  # the configuration field the atom tests
-    true_at_default: bool | None  # None: no default found
-    default: str = ""  # e.g. "`RopeConfig.style` defaults to `RopeStyle.No` (RopeConfig.h:16)"
-    derived: str = ""  # e.g. "`use_kvcache` is `task_type == TaskType.LANGUAGE_MODEL` (model_config.py:23)"
-    population: str = ""  # e.g. "every task_type other than LANGUAGE_MODEL (DENSE_EMBEDDING, ...)"
-    display: str = ""  # the field with its owner, e.g. `rope_config.style`
-    want: bool = True  # the truth value the guard needs (`!x` needs x false)
-    members: tuple[str, ...] = ()  # derived from an enum: the members of the source field that satisfy
-    source: str = ""  # derived atoms: the field they are computed from (`task_type`)
-    default_value: str = ""  # the default's value (`RopeStyle.No`)
-    # The same sentences as catalogue messages (the str fields above are their English text, which the
-    # wording logic below tests): `population_bare` leaves out the listed members.
-    default_msg: Message | str = dataclasses.field(default="", compare=False)
-    derived_msg: Message | str = dataclasses.field(default="", compare=False)
-    population_msg: Message | str = dataclasses.field(default="", compare=False)
-    population_bare: Message | str = dataclasses.field(default="", compare=False)
-
-
-@dataclass(frozen=True)
-class ModelReach:
-    """One config builder and whether it reaches the rule."""
-
-    name: str  # `Bert`
-    path: str
-    line: int
-    reaches: bool | None  # True: as built; None: depends on a value known only at run time
-    notes: tuple[str, ...] = ()
-    excluded: bool = False  # sets a guard field to a value that keeps the rule off
-    function: str = ""  # the builder's qualified name (`Bert._create_config`)
-    # Every write the builder makes, its helpers' included, in the order they happen.
-    writes: tuple[Assignment, ...] = field(default=(), repr=False, compare=False)
-    note_msgs: tuple[Message | str, ...] = field(default=(), compare=False)  # `notes` as messages
-
-    def describe(self) -> str:
-        return str(self.describe_msg())
-
-    def describe_msg(self) -> Message:
-        where = f"{self.path}:{self.line}"
-        if not self.note_msgs:
-            return msg("reach.model", name=self.name, where=where)
-        return msg("reach.model.notes", name=self.name, where=where, notes=clauses(self.note_msgs))
-
-
-@dataclass(frozen=True)
-class Reach:
-    sentence: str
-    atoms: tuple[AtomReach, ...]
-    fires_at_default: bool | None  # True when every atom is true at its default
-    models: tuple[str, ...] = ()  # `Bert (rtp_llm/models/bert.py:6; task_type DENSE_EMBEDDING)`
-    wide: bool = False  # fires for a whole population (a derived atom) or at defaults
-    places: tuple[str, ...] = field(default=())  # `path:line` of the builders that reach it
-    population: str = ""  # the configurations in words, without the model list
-    builders: tuple[ModelReach, ...] = ()  # every builder considered, excluded ones included
-    text: Message | str = field(default="", compare=False)  # `sentence` as a message
-    population_msg: Message | str = field(default="", compare=False)  # `population` as a message
 
 
 def _atom_reach(index: RepoIndex, atom: Atom, want: bool) -> AtomReach:
@@ -365,7 +304,26 @@ def _describe(guard: Pred, index: RepoIndex) -> Reach | None:
     known = [a.true_at_default for a in atoms]
     fires_at_default = None if None in known else all(k for k in known)
     builders = _models(index, atoms)
-    # Builders that reach it as built first, then those that depend on input, then the rest.
+    kept, excluded = _ranked(builders)
+    wide = any(a.population.startswith("every") for a in atoms) or bool(fires_at_default)
+    population = _population(said)
+    text = _sentences(population, kept, excluded)
+    return Reach(
+        str(text),
+        tuple(atoms),
+        fires_at_default,
+        tuple(m.describe() for m in kept),
+        wide,
+        tuple(f"{m.path}:{m.line}" for m in kept),
+        str(population),
+        tuple(builders),
+        text,
+        population,
+    )
+
+
+def _ranked(builders: list[ModelReach]) -> tuple[list[ModelReach], list[ModelReach]]:
+    """The builders not excluded, ranked; and the excluded ones, by place."""
     # Builders that reach it as built first, then those that depend on input, then the rest; within
     # each, those whose own settings say so (a note) before those that leave everything at defaults.
     kept = sorted(
@@ -373,7 +331,11 @@ def _describe(guard: Pred, index: RepoIndex) -> Reach | None:
         key=lambda m: ({True: 0, None: 1, False: 2}[m.reaches], not m.notes, m.path, m.line, m.name),
     )
     excluded = sorted((m for m in builders if m.excluded), key=lambda m: (m.path, m.line, m.name))
-    wide = any(a.population.startswith("every") for a in atoms) or bool(fires_at_default)
+    return kept, excluded
+
+
+def _population(said: list[Message | str]) -> Message | str:
+    """The configurations the atoms' clauses describe, as one phrase ("" without a clause)."""
     population: Message | str = ""
     if said:
         # "every task_type other than LANGUAGE_MODEL (...) whose style is left at its default `No`"
@@ -387,6 +349,13 @@ def _describe(guard: Pred, index: RepoIndex) -> Reach | None:
         extras = every[1:] + [msg("reach.with", clause=c) for c in other]
         if extras:
             population = msg("reach.extras", head=population, extras=_and(extras))
+    return population
+
+
+def _sentences(
+    population: Message | str, kept: list[ModelReach], excluded: list[ModelReach]
+) -> Message | str:
+    """Who the rule fires for, the builders that reach it and those that do not, chained."""
     sentences: list[Message] = []
     if population:
         sentences.append(msg("reach.fires", population=population))
@@ -397,15 +366,4 @@ def _describe(guard: Pred, index: RepoIndex) -> Reach | None:
     text: Message | str = ""
     for one in reversed(sentences):
         text = msg("reach.sentences", first=one, rest=text) if text else one
-    return Reach(
-        str(text),
-        tuple(atoms),
-        fires_at_default,
-        tuple(m.describe() for m in kept),
-        wide,
-        tuple(f"{m.path}:{m.line}" for m in kept),
-        str(population),
-        tuple(builders),
-        text,
-        population,
-    )
+    return text
