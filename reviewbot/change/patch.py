@@ -172,6 +172,23 @@ def parse_section(text: str, *, hunks: bool = True) -> ParsedSection:
     """
     first_hunk = text.find("\n@@ ")
     header = text if first_hunk == -1 else text[:first_hunk]
+    names, modes, binary = _read_header(header)
+    old, new, status = _names_and_status(names, modes)
+    path = new or old
+    special = next((_SPECIAL_MODES[m] for m in modes.values() if m in _SPECIAL_MODES), None)
+    found = ParsedSection(path, old, status, binary=binary, special=special)
+    if path is None:
+        return replace(found, error="no file name in the section header")
+    if not hunks:
+        return found
+    found = replace(found, non_utf8=_SURROGATE.search(text) is not None)
+    if binary or first_hunk == -1:
+        return found
+    return _with_hunks(found, text)
+
+
+def _read_header(header: str) -> tuple[dict[str, str | None], dict[str, str], bool]:
+    """The names (git header, rename/copy, ---/+++), the modes and whether the file is binary."""
     names: dict[str, str | None] = {}
     modes: dict[str, str] = {}
     binary = False
@@ -188,6 +205,13 @@ def parse_section(text: str, *, hunks: bool = True) -> ParsedSection:
         elif line == "GIT binary patch" or (line.startswith("Binary files ") and line.endswith(" differ")):
             binary = True
             break
+    return names, modes, binary
+
+
+def _names_and_status(
+    names: dict[str, str | None], modes: dict[str, str]
+) -> tuple[str | None, str | None, FileStatus]:
+    """(old path, new path, status) from a section header's names and modes."""
     old = names.get("from") or _strip_prefix(names.get("---", names.get("git_old")))
     new = names.get("to") or _strip_prefix(names.get("+++", names.get("git_new")))
     if "new file mode" in modes or names.get("---") == _DEV_NULL:
@@ -198,16 +222,11 @@ def parse_section(text: str, *, hunks: bool = True) -> ParsedSection:
         status = FileStatus.RENAMED
     else:
         status = FileStatus.MODIFIED
-    path = new or old
-    special = next((_SPECIAL_MODES[m] for m in modes.values() if m in _SPECIAL_MODES), None)
-    found = ParsedSection(path, old, status, binary=binary, special=special)
-    if path is None:
-        return replace(found, error="no file name in the section header")
-    if not hunks:
-        return found
-    found = replace(found, non_utf8=_SURROGATE.search(text) is not None)
-    if binary or first_hunk == -1:
-        return found
+    return old, new, status
+
+
+def _with_hunks(found: ParsedSection, text: str) -> ParsedSection:
+    """`found` with the hunks of its section's text, or the error that stops reading them."""
     parsed = _unidiff(text)
     if isinstance(parsed, str):
         return replace(found, error=parsed)
