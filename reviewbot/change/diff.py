@@ -338,6 +338,24 @@ def _build(
             f"the change has {len(entries):,} files, over the {limits.max_files:,}-file limit",
         )
     kept = entries[: cut.index] if cut else entries
+    files, notes_by_path = _records(kept, pre, stream)
+    files = _with_texts(files, notes_by_path, base, head_tree)
+    files.sort(key=lambda f: position.get(f.path, 0))  # git's order, whatever the ranking was
+    notes = [notes_by_path[f.path] for f in files if f.path in notes_by_path]
+    notes += [unparsable_note(None, error) for error in stream.unattributed]
+    touched = {p for e in entries for p in (e.old_path, e.path) if p is not None}
+    absent = [p for p in dict.fromkeys([*head_tree.missing(), *base.missing()]) if p not in touched]
+    if absent:
+        notes.append(missing_note(absent))
+    if cut is not None:
+        notes.append(_truncated_note(entries, cut))
+    return files, notes, cut, stream.patch_bytes
+
+
+def _records(
+    kept: list[DiffEntry], pre: dict[int, Note], stream: _Stream
+) -> tuple[list[ChangedFile], dict[str, Note]]:
+    """A record per kept entry (skipped before reading: no hunks) and the notes of those not analysed."""
     notes_by_path: dict[str, Note] = {}
     files: list[ChangedFile] = []
     for i, entry in enumerate(kept):
@@ -352,26 +370,19 @@ def _build(
         files.append(changed)
         if note is not None:
             notes_by_path[entry.path] = note
-    files = _with_texts(files, notes_by_path, base, head_tree)
-    files.sort(key=lambda f: position.get(f.path, 0))  # git's order, whatever the ranking was
-    notes = [notes_by_path[f.path] for f in files if f.path in notes_by_path]
-    notes += [unparsable_note(None, error) for error in stream.unattributed]
-    touched = {p for e in entries for p in (e.old_path, e.path) if p is not None}
-    absent = [p for p in dict.fromkeys([*head_tree.missing(), *base.missing()]) if p not in touched]
-    if absent:
-        notes.append(missing_note(absent))
-    if cut is not None:
-        left = len(entries) - cut.index
-        notes.append(
-            Note.of(
-                SkipReason.TRUNCATED,
-                msg(
-                    "note.truncated",
-                    why=cut.why,
-                    left=f"{left:,}",
-                    total=f"{len(entries):,}",
-                    path=entries[cut.index].path,
-                ),
-            )
-        )
-    return files, notes, cut, stream.patch_bytes
+    return files, notes_by_path
+
+
+def _truncated_note(entries: list[DiffEntry], cut: _Cut) -> Note:
+    """The note that says where the change was cut and how many files were left out."""
+    left = len(entries) - cut.index
+    return Note.of(
+        SkipReason.TRUNCATED,
+        msg(
+            "note.truncated",
+            why=cut.why,
+            left=f"{left:,}",
+            total=f"{len(entries):,}",
+            path=entries[cut.index].path,
+        ),
+    )
