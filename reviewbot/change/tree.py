@@ -8,12 +8,23 @@ import subprocess
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from reviewbot.change.blobs import (
+    BINARY_SNIFF_BYTES,
+    GITLINK_MODE,
+    MAX_UNDECODABLE_SHARE,
+    REGULAR_MODES,
+    SYMLINK_MODE,
+    Blob,
+    Decoded,
+    decode_bytes,
+    decode_text,
+    ls_tree_records,
+)
 from reviewbot.change.gitproc import check_repo_dir, decode_path, git_argv, git_env, not_installed, run_git
 from reviewbot.errors import GitError
 from reviewbot.model.change import SkipReason
@@ -33,59 +44,6 @@ __all__ = [
     "decode_text",
 ]
 
-# git's own rule for "is this binary" (xdiff's FIRST_FEW_BYTES): a NUL byte in the first 8000
-# bytes. Using the same figure keeps GitTree and `git diff` in agreement about every file.
-BINARY_SNIFF_BYTES = 8000
-
-REGULAR_MODES = frozenset({"100644", "100755"})
-SYMLINK_MODE = "120000"
-GITLINK_MODE = "160000"
-
-
-# A file is skipped as not UTF-8 only when more than this share of its bytes cannot be decoded: it is
-# mostly something else (binary without a NUL early on, another encoding throughout). A few stray bytes
-# (a Latin-1 name in a comment, a GBK comment line) are read as U+FFFD and the file is analysed.
-MAX_UNDECODABLE_SHARE = 0.5
-
-_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")  # a byte surrogateescape could not decode
-
-
-@dataclass(frozen=True)
-class Decoded:
-    """The text of a blob; `replaced` bytes were not UTF-8 and each reads as U+FFFD."""
-
-    text: str
-    replaced: int = 0
-
-
-def decode_bytes(data: bytes) -> Decoded | SkipReason:
-    """The text of a blob with undecodable bytes replaced (one U+FFFD per byte, the same as a diff
-    of the file shows them), or why it is not analysable text: BINARY (a NUL byte where git looks for
-    one) or NON_UTF8 (more than `MAX_UNDECODABLE_SHARE` of its bytes are not UTF-8)."""
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        return SkipReason.BINARY
-    try:
-        return Decoded(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        pass
-    text, replaced = _ESCAPED_BYTE.subn("\ufffd", data.decode("utf-8", "surrogateescape"))
-    if replaced > MAX_UNDECODABLE_SHARE * len(data):
-        return SkipReason.NON_UTF8
-    return Decoded(text, replaced)
-
-
-def decode_text(data: bytes) -> str | SkipReason:
-    """The text of a blob (see `decode_bytes`), or why it is not analysable text."""
-    decoded = decode_bytes(data)
-    return decoded if isinstance(decoded, SkipReason) else decoded.text
-
-
-@dataclass(frozen=True)
-class _Blob:
-    mode: str
-    sha: str
-    size: int
-
 
 def _shutdown(proc: subprocess.Popen[bytes]) -> None:
     if proc.stdin is not None and not proc.stdin.closed:
@@ -98,20 +56,6 @@ def _shutdown(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
     if proc.stdout is not None:
         proc.stdout.close()
-
-
-def _records(out: bytes, *, sized: bool) -> Iterator[tuple[str, str, str, str]]:
-    """(path, mode, sha, size or "") of the regular files in `git ls-tree -r -z [-l]` output.
-
-    Symlinks and submodules are not source files: their "content" is a target path or a commit id."""
-    for record in out.split(b"\0"):
-        if not record:
-            continue
-        meta, _, raw_path = record.partition(b"\t")
-        fields = meta.decode("ascii").split()
-        mode, kind, sha = fields[:3]
-        if kind == "blob" and mode in REGULAR_MODES:
-            yield decode_path(raw_path), mode, sha, fields[3] if sized else ""
 
 
 class GitTree:
@@ -128,8 +72,8 @@ class GitTree:
         self.repo = repo
         self.sha = sha
         self.max_bytes = max_bytes
-        self._blobs: dict[str, _Blob] | None = None
-        self._missing: dict[str, _Blob] = {}  # files whose objects the repository lacks (size unknown: -1)
+        self._blobs: dict[str, Blob] | None = None
+        self._missing: dict[str, Blob] = {}  # files whose objects the repository lacks (size unknown: -1)
         self._remote: str | None = None
         self._remote_known = False
         self._proc: subprocess.Popen[bytes] | None = None
@@ -162,7 +106,7 @@ class GitTree:
         self._finalizer = None
         self._proc = None
 
-    def _entries(self) -> dict[str, _Blob]:
+    def _entries(self) -> dict[str, Blob]:
         if self._blobs is None:
             self._missing = {}
             self._blobs = self._list_sized() if self._promisor() is None else self._list_without_fetching()
@@ -184,26 +128,26 @@ class GitTree:
             self._remote_known = True
         return self._remote
 
-    def _list_sized(self) -> dict[str, _Blob]:
+    def _list_sized(self) -> dict[str, Blob]:
         """One `git ls-tree -l` (no promisor remote, so a missing object is reported, never fetched)."""
         out = run_git(self.repo, ["ls-tree", "-r", "-z", "-l", "--full-tree", self.sha]).stdout
-        blobs: dict[str, _Blob] = {}
-        for path, mode, sha, size in _records(out, sized=True):
+        blobs: dict[str, Blob] = {}
+        for path, mode, sha, size in ls_tree_records(out, sized=True):
             if not size.isdigit():
                 # "BAD": the object is not in the repository (a mirror that leaves large files out, a
                 # damaged clone). One unreadable file must not sink the review: it is left out of the
                 # tree and named by `missing()`, so the caller can say so.
-                self._missing[path] = _Blob(mode, sha, -1)
+                self._missing[path] = Blob(mode, sha, -1)
                 continue
-            blobs[path] = _Blob(mode, sha, int(size))
+            blobs[path] = Blob(mode, sha, int(size))
         return blobs
 
-    def _list_without_fetching(self) -> dict[str, _Blob]:
+    def _list_without_fetching(self) -> dict[str, Blob]:
         """A partial clone: `ls-tree -l` would fetch every missing blob, one request each, only to learn
         its size. The tree's objects are listed instead (trees only), the missing ones found with
         `rev-list --missing=print` (which never fetches), and only present blobs are sized."""
         out = run_git(self.repo, ["ls-tree", "-r", "-z", "--full-tree", self.sha]).stdout
-        listed = list(_records(out, sized=False))
+        listed = list(ls_tree_records(out, sized=False))
         walk = ["rev-list", "--objects", "--no-object-names", "--missing=print", "--no-walk", self.sha]
         absent = {
             line[1:].decode("ascii")
@@ -220,12 +164,12 @@ class GitTree:
                 sha, _, size = line.partition(" ")
                 if size.isdigit():
                     sizes[sha] = int(size)
-        blobs: dict[str, _Blob] = {}
+        blobs: dict[str, Blob] = {}
         for path, mode, sha, _ in listed:
             if sha in sizes:
-                blobs[path] = _Blob(mode, sha, sizes[sha])
+                blobs[path] = Blob(mode, sha, sizes[sha])
             else:
-                self._missing[path] = _Blob(mode, sha, -1)
+                self._missing[path] = Blob(mode, sha, -1)
         return blobs
 
     def missing(self) -> list[str]:
@@ -378,7 +322,7 @@ class GitTree:
         """Raw contents: None for missing paths and for files over `max_bytes` (never read)."""
         entries = self._entries()
         out: dict[str, bytes | None] = {}
-        wanted: list[tuple[str, _Blob]] = []
+        wanted: list[tuple[str, Blob]] = []
         for path in paths:
             blob = entries.get(path)
             out[path] = None
