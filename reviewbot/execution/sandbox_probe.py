@@ -87,17 +87,8 @@ def _lines(
     n_checked: int,
     n_hidden: int,
 ) -> dict[str, str]:
-    uid = out.get("uid", ["?"])[0]
     result: dict[str, str] = {}
-    if owner == 0 or uid == "0" and owner is None:
-        result["user"] = "NOT unprivileged: the test ran as root"
-    elif "shadow" in out:
-        result["user"] = f"NOT unprivileged: uid {owner} read /etc/shadow"
-    elif out.get("caps", ["?"])[0].strip("0"):
-        result["user"] = f"NOT without privileges: uid {owner} held capabilities {out.get('caps', ['?'])[0]}"
-    else:
-        how = "" if os.geteuid() == 0 else "; the worker's own uid, in a user namespace"
-        result["user"] = f"uid {owner} on the host, {uid} inside, not root, no capabilities{how}"
+    result["user"] = _user_line(out, owner)
     result["network"] = (
         "NOT denied: the host's loopback is visible"
         if "tcp" in out
@@ -110,23 +101,8 @@ def _lines(
         if seen
         else f"none of the host's {n_sockets} Unix socket path(s) reachable{tried}"
     )
-    shown = out.get("seen", [])
-    if landed or shown:
-        wrote = f"wrote {', '.join(str(p) for p in landed)} on the host" if landed else ""
-        saw = f"read {', '.join(shown[:3])}" if shown else ""
-        result["filesystem"] = "NOT confined: " + "; ".join(x for x in (wrote, saw) if x)
-    else:
-        result["filesystem"] = (
-            "writes outside the run directory did not reach the host (/etc, /usr, /var, its temp "
-            f"directory); {n_hidden} secret or state path(s) of reviewbot empty or absent"
-        )
-    names = sorted(set(out.get("env", [])) - _SET_BY_US)
-    extra = [n for n in names if n not in ALLOWED and not n.startswith("LC_")]
-    result["environment"] = (
-        f"allow-list: {', '.join(names) or 'nothing'} (+ HOME, TMPDIR in the run directory)"
-    )
-    if extra:
-        result["environment"] += f"; asked for by reviewbot or the repository: {', '.join(extra)}"
+    result["filesystem"] = _filesystem_line(out, landed, n_hidden)
+    result["environment"] = _environment_line(out)
     limits = ", ".join(_limit(line) for line in out.get("limit", []))
     binding = (
         "rlimits bind (not root)" if owner not in (0, None) else "NOT binding: root ignores RLIMIT_NPROC"
@@ -139,6 +115,42 @@ def _lines(
         else "NOT isolated: process group killed when the run ends; processes that leave it survive"
     )
     return result
+
+
+def _user_line(out: dict[str, list[str]], owner: int | None) -> str:
+    """Whether the test ran unprivileged: not root, /etc/shadow unreadable, no capabilities."""
+    uid = out.get("uid", ["?"])[0]
+    if owner == 0 or uid == "0" and owner is None:
+        return "NOT unprivileged: the test ran as root"
+    if "shadow" in out:
+        return f"NOT unprivileged: uid {owner} read /etc/shadow"
+    if out.get("caps", ["?"])[0].strip("0"):
+        return f"NOT without privileges: uid {owner} held capabilities {out.get('caps', ['?'])[0]}"
+    how = "" if os.geteuid() == 0 else "; the worker's own uid, in a user namespace"
+    return f"uid {owner} on the host, {uid} inside, not root, no capabilities{how}"
+
+
+def _filesystem_line(out: dict[str, list[str]], landed: list[Path], n_hidden: int) -> str:
+    """Whether writes outside the run directory reached the host and secrets could be read."""
+    shown = out.get("seen", [])
+    if landed or shown:
+        wrote = f"wrote {', '.join(str(p) for p in landed)} on the host" if landed else ""
+        saw = f"read {', '.join(shown[:3])}" if shown else ""
+        return "NOT confined: " + "; ".join(x for x in (wrote, saw) if x)
+    return (
+        "writes outside the run directory did not reach the host (/etc, /usr, /var, its temp "
+        f"directory); {n_hidden} secret or state path(s) of reviewbot empty or absent"
+    )
+
+
+def _environment_line(out: dict[str, list[str]]) -> str:
+    """The environment variables the test saw (beyond those we set), and which were asked for."""
+    names = sorted(set(out.get("env", [])) - _SET_BY_US)
+    extra = [n for n in names if n not in ALLOWED and not n.startswith("LC_")]
+    line = f"allow-list: {', '.join(names) or 'nothing'} (+ HOME, TMPDIR in the run directory)"
+    if extra:
+        line += f"; asked for by reviewbot or the repository: {', '.join(extra)}"
+    return line
 
 
 def verify(kind: str, scratch: Path | None = None, limits: Limits | None = None) -> dict[str, str]:
