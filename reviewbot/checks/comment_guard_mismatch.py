@@ -44,7 +44,7 @@ from reviewbot.analysis.reach import Reach, describe_reach
 from reviewbot.analysis.skipped import feasible_skipped
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place
-from reviewbot.lang.calls import split_callee
+from reviewbot.lang.calls import CallGraph, CallSite, split_callee
 from reviewbot.lang.common import is_log_callee
 from reviewbot.model.finding import Finding, Location, Severity
 from reviewbot.model.messages import Message, clauses, listing, msg
@@ -185,20 +185,27 @@ def _unmentioned(ctx: CheckContext, d: ChangedDerivation, comment: str) -> list[
         sites.extend((s, True) for s in graph.sites_in(fn.path, fn.name))
     out: dict[str, tuple[str, str, int, str]] = {}
     for s, nested in sites:
-        parts = split_callee(s.callee)
-        # Calls on a local value (`kv_cache.append(x)`) are plumbing; behaviour is a function, an own
-        # method or a method of an object the graph knows.
-        if is_log_callee(s.callee) or ((len(parts) > 1 or nested) and not graph.resolve(s)):
-            continue
-        if not parts or parts[-1].isupper() or parts[-1].endswith("_cast") or _is_accessor(parts[-1]):
-            continue
-        distinct = {t for p in parts for t in _tokens(p)} - _GENERIC
-        distinct = {t for t in distinct if len(t) > 1 and not t.isdigit()}
-        if not distinct or distinct & word_set:
-            continue
-        name = ".".join(parts) or s.callee
-        out.setdefault(name, (name, s.path, s.line, s.function or ""))
+        name = _unnamed_behaviour(s, nested, graph, word_set)
+        if name is not None:
+            out.setdefault(name, (name, s.path, s.line, s.function or ""))
     return list(out.values())
+
+
+def _unnamed_behaviour(s: CallSite, nested: bool, graph: CallGraph, word_set: set[str]) -> str | None:
+    """The callee of `s` when it names behaviour (a function of the repository, not a log call, a
+    constant, a cast or an accessor) with a distinctive word the comment does not use."""
+    parts = split_callee(s.callee)
+    # Calls on a local value (`kv_cache.append(x)`) are plumbing; behaviour is a function, an own
+    # method or a method of an object the graph knows.
+    if is_log_callee(s.callee) or ((len(parts) > 1 or nested) and not graph.resolve(s)):
+        return None
+    if not parts or parts[-1].isupper() or parts[-1].endswith("_cast") or _is_accessor(parts[-1]):
+        return None
+    distinct = {t for p in parts for t in _tokens(p)} - _GENERIC
+    distinct = {t for t in distinct if len(t) > 1 and not t.isdigit()}
+    if not distinct or distinct & word_set:
+        return None
+    return ".".join(parts) or s.callee
 
 
 def _lost_switches(
