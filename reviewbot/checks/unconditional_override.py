@@ -274,40 +274,43 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         if anchor in seen:
             continue
         seen.add(anchor)
-        owned = f"{field_owner(a, ctx.index) or receiver_of(a) or 'args'}.{a.field}"
-        setters: list[Message | str] = [_describe_writer(w) for w in others]
-        if option is not None:
-            setters.insert(
-                0, msg("unconditional-override.option", place=place(a.path, option), field=a.field)
-            )
-        count = len(setters)
-        evidence: list[Message | str] = [msg("unconditional-override.set-at", places=listing(setters))]
-        reach = describe_reach(a.guard, ctx.index)
-        extra: list[tuple[str, str]] = [("field", owned), ("writers", str(count))]
-        if reach is not None:
-            facts = [fact for ar in reach.atoms for fact in (ar.default_msg, ar.derived_msg) if fact]
-            if facts:
-                evidence.append(clauses(facts))
-            if reach.sentence:
-                evidence.append(reach.text)
-                extra.append(("reach", reach.sentence))
-        written = statement(a)
-        number = "one" if count == 1 else "many"
-        scope = "unconditional" if a.guard is None else "guarded"
-        title = msg(
-            f"unconditional-override.title.{scope}.{number}", written=written, count=count, owned=owned
-        )
-        finding = Finding.make(
-            rule=id,
-            severity=severity,
-            path=a.path,
-            line=a.line,
-            title=title,
-            anchor=anchor,
-            evidence=evidence,
-            suggestion=msg("unconditional-override.suggestion"),
-            extra=tuple(extra),
-        )
-        # English clipped as before (the report caps other languages)
-        evidence_en = (finding.evidence[0], *(clip(e, 400) for e in finding.evidence[1:]))
-        yield finding.with_(title=clip(finding.title, MAX_TITLE), evidence=evidence_en)
+        yield _finding(ctx, a, anchor, others, option)
+
+
+def _finding(
+    ctx: CheckContext, a: Assignment, anchor: str, others: list[Assignment], option: int | None
+) -> Finding:
+    """The finding for write `a` over the setters `others` (and the command-line option at line `option`)."""
+    owned = f"{field_owner(a, ctx.index) or receiver_of(a) or 'args'}.{a.field}"
+    setters: list[Message | str] = [_describe_writer(w) for w in others]
+    if option is not None:
+        setters.insert(0, msg("unconditional-override.option", place=place(a.path, option), field=a.field))
+    count = len(setters)
+    evidence: list[Message | str] = [msg("unconditional-override.set-at", places=listing(setters))]
+    reach = describe_reach(a.guard, ctx.index)
+    extra: list[tuple[str, str]] = [("field", owned), ("writers", str(count))]
+    if reach is not None:
+        facts = [fact for ar in reach.atoms for fact in (ar.default_msg, ar.derived_msg) if fact]
+        if facts:
+            evidence.append(clauses(facts))
+        if reach.sentence:
+            evidence.append(reach.text)
+            extra.append(("reach", reach.sentence))
+    written = statement(a)
+    number = "one" if count == 1 else "many"
+    scope = "unconditional" if a.guard is None else "guarded"
+    title = msg(f"unconditional-override.title.{scope}.{number}", written=written, count=count, owned=owned)
+    finding = Finding.make(
+        rule=id,
+        severity=severity,
+        path=a.path,
+        line=a.line,
+        title=title,
+        anchor=anchor,
+        evidence=evidence,
+        suggestion=msg("unconditional-override.suggestion"),
+        extra=tuple(extra),
+    )
+    # English clipped as before (the report caps other languages)
+    evidence_en = (finding.evidence[0], *(clip(e, 400) for e in finding.evidence[1:]))
+    return finding.with_(title=clip(finding.title, MAX_TITLE), evidence=evidence_en)
