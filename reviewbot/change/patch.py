@@ -128,7 +128,7 @@ def _hunks(patched: PatchedFile, headers: list[str]) -> tuple[Hunk, ...]:
             if len(headers) == len(patched)
             else (f"@@ -{h.source_start},{h.source_length} +{h.target_start},{h.target_length} @@")
         )
-        # A byte that is not UTF-8 reads as U+FFFD, as in the file's text (change.tree.decode_bytes).
+        # A byte that is not UTF-8 reads as U+FFFD, as in the file's text (change.blobs.decode_bytes).
         added = tuple((ln.target_line_no or 0, _text(ln.value)) for ln in h if ln.is_added)
         removed = tuple((ln.source_line_no or 0, _text(ln.value)) for ln in h if ln.is_removed)
         header = _SURROGATE.sub("\ufffd", header)
