@@ -748,6 +748,16 @@ def known_rule_ids(reviewbot: Reviewbot) -> dict[str, str] | None:
     return rules or None
 
 
+def _drop_key(doc: Any, key: str) -> None:
+    if isinstance(doc, dict):
+        doc.pop(key, None)
+        for value in doc.values():
+            _drop_key(value, key)
+    elif isinstance(doc, list):
+        for value in doc:
+            _drop_key(value, key)
+
+
 class Runner:
     """Reviews cases with the `reviewbot` CLI, one process per case, from the fetched mirrors."""
 
@@ -811,11 +821,13 @@ class Runner:
         return run
 
     def _dump(self, case: Case, report: dict[str, Any]) -> None:
-        # Timings differ run to run; everything else in a report must be the same for the same code, so two
-        # dumps `diff -r` clean unless the review changed (a refactor's before/after proof).
+        # Timings and the review's wall-clock time differ run to run; everything else in a report must be the
+        # same for the same code, so two dumps `diff -r` clean unless the review changed (a refactor's
+        # before/after proof).
         kpi = report.get("kpi")
         if isinstance(kpi, dict):
             kpi.pop("timings_ms", None)
+        _drop_key(report, "reviewed_at")
         assert self.dump is not None
         self.dump.mkdir(parents=True, exist_ok=True)
         text = json.dumps(report, indent=1, sort_keys=True, ensure_ascii=False)
