@@ -12,27 +12,24 @@ goes on and the summary and notes say what was not run and why.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.change.git import checkout
-from reviewbot.config import RepoConfig
 from reviewbot.errors import ReviewbotError
 from reviewbot.execution.config import TestConfig, load_base_test_config
+from reviewbot.execution.exec_settings import ExecSettings
+from reviewbot.execution.mutant_runs import remove_run_dir, run_mutants
 from reviewbot.execution.mutants import Mutant, build_mutants
 from reviewbot.execution.newtests import new_tests
 from reviewbot.execution.runner import run_tests
-from reviewbot.execution.sandbox import SANDBOXES, Limits, detect_sandbox
+from reviewbot.execution.sandbox import detect_sandbox
 from reviewbot.execution.sandbox_probe import verify
 from reviewbot.execution.tables import TableRuns, run_tables
 from reviewbot.execution.untrusted import clean_run, failure
@@ -41,36 +38,12 @@ from reviewbot.lang.index import RepoIndex
 from reviewbot.model.budget import ROUND_DEADLINE
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.messages import Message, msg
-from reviewbot.model.tests import EXIT_STATUS_TEST, ExecutionResults, MutantResult, NewTest, TestRun
+from reviewbot.model.tests import ExecutionResults, MutantResult, NewTest, TestRun
 from reviewbot.model.truthtable import TruthTable
 
 __all__ = ["ExecSettings", "Execution", "execute", "executor"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ExecSettings:
-    run_tests: bool = True  # False: `--no-tests`
-    trusted: bool = True  # False: a PR author outside the allow list; tests are not run
-    time_budget_s: float = 300.0  # the whole stage: head run and mutants
-    not_trusted_reason: str = "the pull request's author is not trusted to run code here"
-    max_workers: int | None = None  # parallel mutant runs; default os.cpu_count()
-    sandbox: str | None = None  # force `bwrap` / `unshare` / `subprocess`; None: the best that works
-    # CONFINING_SANDBOXES refuses unconfined runs (the GitHub App); SANDBOXES suits `reviewbot run`, whose
-    # user runs their own code.
-    allowed_sandboxes: tuple[str, ...] = SANDBOXES
-    limits: Limits = field(default_factory=Limits)
-    max_timeout_s: float | None = None  # caps the configured per-run timeout
-    # Names a repository's `[tests] env` may pass. None: all it names (a local run: the user's own
-    # config); the App passes its operator's list, so a repository cannot ask for the worker's secrets.
-    env_allowed: frozenset[str] | None = None
-    max_mutants: int | None = None  # mutants per round (the pipeline passes at most its budget's worth)
-    # The base revision's .reviewbot.toml as the round parsed it (its `tests` may be None: no [tests]);
-    # None: the stage reads the base's file itself.
-    repo_config: RepoConfig | None = None
-    scratch_dir: Path | None = None  # where run directories go; default the system temp dir
-    keep_runs: bool = False  # keep run directories (debugging)
 
 
 TablesHook = Callable[[ChangeSet, list[TruthTable], dict[str, FileFacts], RepoIndex], TableRuns]
@@ -136,92 +109,6 @@ def _not_run(reason: Message | str, mutants: list[Mutant]) -> Execution:
     note = Note.of(SkipReason.UNAVAILABLE, msg("note.tests-not-run", reason=reason))
     results = [MutantResult(m, "not_run", reason="tests were not run") for m in mutants]
     return Execution(summary=_summary(str(reason), len(mutants)), mutants=results, notes=[note])
-
-
-def _killed(head: TestRun, run: TestRun) -> list[str]:
-    if head.cases and run.cases:
-        out = []
-        for test_id in head.passed:
-            case = run.cases.get(test_id)
-            # A test that vanished counts only when the run failed (it crashed before reporting it).
-            if (case is not None and case.failed) or (case is None and run.exit_code != 0):
-                out.append(test_id)
-        return out
-    return [EXIT_STATUS_TEST] if run.exit_code != 0 else []
-
-
-def _mutant_job(
-    m: Mutant,
-    cfg: TestConfig,
-    pristine: Path,
-    scratch: Path,
-    kind: str,
-    settings: ExecSettings,
-    timeout: float,
-    deadline: float,
-    head: TestRun,
-) -> MutantResult:
-    remaining = deadline - time.monotonic()
-    if remaining < max(1.0, head.seconds):
-        return MutantResult(
-            m, "not_run", reason=f"the time budget of {settings.time_budget_s:.0f} s was used up"
-        )
-    limit = min(timeout, remaining)
-    run_dir = scratch / f"run-{m.id}"
-    try:
-        run = clean_run(
-            run_tests(
-                cfg,
-                pristine,
-                run_dir,
-                label=m.id,
-                sandbox=kind,
-                limits=settings.limits,
-                timeout=limit,
-                mutant=m,
-            )
-        )
-    except OSError as exc:
-        return MutantResult(m, "not_run", reason=f"could not prepare the run: {exc}")
-    finally:
-        # The run's copy of the head goes once its results are read: the stage's disk is one copy
-        # per worker, not one per mutant (64 copies of a 5,000-file head came to 1.3 GB).
-        if not settings.keep_runs:
-            _remove(run_dir)
-    if run.timed_out:
-        if limit < timeout:
-            return MutantResult(
-                m, "not_run", seconds=run.seconds, reason="the time budget ran out during the run"
-            )
-        why = f"the tests did not finish within {limit:.0f} s with this mutant and were killed"
-        return MutantResult(m, "timeout", seconds=run.seconds, reason=why, run=run)
-    killed = _killed(head, run)
-    return MutantResult(m, "killed" if killed else "survived", tuple(killed), run.seconds, run=run)
-
-
-def _run_mutants(
-    mutants: list[Mutant],
-    cfg: TestConfig,
-    pristine: Path,
-    scratch: Path,
-    kind: str,
-    settings: ExecSettings,
-    timeout: float,
-    deadline: float,
-    head: TestRun,
-) -> list[MutantResult]:
-    runnable = [m for m in mutants if not m.problem]
-    workers = max(1, min(settings.max_workers or os.cpu_count() or 1, len(runnable) or 1))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mutant") as pool:
-        futures = {
-            m.id: pool.submit(_mutant_job, m, cfg, pristine, scratch, kind, settings, timeout, deadline, head)
-            for m in runnable
-        }
-        done = {mid: f.result() for mid, f in futures.items()}
-    return [
-        done[m.id] if m.id in done else MutantResult(m, "not_run", reason=f"not built: {m.problem}")
-        for m in mutants
-    ]
 
 
 def _judgeable(head: TestRun) -> str:
@@ -316,17 +203,6 @@ def _no_sandbox_reason(settings: ExecSettings, kind: str) -> str:
     return f"none of the allowed sandboxes ({allowed}) works on this machine"
 
 
-def _remove(path: Path) -> None:
-    """Remove a run directory, including directories a test made read-only."""
-    shutil.rmtree(path, ignore_errors=True)
-    if path.exists():
-        for root, dirs, _ in os.walk(path):
-            for d in dirs:
-                with contextlib.suppress(OSError):
-                    os.chmod(os.path.join(root, d), 0o700)
-        shutil.rmtree(path, ignore_errors=True)
-
-
 def _tables_hook(
     repo_path: Path, cfg: TestConfig, kind: str, timeout: float, settings: ExecSettings
 ) -> TablesHook:
@@ -351,7 +227,7 @@ def _tables_hook(
             )
         finally:
             if not settings.keep_runs:
-                _remove(scratch)
+                remove_run_dir(scratch)
 
     return run
 
@@ -409,7 +285,7 @@ def execute(
         if why:
             results = [MutantResult(m, "not_run", reason=why) for m in mutants]
         else:
-            results = _run_mutants(mutants, cfg, pristine, scratch, kind, settings, timeout, deadline, head)
+            results = run_mutants(mutants, cfg, pristine, scratch, kind, settings, timeout, deadline, head)
         log.info("tests: head %s in %.1fs, %d mutant(s)", head.exit_code, head.seconds, len(results))
         done = _finish(change, cfg, kind, head, head_limit, results, started, settings)
         done.tables = _tables_hook(repo_path, cfg, kind, timeout, settings)
@@ -421,7 +297,7 @@ def execute(
         return done
     finally:
         if not settings.keep_runs:
-            _remove(scratch)
+            remove_run_dir(scratch)
 
 
 def executor(
