@@ -179,7 +179,7 @@ def main(args: argparse.Namespace) -> int:
         doc: dict[str, Any] = {
             "repository": repository,
             "pr": args.pr,
-            "rounds": [{**r.history_row(), "created_at": r.created_at.isoformat()} for r in rows],
+            "rounds": [{**r.history_row().to_json(), "created_at": r.created_at.isoformat()} for r in rows],
             # Each round's dismissed findings with reason, who and when (as that round recorded them).
             "dismissed": [{"round": k, **d} for k, found in sorted(dismissed.items()) for d in found],
             "jobs": [j.to_json() for j in jobs],

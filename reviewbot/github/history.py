@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from reviewbot.errors import StoreError
 from reviewbot.model.finding import Dismissal
+from reviewbot.model.round import FindingState
 from reviewbot.report.marker import State
 from reviewbot.review.rounds import PreviousRound
 from reviewbot.store.dismissals import dismissals_of
@@ -30,9 +31,11 @@ def _before(state: State) -> PreviousRound | None:
     """The round before `state`'s, as far as the state tells it (None: `state` is round 1)."""
     if state.round_index <= 1:
         return None
-    rows = [r for r in state.history if int(r.get("round", 0)) < state.round_index]
-    head = next((str(r.get("head_sha") or "") for r in rows if int(r["round"]) == state.round_index - 1), "")
-    open_then = tuple(f.to_finding().with_(state="still_open") for f in state.findings if f.state != "new")
+    rows = [r for r in state.history if r.round < state.round_index]
+    head = next((r.head_sha for r in rows if r.round == state.round_index - 1), "")
+    open_then = tuple(
+        f.to_finding().with_(state=FindingState.STILL_OPEN) for f in state.findings if f.state != "new"
+    )
     return PreviousRound(state.round_index - 1, head, open_then, tuple(rows))
 
 

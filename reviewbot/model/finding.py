@@ -9,6 +9,7 @@ from enum import Enum
 from typing import Any
 
 from reviewbot.model.messages import Message
+from reviewbot.model.round import FindingState
 
 __all__ = ["Severity", "Location", "Dismissal", "Finding", "fingerprint", "normalise_anchor"]
 
@@ -86,7 +87,7 @@ class Finding:
     checklist: tuple[str, ...] = ()  # checklist item ids this finding fails (filled by the checklist stage)
     extra: tuple[tuple[str, str], ...] = ()  # rule-specific facts for JSON (key, value)
     fingerprint_override: str | None = None
-    state: str = "new"  # new | still_open | fixed (set by rounds)
+    state: FindingState = FindingState.NEW  # set by review.rounds
     fixed_in: str | None = None
     related: tuple[Location, ...] = field(default=())
     dismissal: Dismissal | None = None  # dismissed: shown with its reason, never blocking

@@ -11,6 +11,7 @@ from reviewbot.model.change import Note
 from reviewbot.model.executed import ExecutedTable
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message
+from reviewbot.model.round import RoundRow
 from reviewbot.model.truthtable import TruthTable
 
 __all__ = ["Status", "ChecklistItemResult", "ChecklistResult", "RoundInfo", "Review"]
@@ -62,7 +63,7 @@ class RoundInfo:
     recheck: dict[str, int] = field(
         default_factory=lambda: {"fixed": 0, "still_open": 0, "cannot_substantiate": 0, "fail": 0}
     )
-    history: list[dict[str, Any]] = field(default_factory=list)  # every round up to this one, oldest first
+    history: list[RoundRow] = field(default_factory=list)  # every round up to this one, oldest first
 
 
 @dataclass

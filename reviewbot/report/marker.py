@@ -23,18 +23,19 @@ import hashlib
 import json
 import re
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.review import Review
-from reviewbot.review.rounds import OPEN_STATES, PreviousRound
+from reviewbot.model.round import OPEN_STATES, FindingState, RoundRow
+from reviewbot.review.rounds import PreviousRound
 
 __all__ = ["MarkedFinding", "State", "encode_state", "decode_state", "VERSION", "MARKER_LIMIT"]
 
 VERSION = 1
-_STATES = OPEN_STATES | {"fixed", "cannot_substantiate"}
+_STATES = frozenset(FindingState)
 _MARKER = re.compile(
     r"^<!-- reviewbot:state v(?P<v>\d+) (?P<payload>[A-Za-z0-9_-]+)\.(?P<sum>[0-9a-f]{16}) -->[ \t]*\r?$",
     re.MULTILINE,
@@ -72,7 +73,7 @@ class MarkedFinding:
             title=self.title,
             anchor=self.anchor,
             fingerprint_override=self.fingerprint,
-            state=self.state,
+            state=FindingState(self.state),
         )
 
 
@@ -84,7 +85,7 @@ class State:
     head_sha: str
     base_sha: str
     findings: tuple[MarkedFinding, ...]
-    history: tuple[Mapping[str, Any], ...] = ()
+    history: tuple[RoundRow, ...] = ()
     repository: str = ""
     pr: int | None = None
 
@@ -196,7 +197,7 @@ def _encode(state: State) -> str:
             [f.fingerprint, f.state, f.rule, f.severity, f.path, f.line, f.anchor, f.title]
             for f in state.findings
         ],
-        "history": [dict(r) for r in state.history],
+        "history": [r.to_json() for r in state.history],
     }
     raw = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
     payload = base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode("ascii").rstrip("=")
@@ -256,7 +257,8 @@ def _validated(doc: Any) -> State | None:
         marked.append(MarkedFinding(fp, state, rule, sev, path, line, anchor, title))
     if not all(isinstance(r, dict) and _is_int(r.get("round")) for r in history):
         return None
-    return State(int(rnd), str(head), str(base), tuple(marked), tuple(history), str(repo), pr)
+    rows = tuple(RoundRow.from_json(r) for r in history)
+    return State(int(rnd), str(head), str(base), tuple(marked), rows, str(repo), pr)
 
 
 def _is_int(v: Any) -> bool:

@@ -60,7 +60,7 @@ def render_json(review: Review) -> dict[str, Any]:
         "executed_tables": [t.to_json() for t in review.executed_tables],
         "tests": review.tests,
         "reach": review.reach,
-        "history": review.round.history,
+        "history": [r.to_json() for r in review.round.history],
         "kpi": review.kpi,
     }
 

@@ -35,15 +35,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from reviewbot.model.change import ChangeSet, RepoTree, SkipReason
 from reviewbot.model.finding import Dismissal, Finding, normalise_anchor
 from reviewbot.model.review import Review, RoundInfo, Status
+from reviewbot.model.round import OPEN_STATES, FindingState, RoundRow
 
 __all__ = ["Delta", "PreviousRound", "apply_round", "delta_of", "OPEN_STATES"]
 
-OPEN_STATES = frozenset({"new", "still_open"})
 RECHECK_FAILED = ("recheck", "failed")
 
 
@@ -54,7 +53,7 @@ class PreviousRound:
     round_index: int
     head_sha: str
     open_findings: tuple[Finding, ...]
-    history: tuple[Mapping[str, Any], ...] = ()  # rows of every round up to this one, oldest first
+    history: tuple[RoundRow, ...] = ()  # every round up to this one, oldest first
 
     @classmethod
     def of(cls, review: Review) -> PreviousRound:
@@ -129,6 +128,63 @@ def _uncovered(review: Review, change: ChangeSet) -> tuple[set[str], set[str]]:
     return paths, crashed
 
 
+@dataclass
+class _Rechecked:
+    """The previous round's open findings not reported again, sorted by what became of them."""
+
+    current: list[Finding]  # this round's findings; a moved finding's successor becomes still open
+    fixed: list[Finding] = field(default_factory=list)
+    lost: list[Finding] = field(default_factory=list)  # cannot be substantiated
+    carried: list[Finding] = field(default_factory=list)  # could not be rechecked: still open
+    moved: int = 0
+
+    def add(self, old: Finding, head: _Head, head_sha: str, uncovered: set[str], crashed: set[str]) -> None:
+        text = head.text(old.path)
+        if text is None and not head.exists(old.path) and head.tree is not None:
+            successor = _successor(old, self.current)
+            if successor is None:
+                self.lost.append(old.with_(state=FindingState.CANNOT_SUBSTANTIATE, fixed_in=None))
+            else:
+                self.current[successor] = self.current[successor].with_(state=FindingState.STILL_OPEN)
+                self.moved += 1
+            return
+        if text is None:
+            self.carried.append(_carry(old))
+        elif not head.has_anchor(old.path, old.anchor):
+            self.fixed.append(old.with_(state=FindingState.FIXED, fixed_in=head_sha))
+        elif old.path in uncovered or any(f"`{old.rule}`" in m for m in crashed):
+            self.carried.append(_carry(old))
+        else:
+            self.fixed.append(old.with_(state=FindingState.FIXED, fixed_in=head_sha))
+
+
+def _state_of(f: Finding, prior: set[str]) -> FindingState:
+    return FindingState.STILL_OPEN if f.fingerprint in prior else FindingState.NEW
+
+
+def _count(findings: Sequence[Finding], state: FindingState) -> int:
+    return sum(1 for f in findings if f.state == state)
+
+
+def _scope(
+    change: ChangeSet, full: Delta, prior: Sequence[Finding], since: Delta | None
+) -> tuple[Mapping[str, frozenset[int]], int]:
+    """The lines this round touched, and how many files it changed (`delta_files`)."""
+    if since is None:
+        return full.lines, len(change.files)
+    # A merge of the base branch into the PR changes files the PR does not touch: not its work.
+    return since.lines, len(since.files & (full.files | {f.path for f in prior}))
+
+
+def _status(core: Status, blocking: bool, carried: bool) -> Status:
+    """The round's verdict: blocking wins; an unverified earlier finding makes it incomplete."""
+    if blocking:
+        return Status.BLOCKING
+    if core is Status.INCOMPLETE or carried:
+        return Status.INCOMPLETE
+    return Status.NO_CHANGE if core is Status.NO_CHANGE else Status.LGTM
+
+
 def apply_round(
     review: Review,
     change: ChangeSet,
@@ -156,57 +212,28 @@ def apply_round(
 
     prior = list(previous.open_findings) if previous else []
     prior_fps = {f.fingerprint for f in prior}
-    current = [
-        f.with_(state="still_open" if f.fingerprint in prior_fps else "new", fixed_in=None) for f in current
-    ]
+    current = [f.with_(state=_state_of(f, prior_fps), fixed_in=None) for f in current]
     current_fps = {f.fingerprint for f in current}
 
+    rechecked = _Rechecked(current)
     uncovered, crash_messages = _uncovered(review, change)
-    fixed: list[Finding] = []
-    lost: list[Finding] = []
-    carried: list[Finding] = []
-    moved = 0
     for old in (f for f in prior if f.fingerprint not in current_fps):
-        text = head.text(old.path)
-        if text is None and not head.exists(old.path) and head.tree is not None:
-            successor = _successor(old, current)
-            if successor is None:
-                lost.append(old.with_(state="cannot_substantiate", fixed_in=None))
-            else:
-                current[successor] = current[successor].with_(state="still_open")
-                moved += 1
-            continue
-        if text is None:
-            carried.append(_carry(old))
-        elif not head.has_anchor(old.path, old.anchor):
-            fixed.append(old.with_(state="fixed", fixed_in=head_sha))
-        elif old.path in uncovered or any(f"`{old.rule}`" in m for m in crash_messages):
-            carried.append(_carry(old))
-        else:
-            fixed.append(old.with_(state="fixed", fixed_in=head_sha))
+        rechecked.add(old, head, head_sha, uncovered, crash_messages)
+    fixed, lost, carried, moved = rechecked.fixed, rechecked.lost, rechecked.carried, rechecked.moved
 
     findings = _dismissed(current + carried, prior, dismissals or {})
     since = since_previous if previous is not None and previous_is_ancestor else None
     incremental = since is not None
-    touched = since.lines if since is not None else full.lines
-    # A merge of the base branch into the PR changes files the PR does not touch: not its work.
-    delta_files = len(since.files & (full.files | {f.path for f in prior})) if since else len(change.files)
+    touched, delta_files = _scope(change, full, prior, since)
 
     recheck = {
         "fixed": len(fixed),
-        "still_open": sum(1 for f in current if f.state == "still_open"),
+        "still_open": _count(current, FindingState.STILL_OPEN),
         "cannot_substantiate": len(lost),
         "fail": len(carried),
     }
     blocking = [f for f in findings if f.blocking]
-    if blocking:
-        status = Status.BLOCKING
-    elif review.status is Status.INCOMPLETE or carried:
-        status = Status.INCOMPLETE
-    elif review.status is Status.NO_CHANGE:
-        status = Status.NO_CHANGE
-    else:
-        status = Status.LGTM
+    status = _status(review.status, bool(blocking), bool(carried))
 
     round_index = previous.round_index + 1 if previous else 1
     kpi = dict(review.kpi)
@@ -214,7 +241,7 @@ def apply_round(
         round_index=round_index,
         full_files=len(change.files),
         delta_files=delta_files,
-        new_findings=sum(1 for f in findings if f.state == "new"),
+        new_findings=_count(findings, FindingState.NEW),
         merged=int(kpi.get("merged", 0)) + merged,
         recheck=recheck,
         blocking=len(blocking),
@@ -226,19 +253,19 @@ def apply_round(
 
     out = replace(review, findings=findings, status=status, kpi=kpi)
     force_pushed = previous is not None and not previous_is_ancestor
-    row = {
-        "round": round_index,
-        "head_sha": head_sha,
-        "status": status.value,
-        "summary": out.summary(),
-        "new": kpi["new_findings"],
-        "fixed": len(fixed),
-        "still_open": sum(1 for f in findings if f.state == "still_open"),
-        "cannot_substantiate": len(lost),
-        "full_review": not incremental,
-        "force_pushed": force_pushed,
-        "reviewed_at": review.reviewed_at,
-    }
+    row = RoundRow(
+        round=round_index,
+        head_sha=head_sha,
+        status=status.value,
+        summary=out.summary(),
+        new=kpi["new_findings"],
+        fixed=len(fixed),
+        still_open=_count(findings, FindingState.STILL_OPEN),
+        cannot_substantiate=len(lost),
+        full_review=not incremental,
+        force_pushed=force_pushed,
+        reviewed_at=review.reviewed_at,
+    )
     out.round = RoundInfo(
         repository=repository,
         pr=pr,
@@ -249,7 +276,7 @@ def apply_round(
         fixed=fixed,
         cannot_substantiate=lost,
         recheck=recheck,
-        history=[dict(r) for r in (previous.history if previous else ())] + [row],
+        history=[*(previous.history if previous else ()), row],
     )
     return out
 
@@ -283,4 +310,4 @@ def _successor(old: Finding, current: list[Finding]) -> int | None:
 
 def _carry(old: Finding) -> Finding:
     extra = tuple(kv for kv in old.extra if kv[0] != RECHECK_FAILED[0]) + (RECHECK_FAILED,)
-    return old.with_(state="still_open", fixed_in=None, extra=extra)
+    return old.with_(state=FindingState.STILL_OPEN, fixed_in=None, extra=extra)

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 from reviewbot.model.finding import Dismissal, Finding, Location, Severity
 from reviewbot.model.messages import LANGS
 from reviewbot.model.review import Review
-from reviewbot.review.rounds import OPEN_STATES
+from reviewbot.model.round import OPEN_STATES, FindingState, RoundRow
 
 __all__ = ["FindingRecord", "RoundRecord", "RoundSummary", "SavedRound"]
 
@@ -73,7 +73,7 @@ class FindingRecord:
             replacement=d.get("replacement"),
             checklist=tuple(d.get("checklist", ())),
             extra=tuple((str(k), str(v)) for k, v in dict(d.get("extra", {})).items()),
-            state=self.state,
+            state=FindingState(self.state),
             fixed_in=self.fixed_in,
             related=tuple(Location(str(p), int(n), str(t)) for p, n, t in d.get("related", ())),
             dismissal=Dismissal.from_json(d.get("dismissal")),
@@ -161,21 +161,21 @@ class RoundSummary:
     created_at: datetime
     counts: Mapping[str, int] = field(default_factory=dict)
 
-    def history_row(self) -> dict[str, Any]:
-        """The row shape of `RoundInfo.history` (the report's round-history table)."""
-        return {
-            "round": self.round_index,
-            "head_sha": self.head_sha,
-            "status": self.status,
-            "summary": dict(self.summary),
-            "new": self.new,
-            "fixed": self.fixed,
-            "still_open": self.still_open,
-            "cannot_substantiate": self.cannot_substantiate,
-            "full_review": self.full_review,
-            "force_pushed": self.force_pushed,
-            "reviewed_at": self.reviewed_at,
-        }
+    def history_row(self) -> RoundRow:
+        """This round as a line of `RoundInfo.history` (the report's round-history table)."""
+        return RoundRow(
+            round=self.round_index,
+            head_sha=self.head_sha,
+            status=self.status,
+            summary=dict(self.summary),
+            new=self.new,
+            fixed=self.fixed,
+            still_open=self.still_open,
+            cannot_substantiate=self.cannot_substantiate,
+            full_review=self.full_review,
+            force_pushed=self.force_pushed,
+            reviewed_at=self.reviewed_at,
+        )
 
 
 class SavedRound(NamedTuple):

@@ -11,6 +11,7 @@ from reviewbot.example import ExampleRepo, build_example
 from reviewbot.model.change import Note, SkipReason
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.review import ChecklistItemResult, ChecklistResult, Review, RoundInfo, Status
+from reviewbot.model.round import RoundRow
 from reviewbot.model.truthtable import Outcome, Row, TruthTable, Variable
 from reviewbot.report import templating
 from reviewbot.report.comment import BUDGET, CAPS, GITHUB_LIMIT, render_finding, render_markdown
@@ -211,11 +212,13 @@ def test_a_huge_state_gives_way_least_severe_first_and_never_exceeds_its_limit()
         )
         for i in range(6000)
     )  # fmt: skip
-    state = State(1, "a" * 40, "b" * 40, findings, history=tuple({"round": r} for r in range(1, 60)))
+    state = State(
+        1, "a" * 40, "b" * 40, findings, history=tuple(RoundRow(r, "c" * 40, "LGTM") for r in range(1, 60))
+    )
     marker = encode_state(state)
     decoded = decode_state(marker)
     assert len(marker) <= MARKER_LIMIT and decoded is not None
-    assert len(decoded.history) == 20 and decoded.history[-1] == {"round": 59}
+    assert len(decoded.history) == 20 and decoded.history[-1] == RoundRow(59, "c" * 40, "LGTM")
     assert all(f.state != "fixed" and f.title == "" for f in decoded.findings)
     kept = {f.severity for f in decoded.findings}
     assert "P0" in kept and "P3" not in kept  # the least severe went first

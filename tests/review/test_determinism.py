@@ -204,7 +204,7 @@ def _comparable(run: dict[str, Any]) -> tuple[str, str, Any]:
     assert state is not None
     marker = re.compile(r"^<!-- reviewbot:state v\d+ .*-->$", re.MULTILINE)
     assert len(marker.findall(markdown)) == 1
-    untimed_state = {**state.__dict__, "history": _untimed([dict(h) for h in state.history])}
+    untimed_state = {**state.__dict__, "history": _untimed([h.to_json() for h in state.history])}
     return json.dumps(_untimed(doc), sort_keys=True, indent=1), marker.sub("", markdown), untimed_state
 
 

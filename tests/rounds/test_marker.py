@@ -57,7 +57,7 @@ def test_state_round_trips_and_continues_the_next_round(tmp_path: Path) -> None:
     decoded = decode_state("Report body\n\n" + encode_state(state) + "\n")
     assert decoded == state
     assert (decoded.round_index, decoded.head_sha, decoded.pr) == (2, review.head_sha, 9)
-    assert [h["round"] for h in decoded.history] == [1, 2]
+    assert [h.round for h in decoded.history] == [1, 2]
     previous = decoded.previous_round()
     assert [f.fingerprint for f in previous.open_findings] == [f.fingerprint for f in review.findings]
     assert [(f.rule, f.anchor, f.title, f.state) for f in previous.open_findings] == [

@@ -107,8 +107,8 @@ def test_first_round_is_a_full_review_with_every_finding_new(pr: PR) -> None:
     assert (k["round_index"], k["new_findings"], k["full_files"], k["delta_files"]) == (1, 4, 2, 2)
     assert k["recheck"] == {"fixed": 0, "still_open": 0, "cannot_substantiate": 0, "fail": 0}
     assert k["blocking"] == 1 and k["blocking_on_unchanged"] == 0  # line 3 is added by the PR
-    assert [h["round"] for h in r1.round.history] == [1]
-    assert r1.round.history[0]["head_sha"] == head and r1.round.history[0]["status"] == "BLOCKING"
+    assert [h.round for h in r1.round.history] == [1]
+    assert r1.round.history[0].head_sha == head and r1.round.history[0].status == "BLOCKING"
 
 
 def test_second_round_fixes_by_anchor_gone_and_by_rule_silent(pr: PR) -> None:
@@ -137,7 +137,7 @@ def test_second_round_fixes_by_anchor_gone_and_by_rule_silent(pr: PR) -> None:
     assert (k["new_findings"], k["round_index"], k["blocking"]) == (1, 2, 0)
     assert (k["delta_files"], k["full_files"]) == (2, 3)  # other.cc and the test, of config/other/test
     rows = r2.round.history
-    assert [(h["round"], h["status"], h["fixed"], h["still_open"]) for h in rows] == [
+    assert [(h.round, h.status, h.fixed, h.still_open) for h in rows] == [
         (1, "BLOCKING", 0, 0),
         (2, "LGTM", 2, 2),
     ]
@@ -158,7 +158,7 @@ def test_blocking_finding_on_a_line_the_round_did_not_touch(pr: PR) -> None:
     r3 = next_round(pr, r2, head3, [MISSING, OVERRIDE])
     assert r3.kpi["blocking_on_unchanged"] == 0
     assert [f.state for f in r3.findings] == ["still_open", "still_open"]  # whitespace keeps the fingerprint
-    assert [h["round"] for h in r3.round.history] == [1, 2, 3]
+    assert [h.round for h in r3.round.history] == [1, 2, 3]
 
 
 def test_force_push_is_a_full_review_and_still_matches_by_fingerprint(pr: PR) -> None:
@@ -180,7 +180,7 @@ def test_force_push_is_a_full_review_and_still_matches_by_fingerprint(pr: PR) ->
     assert r2.kpi["delta_files"] == r2.kpi["full_files"] == 1
     assert [f.state for f in r2.findings] == ["still_open"]
     assert [f.rule for f in r2.round.fixed] == ["missing-tests"]
-    assert [h["force_pushed"] for h in r2.round.history] == [False, True]
+    assert [h.force_pushed for h in r2.round.history] == [False, True]
 
 
 def test_deleted_file_cannot_be_substantiated_and_a_renamed_one_carries_over(pr: PR) -> None:

@@ -176,11 +176,11 @@ def test_lookups_and_history(store: Store) -> None:
     assert store.get_round(name, 1361, 3) is None
     assert store.latest_round(name, 1) is None and store.history("acme/nothing", 1361) == []
     rows = [h.history_row() for h in store.history(name, 1361)]
-    assert [(r["round"], r["status"], r["new"], r["fixed"], r["still_open"]) for r in rows] == [
+    assert [(r.round, r.status, r.new, r.fixed, r.still_open) for r in rows] == [
         (1, "BLOCKING", 1, 0, 1),
         (2, "LGTM", 0, 1, 1),
     ]
-    assert rows[1]["summary"] == {"P0": 0, "P1": 0, "P2": 0, "P3": 1}
+    assert rows[1].summary == {"P0": 0, "P1": 0, "P2": 0, "P3": 1}
 
 
 def test_reopening_keeps_every_round(tmp_path: Path) -> None:
