@@ -45,6 +45,7 @@ __all__ = ["TableRuns", "packages_of", "run_tables"]
 
 MAX_VALUE_CHARS = 300
 _XML = "tables.xml"
+_UNTAKEN = "got an unexpected keyword argument"  # TypeError of a constructor given a keyword it lacks
 _MAX_XML = 8 << 20
 
 
@@ -201,7 +202,11 @@ def _executed_table(
             return Executed("not_run", f"the test did not import: {broken[p.module]}")
         if problem:
             return Executed("not_run", problem)
-        return found.get((p.module, name), NOT_RUN)
+        got = found.get((p.module, name), NOT_RUN)
+        if side == "base" and got.outcome == "raised" and _UNTAKEN in got.value:
+            # A column the change adds to the constructor: the base cannot be built with it at all.
+            return Executed("not_run", f"the base does not take this row's keywords: {got.value}")
+        return got
 
     slug = p.harness.target
     rows = []

@@ -251,6 +251,20 @@ def test_defaults_that_raise_the_same_on_the_base_are_not_this_changes_finding(t
     assert not any(f.rule == "defaults-raise" for f in review.findings)
 
 
+def test_a_column_the_change_adds_is_not_run_on_the_base_and_not_called_wrong(tmp_path: Path) -> None:
+    head = BASE.replace(
+        "    use_rope: bool = True\n", "    use_rope: bool = True\n    eager: bool = False\n"
+    ).replace("if self.mode == Mode.SLOW:", "if self.mode == Mode.SLOW or self.eager:")
+    _, doc = _review(tmp_path, BASE, head)
+    table = _only_table(doc)
+    eager = [r for r in table["rows"] if r["inputs"]["eager"]]
+    assert eager and table["wrong_rows"] == []
+    for r in eager:  # `Config(eager=...)` is a TypeError on the base: not a row the table got wrong
+        assert r["executed"]["base"]["outcome"] == "not_run"
+        assert "unexpected keyword argument 'eager'" in r["executed"]["base"]["value"]
+        assert r["executed"]["head"] == {"outcome": "value", "value": r["predicted"]["head"]}
+
+
 MODULE_LEVEL_BASE = "def derive(cfg):\n    return cfg\n"
 MODULE_LEVEL_HEAD = "def derive(cfg):\n    if not cfg.cache:\n        cfg.use_rope = False\n    return cfg\n"
 
