@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from reviewbot.commands.run import check_db_url, open_store
+    from reviewbot.commands.db import check_db_url, open_store
     from reviewbot.store.dismissals import match_prefix, record_dismissal
 
     if args.pr < 1:

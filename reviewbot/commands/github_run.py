@@ -83,7 +83,7 @@ def _text(outcome: PrRoundOutcome, fmt: str) -> str:
             "pr": outcome.pr,
             "head_sha": outcome.head_sha,
             "api": outcome.api,
-            "code_source": outcome.code_source,
+            "code_source": outcome.code_source or "",  # "" when the round never got to the code
             "review": outcome.json,
             "plan": plan_json(outcome.plan) if outcome.plan else None,
         }

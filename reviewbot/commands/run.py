@@ -6,20 +6,18 @@ import argparse
 import json
 import logging
 import os
-import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from reviewbot.change.git import run_git
 from reviewbot.change.staged import staged_commit, upstream_or_head
-from reviewbot.checks.registry import KNOWN_RULES
-from reviewbot.config import CONFIG_PATH, load_repo_config
-from reviewbot.errors import EnvironmentProblem, StoreError, UsageError
+from reviewbot.commands.db import check_db_url, open_store
+from reviewbot.config import CONFIG_PATH
+from reviewbot.errors import EnvironmentProblem, UsageError
 from reviewbot.execution.execute import ExecSettings, executor
 from reviewbot.execution.sandbox import hide_from_sandbox
-from reviewbot.extras import require_extras
 from reviewbot.lang.cache import FactsCache, open_cache
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.finding import Finding, Severity
@@ -27,13 +25,10 @@ from reviewbot.model.review import Review
 from reviewbot.report.render import LANGS, render_json, render_markdown, render_sarif
 from reviewbot.report.templating import cache_templates
 from reviewbot.report.terminal import render_github, render_text
-from reviewbot.review.checklist import bundled_names
+from reviewbot.review.configured import configured, repo_config
 from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.runner import RoundOutcome, run_local_round
 from reviewbot.settings import Settings, load_settings
-
-if TYPE_CHECKING:
-    from reviewbot.store.store import Store
 
 __all__ = [
     "add_arguments",
@@ -126,18 +121,13 @@ def settings_for(
 ) -> ReviewSettings:
     """Review settings from the base revision's `.reviewbot.toml` (parsed once, here; a bad one is
     a UsageError, exit 2) plus the command line."""
-    cfg = load_repo_config(change.base_tree, rules=KNOWN_RULES, checklists=bundled_names())
-    names = list(dict.fromkeys([*cfg.checklists, *args.checklist]))
+    cfg = repo_config(change.base_tree)
     # A local run trusts its user: the repository's tests run unless --no-tests.
     exec_settings = ExecSettings(run_tests=not args.no_tests, trusted=True, repo_config=cfg)
-    return ReviewSettings(
-        # --lang wins over the repository's `[review] lang`.
-        lang=args.lang or cfg.review.lang or "en",
-        checklists=names,
-        checklist_texts=dict(cfg.repo_checklists),
-        disabled_rules=cfg.disabled,
-        exclude=cfg.exclude,
-        cpp_macros=cfg.cpp.macros,
+    return configured(  # --lang wins over the repository's `[review] lang`
+        cfg,
+        lang=args.lang,
+        extra_checklists=args.checklist,
         execute=executor(repo, exec_settings),
         facts_cache=facts_cache,
     )
@@ -154,57 +144,6 @@ def check_output(output: str) -> None:
     target = path if path.exists() else parent
     if not os.access(target, os.W_OK):
         raise UsageError(f"-o {output}: {target} is not writable")
-
-
-def check_db_url(url: str) -> None:
-    """`--db` names a database by URL; a bare word is refused, not made a SQLite file in the cwd."""
-    if "://" not in url:
-        raise UsageError(
-            f"--db wants a database URL such as sqlite:///PATH/rounds.db or postgresql://USER@HOST/DB, "
-            f"not {url!r}"
-        )
-    from reviewbot.store.db import engine_url  # SQLAlchemy: loaded only when a database is named
-
-    try:
-        parsed = engine_url(url)
-    except StoreError as exc:
-        raise UsageError(str(exc)) from exc
-    backend = parsed.get_backend_name()
-    if backend not in ("sqlite", "postgresql"):
-        raise UsageError(f"--db: {backend} databases are not supported; use sqlite:/// or postgresql://")
-    require_extras(db_url=url)
-    if backend == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        file = Path(str(parsed.database)).expanduser()
-        if file.is_dir():
-            raise UsageError(f"--db {url}: {file} is a directory, not a database file")
-        if not file.parent.is_dir():
-            raise UsageError(f"--db {url}: the directory {file.parent} does not exist")
-        if file.exists():
-            _probe_sqlite(url, file)
-
-
-def _probe_sqlite(url: str, file: Path) -> None:
-    """Read an existing SQLite file's schema without writing to it: a file that is not a database
-    fails here, before the review, whichever path (local or GitHub) opens it later."""
-    try:
-        conn = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            conn.execute("PRAGMA schema_version").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise EnvironmentProblem(f"cannot open the rounds database {url}: {exc}") from exc
-
-
-def open_store(url: str) -> Store:
-    """The rounds store; one that cannot be opened is the user's to fix (exit 2), not a crash."""
-    from reviewbot.store.store import Store
-
-    require_extras(db_url=url)
-    try:
-        return Store.open(url)
-    except StoreError as exc:
-        raise EnvironmentProblem(str(exc)) from exc
 
 
 def check_path(path: str | None) -> None:

@@ -27,7 +27,7 @@ from reviewbot.github.history import CommentHistory
 from reviewbot.github.permissions import Permissions
 from reviewbot.github.publish import HeadMoved, find_bot_comment
 from reviewbot.github.settings import GitHubSettings
-from reviewbot.github.sink import PrRoundOutcome, PullRequestSink, held_back
+from reviewbot.github.sink import PrRoundOutcome, Publication, PullRequestSink, held_back
 from reviewbot.github.source import PullRequestCode
 from reviewbot.report.marker import decode_state
 from reviewbot.review.round import run_round
@@ -99,7 +99,7 @@ def _run(
     """
     counter = ApiCounter()
     repo, n = repo_full_name, pr_number
-    outcome = PrRoundOutcome("incomplete", repo, n)
+    outcome = PrRoundOutcome(Publication.INCOMPLETE, repo, n)
     conn: Connection | None = None
     try:
         conn = connect(settings, repo, counter, sleep=sleep, installation_id=installation_id)
@@ -108,7 +108,7 @@ def _run(
         outcome.head_sha = pr.head_sha
         skip = _skip_reason(settings, pr, expected_head)
         if skip:
-            outcome.status, outcome.reason = "skipped", skip
+            outcome.status, outcome.reason = Publication.SKIPPED, skip
             log.info("%s #%d: skipped: %s", repo, n, skip)
             return outcome
         bot_comment = find_bot_comment(api.list_issue_comments(repo, n), conn.bot_login)
@@ -130,7 +130,7 @@ def _run(
             )
             outcome.refusal = refusal.outcome
             if refused:
-                outcome.status, outcome.reason = "skipped", refused
+                outcome.status, outcome.reason = Publication.SKIPPED, refused
                 log.info("%s #%d: %s", repo, n, refused)
                 return outcome
         git_token = getattr(conn.github.requester.auth, "token", None)
@@ -141,7 +141,7 @@ def _run(
         )
         return run_round(source, history, sink)
     except RateLimited as exc:
-        outcome.status, outcome.retry_at = "incomplete", exc.reset_at
+        outcome.status, outcome.retry_at = Publication.INCOMPLETE, exc.reset_at
         done = (
             "; ".join(outcome.published.steps) if outcome.published and outcome.published.steps else "nothing"
         )

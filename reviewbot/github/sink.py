@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 from reviewbot.change.select import could_hold_derivation
@@ -28,23 +29,28 @@ from reviewbot.github.threads import threads_for_round
 from reviewbot.model.change import ChangeSet, SkipReason
 from reviewbot.model.review import Review
 from reviewbot.report.marker import State
-from reviewbot.review.round import Code, Reviewed
+from reviewbot.review.round import Code, CodeOrigin, Reviewed
 from reviewbot.runner import fit_round, render_round
 
-__all__ = ["PrRoundOutcome", "PullRequestSink", "held_back"]
+__all__ = ["PrRoundOutcome", "Publication", "PullRequestSink", "held_back"]
 
 log = logging.getLogger(__name__)
 
 
+class Publication(StrEnum):
+    """What a GitHub round did on the PR."""
+
+    PUBLISHED = "published"  # posted
+    DRY_RUN = "dry_run"  # built, nothing sent
+    SKIPPED = "skipped"  # nothing to do (`reason` says why)
+    INCOMPLETE = "incomplete"  # stopped by GitHub's rate limit (`reason`, `retry_at`)
+
+
 @dataclass
 class PrRoundOutcome:
-    """What a GitHub round came to.
+    """What a GitHub round came to."""
 
-    status: "published" (posted), "dry_run" (built, nothing sent), "skipped" (nothing to do:
-    `reason` says why), "incomplete" (stopped by GitHub's rate limit: `reason`, `retry_at`).
-    """
-
-    status: str
+    status: Publication
     repo: str
     pr: int
     head_sha: str | None = None
@@ -55,7 +61,7 @@ class PrRoundOutcome:
     plan: PublicationPlan | None = None
     published: Published | None = None
     api: dict[str, Any] = field(default_factory=dict)  # the counter: api_calls, reads, writes, retries...
-    code_source: str = ""  # "git" | "api"
+    code_source: CodeOrigin | None = None
     retry_at: float | None = None  # epoch seconds, when rate-limited
     recorded: bool = False  # the round was saved in the rounds store
     replanned: str = ""  # why the round was planned again on a new head (a force-push mid-round)
@@ -136,7 +142,7 @@ class PullRequestSink:
             check_run = find_check_run(self.api, repo, review.head_sha, settings.check_name, ext)
         cancelled = self._cancelled()
         if cancelled:
-            outcome.status, outcome.reason = "skipped", cancelled
+            outcome.status, outcome.reason = Publication.SKIPPED, cancelled
             log.info("%s #%d: nothing published: %s", repo, n, cancelled)
             return outcome
         writes = planned_writes(
@@ -165,11 +171,11 @@ class PullRequestSink:
             held_back_conclusion=settings.left_out_conclusion,
         )
         if not self.post:
-            outcome.status = "dry_run"
+            outcome.status = Publication.DRY_RUN
             return outcome
         outcome.published = Published(notes=[threads_note] if threads_note else [])
         publish_into(self.api, outcome.plan, bot, outcome.published, existing_check_run=check_run)
-        outcome.status = "published"
+        outcome.status = Publication.PUBLISHED
         if outcome.published.gate_refused:
             _say_gate_refused(self.api, outcome.plan, outcome.published)
         if settings.record_rounds:

@@ -14,8 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from reviewbot.change.diff import load_change
-from reviewbot.checks.registry import KNOWN_RULES
-from reviewbot.config import RepoConfig, RepoConfigError, load_repo_config
+from reviewbot.config import RepoConfig, RepoConfigError
 from reviewbot.errors import EnvironmentProblem, GitError
 from reviewbot.github.api import PullRequestInfo, RestApi
 from reviewbot.github.fallback import change_from_api
@@ -25,9 +24,9 @@ from reviewbot.github.workspace import GitWorkspace
 from reviewbot.lang.cache import open_cache
 from reviewbot.model.change import Note, SkipReason
 from reviewbot.report.templating import cache_templates
-from reviewbot.review.checklist import bundled_names
+from reviewbot.review.configured import configured, repo_config
 from reviewbot.review.pipeline import ReviewSettings
-from reviewbot.review.round import Code
+from reviewbot.review.round import Code, CodeOrigin
 
 __all__ = ["Code", "PullRequestCode", "load_code", "review_settings"]
 
@@ -52,7 +51,7 @@ def load_code(settings: GitHubSettings, api: RestApi, pr: PullRequestInfo, git_t
             )
             change = load_change(checkout.path, pr.base_sha, pr.head_sha)
             fetch_ms = (time.perf_counter() - started) * 1000
-            return Code(change, checkout.path, "git", checkout.partial, fetch_ms)
+            return Code(change, checkout.path, CodeOrigin.GIT, checkout.partial, fetch_ms)
         except (EnvironmentProblem, GitError) as exc:
             reason = str(exc)
             log.warning(
@@ -61,7 +60,7 @@ def load_code(settings: GitHubSettings, api: RestApi, pr: PullRequestInfo, git_t
                 pr.number,
                 reason,
             )
-    return Code(change_from_api(api, pr, reason), None, "api")
+    return Code(change_from_api(api, pr, reason), None, CodeOrigin.API)
 
 
 def review_settings(
@@ -79,7 +78,7 @@ def review_settings(
     cache and the store hidden.
     """
     try:
-        cfg = load_repo_config(code.change.base_tree, rules=KNOWN_RULES, checklists=bundled_names())
+        cfg = repo_config(code.change.base_tree)
         notes: tuple[Note, ...] = ()
     except RepoConfigError as exc:
         if settings.repo_config_errors == "raise":
@@ -90,13 +89,10 @@ def review_settings(
         notes = (Note(SkipReason.BAD_CONFIG, f"{exc}; this round used the defaults and ran no tests."),)
     facts = open_cache(settings.cache_root, settings.facts_cache_mb)
     cache_templates(settings.cache_root if facts is not None else None)
-    out = ReviewSettings(
-        lang=settings.lang or cfg.review.lang or "en",  # the operator's choice, else the repository's
-        checklists=list(dict.fromkeys([*cfg.checklists, *settings.extra_checklists])),
-        checklist_texts=dict(cfg.repo_checklists),
-        disabled_rules=cfg.disabled,
-        exclude=cfg.exclude,
-        cpp_macros=cfg.cpp.macros,
+    out = configured(
+        cfg,
+        lang=settings.lang,  # the operator's choice, else the repository's
+        extra_checklists=settings.extra_checklists,
         notes=notes,
         timings_ms={"fetch": round(code.fetch_ms, 1)} if code.fetch_ms else {},
         facts_cache=facts,

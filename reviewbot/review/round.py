@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -34,6 +35,7 @@ from reviewbot.review.rounds import Delta, PreviousRound, apply_round
 
 __all__ = [
     "Code",
+    "CodeOrigin",
     "CodeSource",
     "History",
     "Reviewed",
@@ -46,13 +48,20 @@ __all__ = [
 T_co = TypeVar("T_co", covariant=True)
 
 
+class CodeOrigin(StrEnum):
+    """Where a round's change came from (the KPI's `code_source`)."""
+
+    GIT = "git"  # a clone: whole files, the repository for the index, the previous head to diff
+    API = "api"  # GitHub's patches only (git could not get the code)
+
+
 @dataclass(frozen=True)
 class Code:
     """The change a round reviews and where it came from."""
 
     change: ChangeSet
     repo_path: Path | None  # the clone; None when the change came from the API (no previous head to diff)
-    source: str = "git"  # "git" | "api"
+    source: CodeOrigin = CodeOrigin.GIT
     partial_clone: bool = False
     fetch_ms: float = 0.0  # getting the code (a GitHub round's fetch; a local round times its own)
 

@@ -1,0 +1,43 @@
+"""The core's settings for a repository, built in one place for the command line and GitHub.
+
+A repository configures its review in `.reviewbot.toml`, read from the base revision (so a pull
+request cannot change how it is reviewed). `repo_config` reads it against the known rules and the
+bundled checklists; `configured` makes the `ReviewSettings` of it. The caller adds what is its own:
+the report's language when it chooses one, extra checklists, the test executor, the facts cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from reviewbot.checks.registry import KNOWN_RULES
+from reviewbot.config import RepoConfig, load_repo_config
+from reviewbot.model.change import RepoTree
+from reviewbot.review.checklist import bundled_names
+from reviewbot.review.pipeline import ReviewSettings
+
+__all__ = ["configured", "repo_config"]
+
+
+def repo_config(base_tree: RepoTree | None) -> RepoConfig:
+    """The base revision's `.reviewbot.toml` (defaults when it has none); RepoConfigError when it is
+    not valid."""
+    return load_repo_config(base_tree, rules=KNOWN_RULES, checklists=bundled_names())
+
+
+def configured(
+    cfg: RepoConfig, *, lang: str | None, extra_checklists: Sequence[str] = (), **more: Any
+) -> ReviewSettings:
+    """The settings of a repository configured by `cfg`: `lang` (the caller's choice) wins over
+    `[review] lang`, else English; `extra_checklists` come after the repository's; `more` are
+    further `ReviewSettings` fields."""
+    return ReviewSettings(
+        lang=lang or cfg.review.lang or "en",
+        checklists=list(dict.fromkeys([*cfg.checklists, *extra_checklists])),
+        checklist_texts=dict(cfg.repo_checklists),
+        disabled_rules=cfg.disabled,
+        exclude=cfg.exclude,
+        cpp_macros=cfg.cpp.macros,
+        **more,
+    )
