@@ -18,7 +18,7 @@ __all__ = ["CMP", "STRING", "parse_table", "state"]
 STRING = r"(?:\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*')"
 CMP = re.compile(r"^(?P<left>.+?)\s*(?P<op>==|!=)\s*(?P<right>.+)$")
 _BARE = re.compile(r"^[A-Za-z_]\w*$")
-_COPY = re.compile(r"^[A-Za-z_]\w*(?:(?:\.|->)[A-Za-z_]\w*)*$")
+_COPY = re.compile(r"^[A-Za-z_]\w*(?:(?:\.|->)[A-Za-z_]\w*)+$")  # another object's field, not a literal
 _OPTION = re.compile(r"^--?[A-Za-z][\w-]*$")  # a command-line option's spelling: `-ctk`, `--cache-type-k`
 # A value no test can pin: random, a fresh identifier, the clock.
 _NONDETERMINISTIC = re.compile(
