@@ -25,6 +25,8 @@ _NONDETERMINISTIC = re.compile(
     r"\b(?:uuid\d?|\w*_uuid|random\.\w+|randint|secrets\.\w+|random_device"
     r"|time\.(?:time|monotonic|perf_counter)\w*|datetime\.now)\b"
 )
+# A plain read of a declared environment setting: the registry (`envs.py`) holds its default and parsing.
+_REGISTRY_READ = re.compile(r"^envs\.[A-Z][A-Z0-9_]*(?:\.get\(\))?$")
 _PLAIN_STRING = re.compile(rf"(?<![A-Za-z]){STRING}")  # f-strings keep their calls
 
 
@@ -94,6 +96,8 @@ def state(a: Assignment) -> str:
         and a.value.strip() == "None"
     ):
         return "private-state"
+    if a.guard is None and _REGISTRY_READ.match(a.value.strip()):
+        return "registry-read"
     if _normalises(a):
         return "normalise"
     if a.guard is not None and _COPY.match(a.value.strip()) and _tests_target(a):

@@ -24,7 +24,8 @@ populations, model config builders) and the two sides of the change, one of thre
   argument parser's option branch that also checks the text passed (`arg == "-ctk-first"` and
   `p.size() == 2`); and the shapes of `analysis.plumbing.state`: a value no test can reproduce
   (`uuid4()`, `random_uuid()`, the clock), a private handle left empty (`self._endpoint = None`), a
-  type normalisation of one input (`if isinstance(p, str): cfg.p = (p,)`), a fallback that fills an
+  type normalisation of one input (`if isinstance(p, str): cfg.p = (p,)`), a plain read of a declared
+  environment setting (`self.level = envs.TOOL_STRICT_LEVEL.get()`), a fallback that fills an
   unset field from another setting (`if (dft.n_gpu_layers < 0) dft.n_gpu_layers = base.n_gpu_layers;`).
 
 Pure: facts, the table and the index in; a record out.

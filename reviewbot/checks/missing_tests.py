@@ -34,7 +34,8 @@ and its guard's reach), and the first evidence line names that population:
   ...` under the same guard); an option branch that also checks the text passed (`arg ==
   "-ctk-first"` and `p.size() == 2`); runtime state rather than a setting: a value no test can
   reproduce (`f"{id}-{random_uuid()}"`, the clock), a private handle left empty (`self._endpoint =
-  None`); a type normalisation of one input (`if isinstance(p, str): cfg.p = (p,) else: cfg.p = p`);
+  None`); a plain read of a declared environment setting (`self.level = envs.TOOL_STRICT_LEVEL.get()`:
+  the registry holds its default and parsing); a type normalisation of one input (`if isinstance(p, str): cfg.p = (p,) else: cfg.p = p`);
   a fallback that fills an unset field from another setting (`if (dft.n_gpu_layers < 0)
   dft.n_gpu_layers = base.n_gpu_layers;`). A maintainer asked "what would this test pin?" has no
   answer for these: the row is what the user typed, what the base already did, or not reproducible.
