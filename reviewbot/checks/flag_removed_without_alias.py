@@ -9,7 +9,9 @@ line that took the definition's place, naming the replacement spelling when ther
 
 Config-file keys too (P2): a key a removed line read from a config dictionary (`get_scalar_param(
 param_dict, FP32_ALLREDUCE, ...)`, `config.get("key")`, `cfg["key"]`, the key as a literal or a
-constant bound to one) that no Python source of the head tree quotes any more.
+constant bound to one) that no Python source of the head tree quotes any more (an alias read or a
+warning that names it keeps it). Not judged: keyword arguments of a Python API that move into a config
+model, C++ JSON keys.
 
 Not flagged: a flag kept as an alias, a deprecated spelling or a move; a flag the base had already
 announced as deprecated (the end of a deprecation cycle); a spelling fix where the usage text already
