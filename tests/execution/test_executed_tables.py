@@ -95,6 +95,8 @@ def test_a_dataclass_derivation_runs_as_the_table_says_and_the_changed_row_diffe
         "defaults_from": "",
         "defaults_call": "",
         "via": "",
+        "given": {},
+        "given_from": "",
     }
     rows = table["rows"]
     assert len(rows) == 8 and table["wrong_rows"] == [] and table["agreed"] == 8

@@ -230,6 +230,8 @@ def test_argparse_validate_args_table_runs_as_predicted_and_its_verified_sketch_
         "defaults_from": "parse_args",
         "defaults_call": "args",
         "via": "",
+        "given": {},
+        "given_from": "",
     }
     _matches_row_for_row(table)
     assert len(table["rows"]) == 4
