@@ -6,8 +6,6 @@ runs every rule through `run(ctx)`, `reviewbot rules` and SARIF describe every o
 
 from __future__ import annotations
 
-from typing import cast
-
 from reviewbot.checks import (
     always_true_guard,
     comment_guard_mismatch,
@@ -39,36 +37,33 @@ from reviewbot.checks.base import Check
 
 __all__ = ["RULES", "CHECKS", "ALL_RULES", "KNOWN_RULES", "EXECUTION_RULES", "get", "doc"]
 
-# In report order. A module satisfies the Check protocol by its module-level names.
-RULES: tuple[Check, ...] = tuple(
-    cast(Check, m)
-    for m in (
-        missing_tests,
-        unconditional_override,
-        duplicated_predicate,
-        flag_overloading,
-        formatting_noise,
-        guard_ignores_coupled_flag,
-        comment_guard_mismatch,
-        guard_removed,
-        env_switch_renamed,
-        default_changed,
-        always_true_guard,
-        derivation_overridden,
-        derivation_drift,
-        stale_comment,
-        untested_branch,
-        ineffective_test,
-        suppression_without_reason,
-        undefined_name,
-        validation_rejects_default,
-        env_name_typo,
-        renamed_flag_still_referenced,
-        flag_removed_without_alias,
-        explicit_value_overwritten,
-        stale_doc_default,
-        defaults_raise,
-    )
+# In report order. Each module satisfies the Check protocol by its module-level names, which mypy checks.
+RULES: tuple[Check, ...] = (
+    missing_tests,
+    unconditional_override,
+    duplicated_predicate,
+    flag_overloading,
+    formatting_noise,
+    guard_ignores_coupled_flag,
+    comment_guard_mismatch,
+    guard_removed,
+    env_switch_renamed,
+    default_changed,
+    always_true_guard,
+    derivation_overridden,
+    derivation_drift,
+    stale_comment,
+    untested_branch,
+    ineffective_test,
+    suppression_without_reason,
+    undefined_name,
+    validation_rejects_default,
+    env_name_typo,
+    renamed_flag_still_referenced,
+    flag_removed_without_alias,
+    explicit_value_overwritten,
+    stale_doc_default,
+    defaults_raise,
 )
 
 CHECKS: dict[str, Check] = {r.id: r for r in RULES}
