@@ -31,11 +31,12 @@ _PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
 
 
 def _package_root(parts: list[str], packages: Collection[str]) -> int:
-    """How many leading directories of `parts` (a file's path) lie above its topmost package."""
-    top = len(parts) - 1  # the file's own directory, then up while it holds an `__init__.py`
-    while top > 0 and "/".join(parts[:top]) in packages:
-        top -= 1
-    return top if top < len(parts) - 1 else 0
+    """How many leading directories of `parts` (a file's path) lie above its topmost package (the
+    outermost directory with an `__init__.py`; namespace directories between are fine)."""
+    for k in range(len(parts) - 1):
+        if "/".join(parts[: k + 1]) in packages:
+            return k
+    return 0
 
 
 def module_of(path: str, packages: Collection[str] | None = None) -> tuple[str, str] | None:
@@ -43,7 +44,9 @@ def module_of(path: str, packages: Collection[str] | None = None) -> tuple[str, 
 
     `packages`: the directories of the revision that hold an `__init__.py`; the import root is then
     the directory above the file's topmost package (`python/sglang/srt/x.py` -> `python`). Without
-    them, or for a file outside any package, it is `src` for a file under `src/`, else the root."""
+    them, or for a file outside any package, it is `src` for a file under `src/`, else the root.
+    `python/sglang/srt/configs/x.py` with `python/sglang/__init__.py` and no `srt/__init__.py` still
+    imports as `sglang.srt.configs.x` (a namespace directory between two packages)."""
     if not path.endswith(".py"):
         return None
     parts = path[: -len(".py")].split("/")

@@ -110,6 +110,11 @@ def test_the_import_root_is_above_the_topmost_package_when_the_packages_are_know
     assert module_of("pkg/config.py", packages) == ("", "pkg.config")
     assert module_of("src/lib/plain.py", packages) == ("src", "lib.plain")
     assert module_of("tools/run.py", packages) == ("", "tools.run")  # no package: as without them
+    # `srt` has no `__init__.py` (a namespace directory): the root is still above `sglang`.
+    assert module_of("python/sglang/srt/configs/x.py", {"python/sglang", "python/sglang/srt/configs"}) == (
+        "python",
+        "sglang.srt.configs.x",
+    )
 
 
 def test_a_cpp_derivation_is_not_executed_yet(tmp_path: Path) -> None:
