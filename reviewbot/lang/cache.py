@@ -56,7 +56,7 @@ _GRAMMARS = ("tree-sitter", "tree-sitter-python", "tree-sitter-cpp")
 def analyser_version() -> str:
     """reviewbot's version, the hash of the front ends' source and the grammar versions."""
     digest = hashlib.sha256(__version__.encode())
-    for source in sorted(Path(__file__).parent.glob("*.py")):
+    for source in sorted(Path(__file__).parent.rglob("*.py")):  # the subpackages too
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
     for dist in _GRAMMARS:
         try:

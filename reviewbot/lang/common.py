@@ -1,7 +1,7 @@
 """Text helpers shared by the C++ and Python front ends: canonical expressions, comments, log calls.
 
 Everything here works on plain strings and line lists so both front ends spell things the same
-way; the tree-sitter specific parts live in `walker.py` and the language modules.
+way; the tree-sitter specific parts live in `walk/walker.py` and the language modules.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from reviewbot.lang.cache import active, facts_key
-from reviewbot.lang.cpp_macros import declared, extra_macros
+from reviewbot.lang.cpp.macros import declared, extra_macros
 from reviewbot.lang.facts import FileFacts, Lang, lang_for_path
 
 __all__ = ["parse_file", "parse_many", "parse_workers", "MIN_PARALLEL"]
@@ -26,7 +26,7 @@ Focus = Callable[[str], bool]
 # files -15% wall for +15% CPU with this process parsing too, against +50% CPU for a plain pool).
 MIN_PARALLEL = 512
 _WORKERS_ENV = "REVIEWBOT_PARSE_WORKERS"  # 0 or 1: parse in-process (profiling, debugging)
-_PRELOAD = ["reviewbot.lang.build", "reviewbot.lang.cpp", "reviewbot.lang.python"]
+_PRELOAD = ["reviewbot.lang.build", "reviewbot.lang.cpp.parser", "reviewbot.lang.python.parser"]
 
 
 def parse_file(
@@ -46,11 +46,11 @@ def parse_file(
 def _parse(path: str, text: str, focus: Focus | None = None) -> FileFacts | None:
     lang = lang_for_path(path)
     if lang is Lang.CPP:
-        from reviewbot.lang import cpp
+        from reviewbot.lang.cpp import parser as cpp
 
         return cpp.parse(path, text, focus)
     if lang is Lang.PYTHON:
-        from reviewbot.lang import python
+        from reviewbot.lang.python import parser as python
 
         return python.parse(path, text, focus)
     return None

@@ -22,7 +22,7 @@ from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
 from reviewbot.lang.build import build_index
 from reviewbot.lang.cache import FactsCache, use
 from reviewbot.lang.calls import CallGraph
-from reviewbot.lang.cpp_macros import declared
+from reviewbot.lang.cpp.macros import declared
 from reviewbot.lang.env import doc_mentions
 from reviewbot.lang.facts import FileFacts, PredicateUse, lang_for_path
 from reviewbot.lang.follow import follow_calls

@@ -5,8 +5,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from reviewbot.lang import cpp, python
+from reviewbot.lang.cpp import parser as cpp
 from reviewbot.lang.facts import Assignment, FieldRead, FileFacts, PredicateUse
+from reviewbot.lang.python import parser as python
 
 
 def parse_cpp(source: str, path: str = "src/config.cc") -> FileFacts:

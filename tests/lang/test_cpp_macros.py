@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reviewbot.lang.cpp import parse
-from reviewbot.lang.cpp_macros import blank_macros
+from reviewbot.lang.cpp.macros import blank_macros
+from reviewbot.lang.cpp.parser import parse
 
 KERNELS = """\
 struct __align__(16) Tile { float v[4]; };
@@ -62,7 +62,7 @@ EXPORTED = "MY_API bool fused(const Config& c) {\n    bool f = true;\n    if (!c
 
 def test_declared_macros_are_read_and_kept_apart_in_the_facts_cache(tmp_path: Path) -> None:
     from reviewbot.lang.cache import open_cache, use
-    from reviewbot.lang.cpp_macros import declared
+    from reviewbot.lang.cpp.macros import declared
     from reviewbot.lang.parse import parse_file
 
     store = open_cache(tmp_path, 16)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from reviewbot.lang import python
 from reviewbot.lang.facts import BindingKind, DeclOrigin, FieldDecl, FileFacts, OwnerKind, OwnerVia
+from reviewbot.lang.python import parser as python
 from tests.lang.helpers import parse_cpp, parse_py, writes
 
 

@@ -1,6 +1,6 @@
 """The language-independent half of a front end: walking context, fact emission, alias resolution.
 
-`cpp.py` and `python.py` subclass `Walker`; they know their grammar's node types and call the
+`cpp/parser.py` and `python/parser.py` subclass `Walker`; they know their grammar's node types and call the
 `emit_*`/`read`/`bind_*` methods here, which fill the records of `facts.py` the same way for
 both languages (guards, branch lines, comments, log detection, one level of aliasing).
 """
@@ -37,8 +37,8 @@ from reviewbot.lang.facts import (
 )
 from reviewbot.lang.predicate import Atom, Pred, conj, negate
 from reviewbot.lang.reads import Cond, ReadLog
-from reviewbot.lang.walk_gated import Branch, GatedScan
-from reviewbot.lang.walk_owners import NO_RECV, OwnerEmitters, Recv, short_class
+from reviewbot.lang.walk.gated import Branch, GatedScan
+from reviewbot.lang.walk.owners import NO_RECV, OwnerEmitters, Recv, short_class
 
 __all__ = ["Cond", "Ctx", "Recv", "Walker", "NO_RECV", "short_class"]
 

@@ -20,10 +20,10 @@ from reviewbot.lang.env import unquote
 from reviewbot.lang.facts import FileFacts, Lang, Owner, OwnerKind, OwnerVia
 from reviewbot.lang.owners import DATACLASS_BASES, DATACLASS_DECORATORS, is_config_name, short_type
 from reviewbot.lang.predicate import Atom
-from reviewbot.lang.python_body import FIELD_FUNCS, PyBody
+from reviewbot.lang.python.body import FIELD_FUNCS, PyBody
 from reviewbot.lang.treesitter import LazyParser, count_errors, error_spans
 from reviewbot.lang.treesitter import named as _named
-from reviewbot.lang.walker import Ctx
+from reviewbot.lang.walk.walker import Ctx
 
 __all__ = ["parse"]
 

@@ -3,7 +3,7 @@
 What tree-sitter-cpp calls a call, a member access, a ternary, a parenthesised condition or a nested
 statement (the hooks `Walker` and `GatedScan` ask), how a condition becomes a `Pred` (`a && !b`,
 comparisons), and the name a declarator declares. None of it walks statements or keeps walking state,
-so it sits below `CppBody` (which walks function bodies) and `cpp.py` (declarations), both of which
+so it sits below `CppBody` (which walks function bodies) and `parser.py` (declarations), both of which
 inherit it.
 """
 
@@ -14,7 +14,7 @@ import re
 from tree_sitter import Node
 
 from reviewbot.lang.common import canonical_expr
-from reviewbot.lang.cpp_owners import CMP_OPS, NOT_OPS, CppOwners
+from reviewbot.lang.cpp.owners import CMP_OPS, NOT_OPS, CppOwners
 from reviewbot.lang.predicate import Atom, Pred, conj, disj, negate
 from reviewbot.lang.treesitter import named as _named
 

@@ -1,7 +1,7 @@
 """Python bodies, the owner model's half: receiver types, fields an `__init__` declares, environment
 reads (`os.environ.get`, `os.getenv`, `os.environ[...]`, env-like helpers, `envs.X`).
 
-`PyBody` (python_body.py) inherits this class; its statement and expression walk calls these methods.
+`PyBody` (body.py) inherits this class; its statement and expression walk calls these methods.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from reviewbot.lang.facts import DeclOrigin, OwnerVia
 from reviewbot.lang.owners import literal_type, short_type
 from reviewbot.lang.reads import Cond
 from reviewbot.lang.treesitter import named as _named
-from reviewbot.lang.walker import NO_RECV, Ctx, Recv, Walker
+from reviewbot.lang.walk.walker import NO_RECV, Ctx, Recv, Walker
 
 __all__ = ["PyOwners"]
 

@@ -1,6 +1,6 @@
 """Python function bodies: statements and expressions (the half of the Python front end that knows
-tree-sitter-python's statement and expression nodes; `python.py` handles definitions,
-`python_grammar.py` the grammar hooks and predicates).
+tree-sitter-python's statement and expression nodes; `parser.py` handles definitions,
+`grammar.py` the grammar hooks and predicates).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from reviewbot.lang.common import canonical_expr, is_path, last_component
 from reviewbot.lang.facts import AssignKind, OwnerVia
 from reviewbot.lang.owners import short_type
 from reviewbot.lang.predicate import Pred, conj, negate
-from reviewbot.lang.python_grammar import PyGrammar
+from reviewbot.lang.python.grammar import PyGrammar
 from reviewbot.lang.treesitter import named as _named
-from reviewbot.lang.walker import Cond, Ctx, Recv
+from reviewbot.lang.walk.walker import Cond, Ctx, Recv
 
 __all__ = ["PyBody", "FIELD_FUNCS"]
 

@@ -1,5 +1,5 @@
 """C++ function bodies: statements and expressions (the half of the C++ front end that knows
-tree-sitter-cpp's statement and expression nodes; `cpp.py` handles declarations, `cpp_grammar.py` the
+tree-sitter-cpp's statement and expression nodes; `parser.py` handles declarations, `grammar.py` the
 grammar hooks and predicates).
 """
 
@@ -10,12 +10,12 @@ from dataclasses import replace
 from tree_sitter import Node
 
 from reviewbot.lang.common import canonical_expr, is_path
-from reviewbot.lang.cpp_grammar import LOOPS, CppGrammar
-from reviewbot.lang.cpp_owners import MEMBER_NAME, NOT_OPS
+from reviewbot.lang.cpp.grammar import LOOPS, CppGrammar
+from reviewbot.lang.cpp.owners import MEMBER_NAME, NOT_OPS
 from reviewbot.lang.facts import AssignKind
 from reviewbot.lang.predicate import conj, negate
 from reviewbot.lang.treesitter import named as _named
-from reviewbot.lang.walker import Cond, Ctx
+from reviewbot.lang.walk.walker import Cond, Ctx
 
 __all__ = ["CppBody", "CLASSES"]
 

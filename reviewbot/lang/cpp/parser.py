@@ -14,13 +14,13 @@ import tree_sitter_cpp
 from tree_sitter import Node
 
 from reviewbot.lang.common import canonical_expr, is_path, last_component
-from reviewbot.lang.cpp_body import CLASSES, CppBody
-from reviewbot.lang.cpp_macros import blank_macros, extra_macros
+from reviewbot.lang.cpp.body import CLASSES, CppBody
+from reviewbot.lang.cpp.macros import blank_macros, extra_macros
 from reviewbot.lang.facts import FileFacts, Lang, Owner, OwnerKind, OwnerVia
 from reviewbot.lang.owners import is_config_name, short_type
 from reviewbot.lang.treesitter import LazyParser, count_errors, error_spans
 from reviewbot.lang.treesitter import named as _named
-from reviewbot.lang.walker import Ctx, Recv
+from reviewbot.lang.walk.walker import Ctx, Recv
 
 __all__ = ["parse"]
 

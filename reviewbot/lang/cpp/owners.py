@@ -1,7 +1,7 @@
 """C++ bodies, the owner model's half: receiver types, bindings to Python (pybind11, torch::jit
 classes, and lists of them written with a macro), environment reads (`getenv`, env-like helpers).
 
-`CppBody` (cpp_body.py) inherits this class; its statement and expression walk calls these methods.
+`CppBody` (body.py) inherits this class; its statement and expression walk calls these methods.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from reviewbot.lang.env import env_accessor, helper_parse, is_env_name, unquote
 from reviewbot.lang.facts import AssignKind, Binding, BindingKind, OwnerVia
 from reviewbot.lang.owners import short_type
 from reviewbot.lang.treesitter import named as _named
-from reviewbot.lang.walker import NO_RECV, Ctx, Recv, Walker, short_class
+from reviewbot.lang.walk.walker import NO_RECV, Ctx, Recv, Walker, short_class
 
 __all__ = ["CppOwners", "BINDERS", "NOT_OPS", "CMP_OPS", "MEMBER_NAME"]
 

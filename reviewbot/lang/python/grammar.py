@@ -3,7 +3,7 @@
 What tree-sitter-python calls a call, an attribute access, a conditional expression, a parenthesised
 expression or a nested statement (the hooks `Walker` and `GatedScan` ask), and how a condition becomes a
 `Pred` (`a and not b`, chained comparisons, `is` / `in`). None of it walks statements or keeps walking
-state, so it sits below `PyBody` (which walks statements) and `python.py` (definitions), both of which
+state, so it sits below `PyBody` (which walks statements) and `parser.py` (definitions), both of which
 inherit it.
 """
 
@@ -13,7 +13,7 @@ from tree_sitter import Node
 
 from reviewbot.lang.common import canonical_expr
 from reviewbot.lang.predicate import Atom, Pred, conj, disj, negate
-from reviewbot.lang.python_owners import PyOwners
+from reviewbot.lang.python.owners import PyOwners
 from reviewbot.lang.treesitter import named as _named
 
 __all__ = ["PyGrammar"]

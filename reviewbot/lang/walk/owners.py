@@ -1,6 +1,6 @@
 """The owner model's half of a front end: receiver types, owners, fields, bindings, environment reads.
 
-`Walker` (walker.py) inherits these emitters; the C++ and Python bodies call them. The type of the
+`Walker` (walk/walker.py) inherits these emitters; the C++ and Python bodies call them. The type of the
 current function's locals and parameters is kept in `types` (name -> type path and how it is known;
 see `lang/owners.py`), so a write or read can say which owner it lands in.
 """
@@ -27,7 +27,7 @@ from reviewbot.lang.facts import (
 )
 
 if TYPE_CHECKING:
-    from reviewbot.lang.walker import Ctx
+    from reviewbot.lang.walk.walker import Ctx
 
 __all__ = ["Recv", "NO_RECV", "OwnerEmitters", "short_class"]
 
