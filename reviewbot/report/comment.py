@@ -13,134 +13,38 @@ the title says what was left out.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from markupsafe import Markup
 
-from reviewbot.model.finding import Finding
 from reviewbot.model.messages import texts_of
 from reviewbot.model.review import Review, Status
 from reviewbot.model.truthtable import TruthTable
 from reviewbot.report import sanitize
+from reviewbot.report.finding_text import (
+    BODY,
+    CAPS,
+    GONE,
+    MAX_RANGES,
+    TITLE,
+    Caps,
+    also_line,
+    attach_tables,
+    finding_variants,
+    number_ranges,
+    ordered_findings,
+    render_finding,
+)
 from reviewbot.report.fit import Extra, Measure, Slot, Step, fit, joined, total_size
-from reviewbot.report.group import MAX_P3, Folded, Group, fold
+from reviewbot.report.group import Folded, Group, fold
 from reviewbot.report.templating import Chrome, chrome, macros, tidy
 
 __all__ = ["render_markdown", "render_finding", "compact_kpi", "BUDGET", "GITHUB_LIMIT", "Caps", "CAPS"]
 
 BUDGET = 12_000  # bytes of UTF-8: the soft size of a summary comment (the seed review is ~3 KB)
 GITHUB_LIMIT = 65_536  # characters: GitHub refuses longer comment bodies (422)
-
-
-@dataclass(frozen=True)
-class Caps:
-    """How much of a finding and of each section the comment shows; the JSON report has all of it."""
-
-    title: int = 160  # characters of a title
-    evidence: int = 3  # evidence lines shown before <details>
-    evidence_line: int = 300  # characters of a shown evidence line (also notes, strengths, labels)
-    suggestion: int = 600
-    more_evidence: int = 12  # further evidence lines inside <details>
-    more_evidence_line: int = 500
-    sketch: int = 6000  # a longer test sketch is named, not shown (cut code would not compile)
-    table_rows: int = 16
-    notes: int = 10
-    note_line: int = 800  # a note carries its reason (a git error, a limit): shown nearly whole
-    fixed: int = 20
-    p3: int = MAX_P3  # P3 findings shown (near-identical ones grouped count once; report.group)
-    group_lines: int = 12  # other lines of a group named on its title line
-
-
-CAPS = Caps()
-
-
-# --- findings ------------------------------------------------------------------------------------
-
-FULL, BODY, TITLE, GONE = range(4)
-
-
-def _ordered(findings: Sequence[Finding]) -> list[Finding]:
-    """Report order: blocking first (P0, P1), then P2, P3; the pipeline's order within a severity."""
-    return sorted(findings, key=lambda f: f.severity.rank)
-
-
-def _attach_tables(
-    findings: Sequence[Finding], tables: Iterable[TruthTable]
-) -> tuple[dict[int, list[TruthTable]], list[TruthTable]]:
-    """Each truth table goes in the details of the first finding on its derivation (same path, within
-    three lines of its guard); the others are shown on their own."""
-    attached: dict[int, list[TruthTable]] = {}
-    loose: list[TruthTable] = []
-    by_path: dict[str, list[tuple[int, int]]] = {}  # path -> (index, line) in report order
-    for i, f in enumerate(findings):
-        by_path.setdefault(f.path, []).append((i, f.line))
-    for table in tables:
-        at = next((i for i, line in by_path.get(table.path, ()) if abs(line - table.line) <= 3), None)
-        if at is None:
-            loose.append(table)
-        else:
-            attached.setdefault(at, []).append(table)
-    return attached, loose
-
-
-def also_line(group: Group, t: Chrome) -> str:
-    """`(4 like this in this file: also lines 22, 31, 40)` for a group; "" for a single finding."""
-    if not group.others:
-        return ""
-    lines = group.lines()
-    shown = ", ".join(str(n) for n in lines[: CAPS.group_lines])
-    if len(lines) > CAPS.group_lines:
-        shown += ", " + sanitize.ELLIPSIS
-    return str(t("grouped_also", n=group.count, lines=Markup(shown or str(group.first.line))))
-
-
-def _finding_variants(
-    f: Finding,
-    t: Chrome,
-    number: int | None,
-    tables: Sequence[TruthTable],
-    place: bool,
-    also: str = "",
-) -> tuple[str, ...]:
-    """(full, body, title, gone) texts of one finding; `also` names the near-identical findings
-    grouped into it (kept at every level but gone)."""
-    m = macros("finding.md.j2")
-    f = f.localized(t.lang)
-    title = tidy(str(m.title_line(f, t, CAPS, number, place)))
-    if also:
-        title = f"{title} {also}"
-    body = "\n\n".join(p for p in (title, tidy(str(m.body(f, t, CAPS)))) if p)
-    if len(f.evidence) > CAPS.evidence or f.suggestion_code or tables:
-        full = body + "\n\n" + tidy(str(m.details(f, t, CAPS, tables)))
-    else:
-        full = body
-    return full, body, title, ""
-
-
-def render_finding(finding: Finding, lang: str = "en") -> str:
-    """The body of an inline comment for one finding (title, evidence, suggestion, details)."""
-    return _finding_variants(finding, chrome(lang), None, (), False)[FULL] + "\n"
-
-
-def _refs(numbers: Iterable[int]) -> str:
-    """F1, F3–F5: numbers as compact ranges (at most `_MAX_RANGES`, then an ellipsis)."""
-    ns = sorted(set(numbers))
-    out: list[str] = []
-    i = 0
-    while i < len(ns):
-        j = i
-        while j + 1 < len(ns) and ns[j + 1] == ns[j] + 1:
-            j += 1
-        out.append(f"F{ns[i]}" if j == i else f"F{ns[i]}{'–F' if j > i + 1 else ', F'}{ns[j]}")
-        i = j + 1
-    if len(out) > _MAX_RANGES:
-        out = [*out[:_MAX_RANGES], sanitize.ELLIPSIS]
-    return ", ".join(out)
-
-
-_MAX_RANGES = 8
 
 
 # --- the summary comment -------------------------------------------------------------------------
@@ -199,15 +103,13 @@ def _layout(review: Review, t: Chrome) -> _Layout:
     # Dismissed findings have their own section: listed with the reason, under neither heading.
     # Near-identical findings are shown once with a count, and P3s past `CAPS.p3` not at all
     # (report.group); each finding's number is its group's, so the checklist still points at it.
-    folded = fold(_ordered([f for f in review.findings if f.dismissal is None]), CAPS.p3)
+    folded = fold(ordered_findings([f for f in review.findings if f.dismissal is None]), CAPS.p3)
     groups = folded.shown
     ordered = [g.first for g in groups]
     dismissed = [f for f in review.findings if f.dismissal is not None]
     number = {f.fingerprint: n for n, g in enumerate(groups, 1) for f in g.members}
-    attached, loose = _attach_tables(ordered, review.truth_tables)
+    attached, loose = attach_tables(ordered, review.truth_tables)
     b = _Builder()
-    numbers: dict[int, int] = {}
-    headings: dict[int, list[int]] = {}
 
     b.add("header", tidy(str(m.header(review, t))))
     if review.notes:
@@ -215,6 +117,33 @@ def _layout(review: Review, t: Chrome) -> _Layout:
     b.add("blocking", f"### {t.blocking}")
     if not any(f.blocking for f in ordered):
         b.add("none_blocking", str(t.none_blocking))
+    numbers, headings = _add_findings(b, groups, attached, t)
+    if folded.grouped or folded.capped:
+        b.add("folded", folded_line(folded, t))
+    if dismissed:
+        b.section("dismissed", tidy(str(m.dismissed(dismissed, t, CAPS))), "")
+    if review.round.fixed:
+        b.section("fixed", tidy(str(m.fixed(review, t, CAPS))), "")
+
+    def refs(fingerprints: Iterable[str]) -> Markup:
+        return Markup(number_ranges(number[fp] for fp in fingerprints if fp in number))
+
+    full, failed = (tidy(str(m.checklist(review, t, refs, only))) for only in (False, True))
+    b.section("checklist", full, failed, "")
+    _add_sections(b, review, t, loose)
+    blocking = [i for i, n in numbers.items() if ordered[n - 1].blocking]
+    rest = [i for i, n in numbers.items() if not ordered[n - 1].blocking]
+    return _Layout(b.slots, numbers, blocking, rest, headings, b.sections)
+
+
+def _add_findings(
+    b: _Builder, groups: Sequence[Group], attached: Mapping[int, list[TruthTable]], t: Chrome
+) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """The findings under their severity headings: (finding slot -> number, heading slot -> its
+    finding slots)."""
+    ordered = [g.first for g in groups]
+    numbers: dict[int, int] = {}
+    headings: dict[int, list[int]] = {}
     for sev in ("P0", "P1", "P2", "P3"):
         group = [n for n, f in enumerate(ordered, 1) if f.severity.value == sev]
         if not group:
@@ -225,22 +154,16 @@ def _layout(review: Review, t: Chrome) -> _Layout:
         headings[heading] = []
         for n in group:
             also = also_line(groups[n - 1], t)
-            variants = _finding_variants(ordered[n - 1], t, n, attached.get(n - 1, []), True, also)
+            variants = finding_variants(ordered[n - 1], t, n, attached.get(n - 1, []), True, also)
             i = b.add(f"F{n}", *variants)
             numbers[i] = n
             headings[heading].append(i)
-    if folded.grouped or folded.capped:
-        b.add("folded", folded_line(folded, t))
-    if dismissed:
-        b.section("dismissed", tidy(str(m.dismissed(dismissed, t, CAPS))), "")
-    if review.round.fixed:
-        b.section("fixed", tidy(str(m.fixed(review, t, CAPS))), "")
+    return numbers, headings
 
-    def refs(fingerprints: Iterable[str]) -> Markup:
-        return Markup(_refs(number[fp] for fp in fingerprints if fp in number))
 
-    full, failed = (tidy(str(m.checklist(review, t, refs, only))) for only in (False, True))
-    b.section("checklist", full, failed, "")
+def _add_sections(b: _Builder, review: Review, t: Chrome, loose: Sequence[TruthTable]) -> None:
+    """The sections after the checklist: strengths, truth tables, tests, history, KPI."""
+    m = macros("report.md.j2")
     if review.strengths:
         lines = texts_of(review.strengths, t.lang)
         b.section("strengths", tidy(str(m.strengths(lines, t, CAPS))), "")
@@ -251,9 +174,6 @@ def _layout(review: Review, t: Chrome) -> _Layout:
     if review.round.history and review.round.pr is not None:
         b.section("history", tidy(str(m.history(review, t))), "")
     b.add("kpi", tidy(str(m.kpi(compact_kpi(review.kpi), t))))
-    blocking = [i for i, n in numbers.items() if ordered[n - 1].blocking]
-    rest = [i for i, n in numbers.items() if not ordered[n - 1].blocking]
-    return _Layout(b.slots, numbers, blocking, rest, headings, b.sections)
 
 
 def folded_line(folded: Folded, t: Chrome) -> str:
@@ -321,13 +241,19 @@ def _left_out(lay: _Layout, levels: Sequence[int]) -> _LeftOut:
             sections.append("lo_checklist_passed" if levels[i] == 1 else "lo_checklist")
         else:
             sections.append("lo_" + key)
-    return _LeftOut(_refs(numbers(BODY)), _refs(numbers(TITLE)), len(gone), _refs(gone), tuple(sections))
+    return _LeftOut(
+        number_ranges(numbers(BODY)),
+        number_ranges(numbers(TITLE)),
+        len(gone),
+        number_ranges(gone),
+        tuple(sections),
+    )
 
 
 def _worst(lay: _Layout) -> _LeftOut:
     """An upper bound of any `_LeftOut` of this layout (its note is at least as long as any other)."""
     top = max(lay.numbers.values(), default=0)
-    refs = ", ".join([f"F{top}–F{top}"] * _MAX_RANGES + [sanitize.ELLIPSIS])
+    refs = ", ".join([f"F{top}–F{top}"] * MAX_RANGES + [sanitize.ELLIPSIS])
     keys = tuple(f"lo_{k}" for k in lay.sections if k not in ("non_blocking", "checklist"))
     return _LeftOut(refs, refs, top, refs, (*keys, "lo_checklist_passed"))
 
