@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-from reviewbot.analysis.envparse import SAMPLES, Outcome, Result, evaluate, value_of_default
-from reviewbot.analysis.envs import head_readers, unset_value
+from reviewbot.analysis.envs.parse import SAMPLES, Outcome, Result, evaluate, value_of_default
+from reviewbot.analysis.envs.switches import head_readers, unset_value
 from reviewbot.analysis.reach import shared
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import Clause, ClauseKind, Guard

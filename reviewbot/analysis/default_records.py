@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from reviewbot.analysis.envs import EnvDefaultChange
+from reviewbot.analysis.envs.switches import EnvDefaultChange
 
 __all__ = ["DefaultKind", "DefaultChange"]
 

@@ -29,8 +29,8 @@ import re
 from dataclasses import replace
 
 from reviewbot.analysis.default_records import DefaultChange, DefaultKind
-from reviewbot.analysis.envparse import same_literal
-from reviewbot.analysis.envs import default_changes
+from reviewbot.analysis.envs.parse import same_literal
+from reviewbot.analysis.envs.switches import default_changes
 from reviewbot.analysis.picked_defaults import auto_changes, constant_to_env
 from reviewbot.analysis.reach import shared
 from reviewbot.analysis.sides import Side

@@ -24,8 +24,8 @@ from enum import Enum
 
 from reviewbot.analysis.constant_guards import OS_ACCESSORS, ConstantGuard, ConstantKind
 from reviewbot.analysis.defaults import DefaultChange, DefaultKind
-from reviewbot.analysis.envparse import SAMPLES, Outcome, Result, evaluate, same_literal
-from reviewbot.analysis.envs import complementary, head_readers, unset_value
+from reviewbot.analysis.envs.parse import SAMPLES, Outcome, Result, evaluate, same_literal
+from reviewbot.analysis.envs.switches import complementary, head_readers, unset_value
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.facts import EnvRead, FieldDefault
 from reviewbot.lang.index import RepoIndex, is_test_path

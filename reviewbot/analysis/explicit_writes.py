@@ -33,7 +33,7 @@ from reviewbot.analysis.explicit_writes_cpp import (
     read_files,
 )
 from reviewbot.analysis.pyast import python_tree
-from reviewbot.analysis.removed_flags import defined_flags, dest
+from reviewbot.analysis.removals.named_flags import defined_flags, dest
 from reviewbot.analysis.sides import Side
 from reviewbot.model.change import RepoTree
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reviewbot.analysis.defaults import default_names
-from reviewbot.analysis.envs import changed_env_names
-from reviewbot.analysis.removed import removal_names
+from reviewbot.analysis.envs.switches import changed_env_names
+from reviewbot.analysis.removals.guards import removal_names
 from reviewbot.analysis.sides import sides
 from reviewbot.lang.facts import FileFacts
 from reviewbot.model.change import ChangeSet

@@ -16,8 +16,8 @@ import re
 
 from reviewbot.analysis.default_records import DefaultChange, DefaultKind
 from reviewbot.analysis.derive import derivation_writes
-from reviewbot.analysis.envparse import Outcome, Result, evaluate, same_literal, value_of_default
-from reviewbot.analysis.envs import unset_value
+from reviewbot.analysis.envs.parse import Outcome, Result, evaluate, same_literal, value_of_default
+from reviewbot.analysis.envs.switches import unset_value
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import ClauseKind
 from reviewbot.lang.facts import Assignment, EnvRead

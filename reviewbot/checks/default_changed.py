@@ -58,8 +58,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from reviewbot.analysis.defaults import DefaultChange, DefaultKind, changed_defaults, reaches_numerics
-from reviewbot.analysis.envparse import Outcome, value_of_default
-from reviewbot.analysis.envs import head_readers
+from reviewbot.analysis.envs.parse import Outcome, value_of_default
+from reviewbot.analysis.envs.switches import head_readers
 from reviewbot.analysis.sides import Side, sides
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import MAX_EVIDENCE, clip, is_vendored, place, places

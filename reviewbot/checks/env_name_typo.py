@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reviewbot.analysis.env_typos import EnvTypo, env_typos
+from reviewbot.analysis.envs.typos import EnvTypo, env_typos
 from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place, places

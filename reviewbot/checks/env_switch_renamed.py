@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reviewbot.analysis.envs import (
+from reviewbot.analysis.envs.switches import (
     LostAlias,
     ParseChange,
     RemovedSwitch,

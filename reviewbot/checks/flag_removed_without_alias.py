@@ -41,8 +41,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from reviewbot.analysis.config_key_removals import DroppedKey, dropped_keys
-from reviewbot.analysis.flag_removals import DroppedFlag, dropped_flags
+from reviewbot.analysis.removals.config_keys import DroppedKey, dropped_keys
+from reviewbot.analysis.removals.flags import DroppedFlag, dropped_flags
 from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place

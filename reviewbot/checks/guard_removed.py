@@ -51,7 +51,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from reviewbot.analysis.removed import Removal, RemovalKind, removals, subclasses
+from reviewbot.analysis.removals.guards import Removal, RemovalKind, removals, subclasses
 from reviewbot.analysis.sides import changed_tests, sides, test_lines_mentioning
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import MAX_EVIDENCE, clip, place

@@ -35,7 +35,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from reviewbot.analysis.removed_flags import RemovedFlag, dest, is_doc_reference, removed_flags
+from reviewbot.analysis.removals.named_flags import RemovedFlag, dest, is_doc_reference, removed_flags
 from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place, places

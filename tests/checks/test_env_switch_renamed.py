@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewbot.analysis.envparse import SAMPLES, Outcome, evaluate, same_literal, value_of_default
+from reviewbot.analysis.envs.parse import SAMPLES, Outcome, evaluate, same_literal, value_of_default
 from reviewbot.lang.common import canonical_expr
 from reviewbot.lang.env import doc_mentions, env_sources, env_write, is_doc_path
 from reviewbot.model.finding import Finding, Severity

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewbot.analysis.flag_removals import within_two_edits
+from reviewbot.analysis.removals.flags import within_two_edits
 from reviewbot.model.finding import Finding
 from tests.checks.fixtures import FIXTURES, review_case
 

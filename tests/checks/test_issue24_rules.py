@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from reviewbot.analysis.env_typos import mixed_case, one_edit
-from reviewbot.analysis.removed_flags import defined_flags, dest
+from reviewbot.analysis.envs.typos import mixed_case, one_edit
+from reviewbot.analysis.removals.named_flags import defined_flags, dest
 from reviewbot.checks.registry import CHECKS
 
 
@@ -54,7 +54,7 @@ def test_the_new_rules_are_registered_with_their_severities() -> None:
 def test_every_one_edit_variant_holds_one_of_the_two_anchors() -> None:
     import random
 
-    from reviewbot.analysis.env_typos import _edits, anchors
+    from reviewbot.analysis.envs.typos import _edits, anchors
 
     rng = random.Random(7)
     for _ in range(100):

@@ -26,9 +26,9 @@ from __future__ import annotations
 import re
 
 from reviewbot.analysis.derive import derivation_writes
-from reviewbot.analysis.dropped_guards import dropped_conditions, dropped_guards, flag_of
-from reviewbot.analysis.removal_records import Removal, RemovalKind
-from reviewbot.analysis.removal_terms import about_config, mentioned_names, touches, words
+from reviewbot.analysis.removals.dropped import dropped_conditions, dropped_guards, flag_of
+from reviewbot.analysis.removals.records import Removal, RemovalKind
+from reviewbot.analysis.removals.terms import about_config, mentioned_names, touches, words
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import Clause, ClauseKind, Clauses
 from reviewbot.lang.env import env_sources

@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reviewbot.analysis.envparse import SAMPLES, Outcome, Result, evaluate, same_literal, value_of_default
+from reviewbot.analysis.envs.parse import SAMPLES, Outcome, Result, evaluate, same_literal, value_of_default
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import Clause, ClauseKind, Clauses
 from reviewbot.lang.env import is_env_name

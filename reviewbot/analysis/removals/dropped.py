@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from reviewbot.analysis.derive import derivation_writes
-from reviewbot.analysis.removal_records import Removal, RemovalKind
-from reviewbot.analysis.removal_terms import about_config, mentioned_names, touches
+from reviewbot.analysis.removals.records import Removal, RemovalKind
+from reviewbot.analysis.removals.terms import about_config, mentioned_names, touches
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import Clause, ClauseKind, written_atoms
 from reviewbot.lang.facts import Assignment, FileFacts

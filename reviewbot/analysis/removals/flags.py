@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reviewbot.analysis.removed_flags import RemovedFlag, defined_flags, removed_flags
+from reviewbot.analysis.removals.named_flags import RemovedFlag, defined_flags, removed_flags
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree

@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reviewbot.analysis.flag_removals import announced
-from reviewbot.analysis.removed_flags import head_anchor
+from reviewbot.analysis.removals.flags import announced
+from reviewbot.analysis.removals.named_flags import head_anchor
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree
