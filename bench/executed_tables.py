@@ -37,7 +37,7 @@ sys.path.insert(0, str(HERE.parent))
 from accuracy import Case, load_corpus  # noqa: E402
 from stub_missing import missing_imports_stubbed  # noqa: E402
 
-from reviewbot.analysis.truthtable import build_truth_tables  # noqa: E402
+from reviewbot.analysis.tables.truthtable import build_truth_tables  # noqa: E402
 from reviewbot.change.diff import load_change  # noqa: E402
 from reviewbot.config import RepoConfig, TestConfig  # noqa: E402
 from reviewbot.execution.call_sites import sites_of  # noqa: E402

@@ -10,7 +10,7 @@ generic path models go through, not model configs of their own, and are left out
 
 from __future__ import annotations
 
-from reviewbot.analysis.feasible import name_words
+from reviewbot.analysis.coupled.feasible import name_words
 from reviewbot.lang.builders import is_builder
 from reviewbot.lang.facts import Assignment, Function
 from reviewbot.lang.follow import followed

@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reviewbot.analysis.local_flows import (
+from reviewbot.analysis.writes.local_flows import (
     DERIVATION_KINDS,
     DerivationWrite,
     flow_names,

@@ -49,9 +49,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from reviewbot.analysis.overrides import Override, OverrideKind, overrides
 from reviewbot.analysis.sides import sides
-from reviewbot.analysis.write_scopes import FileScopes, file_scopes
+from reviewbot.analysis.writes.overrides import Override, OverrideKind, overrides
+from reviewbot.analysis.writes.scopes import FileScopes, file_scopes
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place
 from reviewbot.lang.facts import Lang, lang_for_path

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reviewbot.analysis.explicit_writes import ExplicitWrite, explicit_writes
 from reviewbot.analysis.sides import sides
+from reviewbot.analysis.writes.explicit import ExplicitWrite, explicit_writes
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place, places
 from reviewbot.model.finding import Finding, Severity

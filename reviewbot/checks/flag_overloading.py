@@ -47,8 +47,8 @@ import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.setting_sources import cli_write
-from reviewbot.analysis.write_scopes import FileScopes, file_scopes
+from reviewbot.analysis.writes.scopes import FileScopes, file_scopes
+from reviewbot.analysis.writes.sources import cli_write
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.duplicated_predicate import renamed
 from reviewbot.checks.util import MAX_TITLE, clip, field_owner, is_vendored, owners_of, place

@@ -54,7 +54,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from reviewbot.analysis.coupled import Consumer, CoupledField, coupled_fields
+from reviewbot.analysis.coupled.switches import Consumer, CoupledField, coupled_fields
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach import describe_reach
 from reviewbot.checks.base import CheckContext

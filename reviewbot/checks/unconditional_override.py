@@ -73,9 +73,9 @@ from collections.abc import Iterable
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach import describe_reach
-from reviewbot.analysis.setting_sources import ENV, Source, cli_write, fills_in, same_expression, source_of
 from reviewbot.analysis.sides import Side, sides
-from reviewbot.analysis.write_scopes import FileScopes, file_scopes
+from reviewbot.analysis.writes.scopes import FileScopes, file_scopes
+from reviewbot.analysis.writes.sources import ENV, Source, cli_write, fills_in, same_expression, source_of
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import (
     MAX_TITLE,

@@ -16,7 +16,7 @@ from reviewbot.analysis.derive import ChangedDerivation, added_predicates, chang
 from reviewbot.analysis.history import history_names
 from reviewbot.analysis.names import interesting_names
 from reviewbot.analysis.reach import describe_reach
-from reviewbot.analysis.truthtable import build_truth_tables
+from reviewbot.analysis.tables.truthtable import build_truth_tables
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
 from reviewbot.lang.build import build_index

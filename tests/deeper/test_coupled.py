@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reviewbot.analysis.coupled import CoupledField, coupled_fields
-from reviewbot.analysis.skipped import skipped_behaviour
+from reviewbot.analysis.coupled.skipped import skipped_behaviour
+from reviewbot.analysis.coupled.switches import CoupledField, coupled_fields
 from tests.deeper.helpers import Reviewed, review_fixture
 
 RULE = "guard-ignores-coupled-flag"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewbot.analysis.coupled import CoupledField, coupled_fields
+from reviewbot.analysis.coupled.switches import CoupledField, coupled_fields
 from tests.deeper.helpers import Reviewed, review_fixture
 
 RULE = "guard-ignores-coupled-flag"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewbot.analysis.coupled import coupled_fields
+from reviewbot.analysis.coupled.switches import coupled_fields
 from reviewbot.checks import comment_guard_mismatch, guard_ignores_coupled_flag
 from reviewbot.example import EXAMPLE_DIR
 from tests.deeper.helpers import Reviewed, example_repo, line_of, review_repo

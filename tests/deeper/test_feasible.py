@@ -1,11 +1,11 @@
 """What a guard says about the code that can run under it and the fields it makes moot
-(reviewbot.analysis.feasible), and which reads of a field still take effect (analysis.readers)."""
+(reviewbot.analysis.coupled.feasible), and which reads of a field still take effect (analysis.readers)."""
 
 from __future__ import annotations
 
-from reviewbot.analysis.feasible import blocked_by, moot_reason, name_words, ruled_out, switch_words
-from reviewbot.analysis.readers import _describes
-from reviewbot.analysis.skipped import _certainly_skipped
+from reviewbot.analysis.coupled.feasible import blocked_by, moot_reason, name_words, ruled_out, switch_words
+from reviewbot.analysis.coupled.readers import _describes
+from reviewbot.analysis.coupled.skipped import _certainly_skipped
 from reviewbot.lang.parse import parse_file
 from reviewbot.lang.predicate import And, Atom, Not
 

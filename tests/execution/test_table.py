@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.truthtable import OTHER, build_truth_tables
+from reviewbot.analysis.tables.truthtable import OTHER, build_truth_tables
 from reviewbot.lang.facts import Lang
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import Atom, Not, conj

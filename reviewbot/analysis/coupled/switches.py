@@ -23,12 +23,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reviewbot.analysis.coupled.feasible import RuledOut, blocked_by, moot_reason, ruled_out
+from reviewbot.analysis.coupled.forced import field_writes, forced_neutral
+from reviewbot.analysis.coupled.readers import Readers, other_readers
+from reviewbot.analysis.coupled.skipped import Skipped, facts_of, feasible_skipped, skipped_behaviour
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.feasible import RuledOut, blocked_by, moot_reason, ruled_out
-from reviewbot.analysis.forced import field_writes, forced_neutral
 from reviewbot.analysis.reach import guard_fields, shared
-from reviewbot.analysis.readers import Readers, other_readers
-from reviewbot.analysis.skipped import Skipped, facts_of, feasible_skipped, skipped_behaviour
 from reviewbot.lang.calls import Callee, CallGraph
 from reviewbot.lang.common import last_component
 from reviewbot.lang.facts import Assignment, FieldRead, FileFacts, Function

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.truthtable import truth_table, written
+from reviewbot.analysis.tables.truthtable import truth_table, written
 from reviewbot.lang.facts import AssignKind, Assignment
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import Pred

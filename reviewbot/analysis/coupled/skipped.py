@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reviewbot.analysis.coupled.feasible import blocked_by, ruled_out
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.feasible import blocked_by, ruled_out
 from reviewbot.lang.calls import CallGraph
 from reviewbot.lang.common import last_component, mentions_field
 from reviewbot.lang.facts import FieldRead, FileFacts, GatedStmt

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reviewbot.analysis.feasible import RuledOut, blocked_by, name_words
+from reviewbot.analysis.coupled.feasible import RuledOut, blocked_by, name_words
 from reviewbot.lang.calls import CallGraph
 from reviewbot.lang.common import is_log_callee
 from reviewbot.lang.facts import FieldRead, FileFacts, OwnerVia

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.truthtable_columns import BOOLS, ENUM_CONST, finished
+from reviewbot.analysis.tables.columns import BOOLS, ENUM_CONST, finished
 from reviewbot.lang.facts import AssignKind, Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import And, Atom, Not, Or, Pred

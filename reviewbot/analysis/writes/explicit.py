@@ -26,15 +26,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reviewbot.analysis.explicit_writes_cpp import (
+from reviewbot.analysis.pyast import python_tree
+from reviewbot.analysis.removals.named_flags import defined_flags, dest
+from reviewbot.analysis.sides import Side
+from reviewbot.analysis.writes.explicit_cpp import (
     CppCandidate,
     cpp_candidates,
     cpp_handler_sources,
     read_files,
 )
-from reviewbot.analysis.pyast import python_tree
-from reviewbot.analysis.removals.named_flags import defined_flags, dest
-from reviewbot.analysis.sides import Side
 from reviewbot.model.change import RepoTree
 
 __all__ = ["ExplicitWrite", "explicit_writes"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from enum import Enum
 
-from reviewbot.analysis.write_scopes import FileScopes, ScopeKind
+from reviewbot.analysis.writes.scopes import FileScopes, ScopeKind
 from reviewbot.lang.clauses import ClauseKind, Clauses
 from reviewbot.lang.common import has_word, mentions_field
 from reviewbot.lang.facts import AssignKind, Assignment, Lang

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from reviewbot.analysis.sides import Side
-from reviewbot.analysis.write_scopes import FileScopes, ScopeKind
+from reviewbot.analysis.writes.scopes import FileScopes, ScopeKind
 from reviewbot.lang.clauses import ClauseKind
 from reviewbot.lang.common import has_word
 from reviewbot.lang.facts import AssignKind, Assignment

@@ -1,0 +1,2 @@
+"""Truth tables of changed derivations (`truthtable`) and the values and defaults of their columns
+(`columns`)."""
