@@ -7,7 +7,7 @@ that binds the name it tests):
 - an environment holder object compared with a bool (`envs.X is True`, where the same holder is used
   as an object elsewhere: `envs.X.get()`), always false;
 - a standard environment read whose parsing gives the same truth for every value an operator can set
-  (`os.environ.get("X") == 1`, `os.getenv("X") is True`; see `analysis.envparse`);
+  (`os.environ.get("X") == 1`, `os.getenv("X") is True`; see `analysis.envs.parse`);
 - a raw environment string used as a bool (`os.getenv("X", False)`, `bool(os.getenv("X"))`): set to
   `0` or `false`, it is a non-empty string and still enables;
 - a rank divided instead of taken modulo (`tp_rank / tp_size == 0`);

@@ -23,7 +23,7 @@ A derivation changed when any line of its statement (a multi-line statement coun
 guarding condition, or of the block between the condition and the statement was added or edited.
 
 Which writes of locals reach a field write, and the values they give it, are followed in
-`analysis.local_flows`.
+`analysis.writes.local_flows`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 - Environment parsing: a changed read of a switch parses it into a bool differently from another read
   of the same switch in the project's source (`== "1"` here, `bool(int(...))` there), so some value an
   operator sets (`true`, `2`) means on in one place and off (or an error) in the other. Both parses
-  must give bools and be evaluable (`analysis.envparse`); reads in tests and vendored trees do not count,
+  must give bools and be evaluable (`analysis.envs.parse`); reads in tests and vendored trees do not count,
   nor a test that is the other's exact complement (`· == "1"` here, `· != "1"` there).
 - One switch tested two ways in the same function, where one of the tests is constant
   (`envs.X is True` next to `envs.X.get()`, see `analysis.constant_guards`): set, the two tests pick

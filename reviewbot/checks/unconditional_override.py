@@ -12,7 +12,7 @@ applied.
 An explicit setting is another source, never the same one: another derivation in the code, the same
 expression computed elsewhere (`args.vpp = args.layers // args.pp` in two argument validators), or a
 second command-line parser are not settings this write overrides. A write that fills the field in only
-while it is unset overrides nothing either (`analysis.setting_sources.fills_in`): a check of the field
+while it is unset overrides nothing either (`analysis.writes.sources.fills_in`): a check of the field
 in its guard, in a helper its guard calls (`if (needsDefaultDtype(config))` returning
 `config.kv_cache_dtype.empty()`), in an early `return` / `continue` before it, or around every call of
 its function (`if cfg.x is None: apply_defaults(cfg)`); a value that reads the field

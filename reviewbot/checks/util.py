@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from reviewbot.analysis.derive import assignment_anchor
 
 # The text helpers and the analysis of who a write belongs to live below the rules (analysis.text,
-# analysis.writers); the rules import them from here as they always did.
+# analysis.writes.owners); the rules import them from here as they always did.
 from reviewbot.analysis.text import clip, is_vendored, short_function, snake
 from reviewbot.analysis.writes.owners import (
     bound_owners,

@@ -1,4 +1,4 @@
-"""The truth table of a changed derivation: typed records (built by analysis.truthtable, shown by report).
+"""The truth table of a changed derivation: typed records (built by analysis.tables.truthtable, shown by report).
 
 A table has one input column (`Variable`) per enum-compared operand, per boolean atom and, when an
 outcome can keep it, for the target's incoming value; a `Row` per assignment of the columns, with what

@@ -1,5 +1,5 @@
 """env-switch-renamed: environment writes and reads (lang.env), what a parsing does with the values
-deployments set (analysis.envparse), documentation mentions, and the findings' evidence on the fixture
+deployments set (analysis.envs.parse), documentation mentions, and the findings' evidence on the fixture
 cases (the reported lines are held by test_fixtures)."""
 
 from __future__ import annotations

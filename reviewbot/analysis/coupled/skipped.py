@@ -6,7 +6,7 @@ true, the branch that runs only while it is false. A branch the flag does not de
 then-branch of `if a or flag:`, the else-branch of `if a and flag:`) is not turned off. Read sites
 come from the followed call graph (files parsed in full) and the repository index; the aliases the
 front ends resolve (`self.need_rope = cfg.need_rope_kv_cache`) count as reads. `feasible_skipped`
-leaves out the sites the guard rules out (`analysis.feasible`). Pure: facts in, records out, by path
+leaves out the sites the guard rules out (`analysis.coupled.feasible`). Pure: facts in, records out, by path
 and line.
 """
 

@@ -1,7 +1,7 @@
 """Config switches a forced flag silently turns off: the behaviour it gates, followed into calls.
 
 A derivation `if (G) flag = false;` skips, at every read site of `flag`, the code the flag gates
-(`analysis.skipped`). That code may consume other config fields (`use_logn_attn` inside the fused
+(`analysis.coupled.skipped`). That code may consume other config fields (`use_logn_attn` inside the fused
 kernel the flag skips). This module follows each skipped statement up to two call levels further
 (`reviewbot.lang.calls`, inherited methods included) and collects the config fields consumed there.
 For each it records what decides whether losing it matters:

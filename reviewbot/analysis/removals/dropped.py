@@ -1,6 +1,6 @@
 """Dropped guards (pure): a statement that ran under a condition at base runs under fewer in the head.
 
-The first of the three shapes `analysis.removed` reports, and the one with the most judgement of its
+The first of the three shapes `analysis.removals.guards` reports, and the one with the most judgement of its
 own: pairing each guarded base statement with the same statement, rewritten, in the same function of the
 head; keeping only statements that carry a configuration decision (an environment write, a config
 validation, a derivation); and leaving out branches that were merged and flags that only ever held one

@@ -17,8 +17,8 @@ Three shapes, each in a function the change touches and that still exists in the
 Constructors' constant declarations (`self.x = False` in `__init__`) are defaults, judged by
 `default-changed`, not derivations.
 
-The first shape is found in `analysis.dropped_guards`; the records are in `analysis.removal_records`
-(re-exported here) and the questions both ask of a statement in `analysis.removal_terms`.
+The first shape is found in `analysis.removals.dropped`; the records are in `analysis.removals.records`
+(re-exported here) and the questions both ask of a statement in `analysis.removals.terms`.
 """
 
 from __future__ import annotations

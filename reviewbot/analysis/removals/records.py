@@ -1,8 +1,8 @@
 """The record of what a change removes (a guard, a validation, a derivation), apart from the detection.
 
-`analysis.removed` finds removals, `analysis.dropped_guards` finds the first of their three shapes, and the
+`analysis.removals.guards` finds removals, `analysis.removals.dropped` finds the first of their three shapes, and the
 guard-removed rule reads them: all three need `RemovalKind` and `Removal`, so the records live here, in a
-module of their own that imports nothing, and `analysis.removed` re-exports them for its callers.
+module of their own that imports nothing, and `analysis.removals.guards` re-exports them for its callers.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""What a removed statement mentions and whether it is about configuration (pure), for `analysis.removed`.
+"""What a removed statement mentions and whether it is about configuration (pure), for `analysis.removals.guards`.
 
-The guard and validation detectors (`analysis.dropped_guards`, `analysis.removed`) ask the same questions
+The guard and validation detectors (`analysis.removals.dropped`, `analysis.removals.guards`) ask the same questions
 of a statement (`lang.clauses.Clause`): whether the diff touched it or its conditions, which words and
 names it reads (what a test of it would mention), and whether a validation's condition reads the
 configuration (an environment variable, an object named like a config, a config owner's field) rather

@@ -16,7 +16,7 @@ against the writes that run before or after it:
 Not overridden: a later write that reads the earlier value (`x = x or default`, `x = max(x, ...)`),
 a guarded later write (exclusive branches, `if x is None:`), a callee whose write is a constant too,
 a function that returns between the two writes, a later write in a `catch` / `except` clause (it runs
-only when deriving failed), and writes that are not in one flow (`analysis.write_scopes`): in two
+only when deriving failed), and writes that are not in one flow (`analysis.writes.scopes`): in two
 lambdas (two command-line options' handlers), in two `catch` clauses, or on a local of its own in
 another loop or block (`for (auto& r : a) r->x = f(r);` then `for (auto& r : b) r->x = g;`).
 """
