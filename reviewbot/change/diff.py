@@ -8,7 +8,7 @@ silently: every file that is not analysed has a Note, and `ChangeSet.coverage` c
 
 The limits (files, diff bytes, diff lines) keep files in the order of `reviewbot.change.select.rank`,
 not in path order: sources first, generated, vendored and data files last, so padding a pull request
-with files that sort before its real change does not push that change out (issue 28). The kept files
+with files that sort before its real change does not push that change out. The kept files
 are returned in git's (path) order; `ChangeSet.left_out` names the rest, best-ranked first.
 """
 

@@ -1,4 +1,5 @@
-"""Which changed files a round keeps when a limit must leave some out (issue 28 item 1).
+"""Which changed files a round keeps when a limit must leave some out: the files that can hold a
+derivation first, so a limit never hides the change that matters.
 
 Cutting by path order let a pull request hide its real change behind padding: 3,000 generated files
 under `gen/` sort before `rtp_llm/...`, so the 3,000-file limit kept the padding and left the change

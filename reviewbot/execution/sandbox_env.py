@@ -5,7 +5,7 @@
     sandbox_env(os.environ, home, tmp, set_env={"PYTEST_ADDOPTS": "--junitxml=..."})  # set by reviewbot
 
 A deny-list of secret-looking names let `MYSQL_PWD`, `DB_PASS`, `CELERY_BROKER_URL=redis://:pw@...` and
-`SENTRY_DSN` through (issue 16): the names a worker's secrets have are not ours to guess. So the test
+`SENTRY_DSN` through: the names a worker's secrets have are not ours to guess. So the test
 process starts from nothing and gets only what a build needs to find its tools and speak a locale. A
 repository may ask for more names in `.reviewbot.toml` (`[tests] env = [...]`, read from the base
 revision): those pass unless they are reviewbot's own (`REVIEWBOT_*`, `GITHUB_*`, `GH_*`) or look like

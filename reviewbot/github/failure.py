@@ -1,4 +1,5 @@
-"""When reviewbot cannot finish a round, it must not block the merge (issue 17 item 4).
+"""When reviewbot cannot finish a round, it must not block the merge: a bot's own failure is
+not a reason to stop a team's work.
 
 `report_failure` publishes what a failed round can still say: a check run concluding `neutral`
 with the reason (never `failure`: the PR is not at fault), and one line in the PR's conversation.

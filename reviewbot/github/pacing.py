@@ -1,4 +1,5 @@
-"""Writes to GitHub spaced per installation across every worker on this machine (issue 15 item 9).
+"""Writes to GitHub spaced per installation across every worker on this machine: GitHub's secondary rate limit
+counts an installation's writes, whichever worker sends them.
 
 GitHub asks integrations to leave at least a second between content-creating requests and counts
 them per installation (or per token), not per process: several workers, each pacing its own rounds,

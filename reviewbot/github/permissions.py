@@ -2,7 +2,7 @@
 
 `author_association` in webhook payloads is computed without a viewer, so members of an
 organisation with private membership, or users with write access through a team, arrive as
-`CONTRIBUTOR` (issue 15 item 2). reviewbot therefore asks
+`CONTRIBUTOR`. reviewbot therefore asks
 `GET /repos/{owner}/{repo}/collaborators/{username}/permission` for the `/reviewbot` commands and
 for the trusted-author test policy. The answer's `permission` is GitHub's legacy level (admin,
 write, read, none: maintain reads as write, triage as read) and `role_name` the role (admin,

@@ -67,7 +67,8 @@ class GitHubSettings:
     seconds_between_writes: float = 1.0
     # GitHub ends a request that runs past its own limit (10 s on github.com). A write that failed
     # without an answer (timeout, dropped connection, 5xx) may still land until the client's timeout
-    # and that limit have both passed: `late_write_window`, derived, never set apart (issue 28 item 2).
+    # and that limit have both passed: `late_write_window`, derived, never set apart, so the two
+    # cannot disagree.
     # Until then the client looks for it (every `reconcile_interval`) before sending it again.
     github_request_limit: float = 10.0
     reconcile_interval: float = 2.0
@@ -76,7 +77,8 @@ class GitHubSettings:
     max_inline_comments: int = 30
     check_name: str = "reviewbot"
     # The check run of a round that left out a changed file that could hold a derivation (over the
-    # limits): "failure" or "action_required", never neutral (github.plan; issue 28 item 1).
+    # limits): "failure" or "action_required", never neutral (github.plan): a round that
+    # did not see a derivation must not read as a pass.
     left_out_conclusion: str = "failure"
 
     def __post_init__(self) -> None:

@@ -1,4 +1,4 @@
-"""How much work one review round may do (issue 16 item 3), and the process's memory as it goes.
+"""How much work one review round may do, and the process's memory as it goes.
 
 A pull request decides how much reviewbot reads, parses, mutates and stores; without bounds one PR of
 5,000 tiny files or one deeply nested expression took a worker to 11.9 GB and past 15 minutes, and

@@ -97,7 +97,8 @@ def bracket_depth(text: str) -> int:
 def _order(f: ChangedFile) -> tuple[int, int]:
     # Within the file budget, the files the analysis reads come first: sources (config and derivation
     # candidates first: a config-like name, or a changed line writing a member or a guard), tests,
-    # generated and vendored sources, then the rest (reviewbot.change.select; issue 28).
+    # generated and vendored sources, then the rest (reviewbot.change.select): padding a PR
+    # with files that sort first must not push its real change out of the budget.
     return rank(f.path, (text for h in f.hunks for lines in (h.added, h.removed) for _, text in lines))
 
 

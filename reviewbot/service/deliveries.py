@@ -30,7 +30,7 @@ __all__ = ["CANCELLED", "Ledger", "DeliveryIntake"]
 CANCELLED = "cancelled:"
 
 # The statements of the acknowledgement path, built once (bound parameters): building a statement
-# costs more CPU than running it, and the webhook's answer waits for all of them (issue 15 item 14).
+# costs more CPU than running it, and the webhook's answer waits for all of them.
 _SEEN = sa.select(deliveries.c.outcome).where(deliveries.c.delivery_id == sa.bindparam("delivery_id"))
 _SAME_PR = (jobs.c.repository == sa.bindparam("repository"), jobs.c.pr == sa.bindparam("pr"))
 _QUEUED_FOR_HEAD = {

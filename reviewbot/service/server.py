@@ -2,7 +2,7 @@
 
 uvicorn times out an idle keep-alive connection (`timeout_keep_alive`) but gives a request all the
 time it wants to send its headers: a client that connects and sends nothing, or a byte now and then,
-holds a connection open forever (the probe of issue 16 left 900 such connections open). Here:
+holds a connection open forever (a probe that did so left 900 such connections open). Here:
 
 - headers: the request line and headers must be complete within `header_timeout_s` of the
   connection being made, or of the previous response on it; then the connection is closed (with a
