@@ -1,1 +1,3 @@
-"""Stage 3: checks. One module per rule; `registry.CHECKS` lists them explicitly."""
+"""Stage 3: the rules. One module per rule, each with `id`, `severity`, `summary` and `run(ctx)`, and its
+documentation as the module docstring; `registry.RULES` lists them in report order.
+"""

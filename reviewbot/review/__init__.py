@@ -1,1 +1,3 @@
-"""Stage 3-4: findings, severities, fingerprints, the review pipeline, rounds and KPI."""
+"""Review stages over a change: the pipeline (index, derivations, truth tables, tests, rules), a round's
+budget, checklist, verdict and strengths, and rounds (earlier findings re-checked, dismissals applied).
+"""
