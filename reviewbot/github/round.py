@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from functools import partial
 
 from reviewbot.errors import RateLimited
 from reviewbot.github.api import PullRequestInfo, RestApi
@@ -58,7 +58,11 @@ def run_pr_round(
     `before_publish` (the App's worker): asked right before anything is published; a reason means
     publish nothing (the PR was closed while the round ran), and then the PR's state is asked of
     GitHub as well: a round publishes nothing on a PR that is no longer open."""
-    args: dict[str, Any] = dict(
+    run = partial(
+        _run,
+        settings,
+        repo_full_name,
+        pr_number,
         post=post,
         sleep=sleep,
         requested_by=requested_by,
@@ -67,10 +71,10 @@ def run_pr_round(
         before_publish=before_publish,
     )
     try:
-        return _run(settings, repo_full_name, pr_number, expected_head=expected_head, **args)
+        return run(expected_head=expected_head)
     except HeadMoved as moved:
         log.warning("%s #%d: %s; the round runs again on the new head", repo_full_name, pr_number, moved)
-        outcome = _run(settings, repo_full_name, pr_number, expected_head=moved.head_sha, **args)
+        outcome = run(expected_head=moved.head_sha)
         outcome.replanned = str(moved)
         return outcome
 

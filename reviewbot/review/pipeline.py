@@ -12,22 +12,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from reviewbot.analysis.derive import ChangedDerivation, added_predicates, changed_derivations
-from reviewbot.analysis.history import history_names
+from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.names import interesting_names
 from reviewbot.analysis.reach import describe_reach
 from reviewbot.analysis.tables.truthtable import build_truth_tables
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
-from reviewbot.lang.build import build_index
 from reviewbot.lang.cache import FactsCache, use
-from reviewbot.lang.calls import CallGraph
 from reviewbot.lang.cpp.macros import declared
-from reviewbot.lang.env import doc_mentions
-from reviewbot.lang.facts import FileFacts, PredicateUse, lang_for_path
-from reviewbot.lang.follow import follow_calls
-from reviewbot.lang.index import RepoIndex, TestRef, is_test_path
-from reviewbot.lang.parse import parse_many
 from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.executed import ExecutedTable
@@ -41,7 +33,6 @@ from reviewbot.review.budget import (
     ROUND_DEADLINE,
     Meter,
     for_mutants,
-    leave_out_from,
     limit_files,
     skipped_checks,
     within_terms,
@@ -54,6 +45,7 @@ from reviewbot.review.checklist import (
     with_checklist_refs,
 )
 from reviewbot.review.progress import Progress, StageClock
+from reviewbot.review.stages import changed_only_index, index_stage, parse_stage
 from reviewbot.review.strengths import strengths
 from reviewbot.review.suppress import apply_suppressions
 from reviewbot.review.verdict import kpi_stage, verdict_stage
@@ -103,67 +95,6 @@ class ReviewSettings:
     budget: RoundBudget = DEFAULT_BUDGET  # the round's bounds (model/budget.py, review/budget.py)
 
 
-# Files parsed per facts-cache round trip: one lookup and one write transaction for a batch rather
-# than per file (a 500-file change spent 0.3 s in per-file cache statements). The round's budget is
-# checked between batches.
-_PARSE_BATCH = 32
-
-
-def _parse_side(
-    change: ChangeSet, head: bool, notes: list[Note], meter: Meter | None = None
-) -> dict[str, FileFacts]:
-    out: dict[str, FileFacts] = {}
-    todo: list[tuple[int, str, str]] = []
-    for i, f in enumerate(change.files):
-        path = f.path if head else (f.old_path or f.path)
-        text = f.head_text if head else f.base_text
-        if text is None or f.skipped is not None or lang_for_path(path) is None:
-            continue
-        todo.append((i, path, text))
-    for start in range(0, len(todo), _PARSE_BATCH):
-        batch = todo[start : start + _PARSE_BATCH]
-        why = meter.over() if meter is not None else None
-        if why is not None and meter is not None:
-            # Out of time or memory: the files not parsed yet are left out (both sides), and said so.
-            notes.append(meter.note(why, leave_out_from(change, batch[0][0])))
-            break
-        parsed = parse_many([(path, text, None) for _, path, text in batch], 1, [None] * len(batch))
-        for (i, path, _), facts in zip(batch, parsed, strict=True):
-            if facts is None:
-                continue
-            if facts.error_spans:
-                # tree-sitter recovers around what it cannot read: the change is unseen only where a
-                # changed line (added on the head, removed on the base) lies in an unread region.
-                f = change.files[i]
-                changed = f.added_lines if head else f.removed_lines
-                unread = facts.unparsed_lines(changed)
-                if unread:
-                    side = "" if head else " (base)"
-                    notes.append(
-                        Note.of(
-                            SkipReason.UNPARSABLE_CODE,
-                            msg("note.unparsable-lines", path=path + side, lines=line_ranges(unread)),
-                            path,
-                        )
-                    )
-            out[path] = facts
-    return out
-
-
-def line_ranges(lines: list[int]) -> str:
-    """`3, 7-9, 12` for [3, 7, 8, 9, 12] (sorted, distinct)."""
-    parts: list[str] = []
-    start = prev = lines[0]
-    for n in [*lines[1:], None]:
-        if n is not None and n == prev + 1:
-            prev = n
-            continue
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-        if n is not None:
-            start = prev = n
-    return ", ".join(parts)
-
-
 def _dedupe(findings: list[Finding]) -> tuple[list[Finding], int]:
     """Collapse findings with one fingerprint into the first; return how many were merged."""
     seen: dict[str, Finding] = {}
@@ -203,28 +134,6 @@ def tables_for_context(ctx: CheckContext) -> list[TruthTable]:
 
 
 @dataclass(frozen=True)
-class Parsed:
-    """Stage `parse`: facts of both sides of the changed files, and what the change derives."""
-
-    head_facts: dict[str, FileFacts]
-    base_facts: dict[str, FileFacts]
-    derivations: list[ChangedDerivation]
-    predicates: list[PredicateUse]
-    notes: tuple[Note, ...]
-
-
-@dataclass(frozen=True)
-class Indexed:
-    """Stage `index`: the head repository's index, its test files and the followed call graph."""
-
-    index: RepoIndex
-    test_files: list[str]
-    calls: CallGraph | None
-    notes: tuple[Note, ...]
-    docs: dict[str, tuple[TestRef, ...]] = field(default_factory=dict)  # see CheckContext.docs
-
-
-@dataclass(frozen=True)
 class Checked:
     """Stage `check`: the findings of every rule that ran, and the rules that crashed."""
 
@@ -233,40 +142,6 @@ class Checked:
     ran: int
     crashed: tuple[str, ...]
     notes: tuple[Note, ...]
-
-
-def parse_stage(change: ChangeSet, exclude: Sequence[str] = (), meter: Meter | None = None) -> Parsed:
-    notes: list[Note] = []
-    head_facts = _parse_side(change, True, notes, meter)
-    base_facts = _parse_side(change, False, [])
-    derivations = changed_derivations(change, base_facts, head_facts, exclude)
-    return Parsed(head_facts, base_facts, derivations, added_predicates(change, head_facts), tuple(notes))
-
-
-def index_stage(change: ChangeSet, parsed: Parsed, exclude: Sequence[str] = ()) -> Indexed:
-    # The base-vs-head rules also ask about environment variables, changed defaults and removed writes.
-    history = history_names(change, parsed.base_facts, parsed.head_facts)
-    names = interesting_names(parsed.derivations, parsed.predicates, functions=False) | history.index
-    test_names = interesting_names(parsed.derivations, parsed.predicates) | history.index
-    tree = change.head_tree
-    if tree is None:
-        return changed_only_index(parsed, Note.of(SkipReason.UNAVAILABLE, msg("note.no-tree")))
-    index = build_index(tree, names, parsed.head_facts, test_names, exclude=exclude)
-    # Vendored trees and `[review] exclude` globs hold no tests of this project either.
-    test_files = [p for p in tree.paths() if is_test_path(p) and not index.is_excluded(p)]
-    # What the derived flags gate, followed into the functions it calls (those files parsed in full).
-    fields = {d.head.field for d in parsed.derivations}
-    calls = follow_calls(tree, index, fields) if parsed.derivations else None
-    docs = doc_mentions(tree, history.docs) if history.docs else {}
-    return Indexed(index, test_files, calls, (), docs)
-
-
-def changed_only_index(parsed: Parsed, note: Note) -> Indexed:
-    """An index of the changed files alone (no tree to search, or no budget left to search it)."""
-    index = RepoIndex()
-    for facts in parsed.head_facts.values():
-        index.add(facts)
-    return Indexed(index, [], None, (note,))
 
 
 def check_stage(ctx: CheckContext, settings: ReviewSettings, meter: Meter | None = None) -> Checked:

@@ -10,7 +10,8 @@ from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.review import Status
 
 if TYPE_CHECKING:
-    from reviewbot.review.pipeline import Checked, Indexed, Parsed
+    from reviewbot.review.pipeline import Checked
+    from reviewbot.review.stages import Indexed, Parsed
 
 __all__ = ["Verdict", "verdict_stage", "kpi_stage", "is_empty"]
 

@@ -8,19 +8,22 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from reviewbot.errors import RateLimited, StoreError
 from reviewbot.service.jobs import Job
 from reviewbot.service.worker import RoundFn, RoundResult, cancel_check, is_permanent
 from reviewbot.settings import Settings
 
+if TYPE_CHECKING:  # the GitHub client (PyGithub) is loaded by the worker that runs rounds only
+    from reviewbot.github.settings import GitHubSettings
+
 __all__ = ["github_round", "github_settings"]
 
 log = logging.getLogger(__name__)
 
 
-def github_settings(settings: Settings) -> Any:
+def github_settings(settings: Settings) -> GitHubSettings:
     """The GitHub client settings of the service settings (credentials, API URL, store, cache)."""
     from reviewbot.github.settings import GitHubSettings
 
@@ -134,7 +137,7 @@ def _require_recorded(db_url: str | None, job: Job, head: str, index: int | None
     )
 
 
-def _report_failure(settings: Settings, gh: Any, job: Job, exc: Exception) -> None:
+def _report_failure(settings: Settings, gh: GitHubSettings, job: Job, exc: Exception) -> None:
     """Best effort: the neutral check run and the one-line note of a round that failed for good."""
     from reviewbot.github.failure import report_failure
 
