@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from reviewbot.analysis.constant_guards import OS_ACCESSORS, ConstantGuard, ConstantKind
-from reviewbot.analysis.defaults import DefaultChange, DefaultKind
+from reviewbot.analysis.defaults.changes import DefaultChange, DefaultKind
 from reviewbot.analysis.envs.parse import SAMPLES, Outcome, Result, evaluate, same_literal
 from reviewbot.analysis.envs.switches import complementary, head_readers, unset_value
 from reviewbot.analysis.sides import Side

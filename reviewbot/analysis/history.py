@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reviewbot.analysis.defaults import default_names
+from reviewbot.analysis.defaults.changes import default_names
 from reviewbot.analysis.envs.switches import changed_env_names
 from reviewbot.analysis.removals.guards import removal_names
 from reviewbot.analysis.sides import sides

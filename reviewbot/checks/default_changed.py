@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reviewbot.analysis.defaults import DefaultChange, DefaultKind, changed_defaults, reaches_numerics
+from reviewbot.analysis.defaults.changes import DefaultChange, DefaultKind, changed_defaults, reaches_numerics
 from reviewbot.analysis.envs.parse import Outcome, value_of_default
 from reviewbot.analysis.envs.switches import head_readers
 from reviewbot.analysis.sides import Side, sides

@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from reviewbot.analysis.constant_guards import constant_guards
-from reviewbot.analysis.defaults import changed_defaults
+from reviewbot.analysis.defaults.changes import changed_defaults
 from reviewbot.analysis.drift import Drift, DriftKind, default_drifts, env_drifts, switch_drifts
 from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reviewbot.analysis.doc_defaults import StaleDefault, stale_defaults
+from reviewbot.analysis.defaults.docs import StaleDefault, stale_defaults
 from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reviewbot.analysis.default_validation import RejectedDefault, rejected_defaults
+from reviewbot.analysis.defaults.validation import RejectedDefault, rejected_defaults
 from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place

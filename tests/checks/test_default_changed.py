@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reviewbot.analysis.defaults import consumer_words, reaches_numerics
+from reviewbot.analysis.defaults.changes import consumer_words, reaches_numerics
 from reviewbot.model.finding import Finding, Severity
 from tests.checks.fixtures import FIXTURES, review_case
 

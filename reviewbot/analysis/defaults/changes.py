@@ -28,14 +28,16 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from reviewbot.analysis.default_records import DefaultChange, DefaultKind
+from reviewbot.analysis.defaults.consumers import consumer_words, reaches_numerics
+from reviewbot.analysis.defaults.initialisers import initialiser, initialiser_changes, reads_of
+from reviewbot.analysis.defaults.picked import auto_changes, constant_to_env
+from reviewbot.analysis.defaults.records import DefaultChange, DefaultKind
 from reviewbot.analysis.envs.parse import same_literal
 from reviewbot.analysis.envs.switches import default_changes
-from reviewbot.analysis.picked_defaults import auto_changes, constant_to_env
 from reviewbot.analysis.reach import shared
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import ClauseKind, OptionDefault, OptionKind
-from reviewbot.lang.facts import Assignment, FieldRead, FileFacts
+from reviewbot.lang.facts import FieldRead, FileFacts
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.owners import is_config_name, is_init_function
 
@@ -265,78 +267,6 @@ def _option_changes(sides: list[Side], fields: set[str]) -> list[DefaultChange]:
     return out
 
 
-_PATHS = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|(?<![\w.])[A-Za-z_]\w*_(?![\w(])")
-
-
-def _substituted(value: str, defaults: dict[str, str]) -> tuple[str, frozenset[str]]:
-    """`value` with each config field it reads replaced by that field's default, and the fields replaced."""
-    used: set[str] = set()
-
-    def sub(m: re.Match[str]) -> str:
-        field = m.group(0).rsplit(".", 1)[-1]
-        if field in defaults:
-            used.add(field)
-            return defaults[field]
-        return m.group(0)
-
-    return _PATHS.sub(sub, value), frozenset(used)
-
-
-def _known_defaults(facts: list[FileFacts], index: RepoIndex, fields: set[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for f in facts:
-        for fd in sorted(f.defaults, key=lambda fd: (fd.path, fd.line)):
-            out.setdefault(fd.field, fd.value)
-    for name in sorted(fields - set(out)):
-        values = sorted({fd.value for fd in index.defaults(name)})
-        if len(values) == 1:
-            out[name] = values[0]
-    return out
-
-
-def _reads_of(value: str) -> set[str]:
-    return {m.group(0).rsplit(".", 1)[-1] for m in _PATHS.finditer(value)}
-
-
-def _initialiser_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
-    out: list[DefaultChange] = []
-    bases = [s.base_facts for s in sides if s.base_facts is not None]
-    heads = [s.head_facts for s in sides if s.head_facts is not None]
-    for s in sides:
-        if s.base_facts is None or s.head_facts is None:
-            continue
-        old = {
-            (a.function, a.target): a
-            for a in s.base_facts.assignments
-            if _initialiser(a) and a.line in s.removed
-        }
-        new = {
-            (a.function, a.target): a
-            for a in s.head_facts.assignments
-            if _initialiser(a) and a.line in s.added
-        }
-        for key in sorted(set(old) & set(new), key=lambda k: (k[0] or "", k[1])):
-            b, h = old[key], new[key]
-            if b.value == h.value:
-                continue
-            fields = _reads_of(b.value) | _reads_of(h.value)
-            was, used_b = _substituted(b.value, _known_defaults(bases, index, fields))
-            now, used_h = _substituted(h.value, _known_defaults(heads, index, fields))
-            # Only a value that now comes from another config field with its own default: a receiver
-            # renamed, or a formula around the same field, is not a new default.
-            if not used_b or not used_h or used_b == used_h or same_literal(was, now) or was == now:
-                continue
-            out.append(
-                DefaultChange(DefaultKind.INITIALISER, h.target, h.field, "", b.value, h.value, s.path, h.line,
-                              s.old_path, b.line, old_effective=was, new_effective=now)
-            )  # fmt: skip
-    return out
-
-
-def _initialiser(a: Assignment) -> bool:
-    return a.guard is None and is_init_function(a.function) and a.lang.value == "cpp"
-
-
 def changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     """Every default the change flips, one per name, by path and line (once per round: two rules ask)."""
     return list(shared("changed_defaults", index, (sides,), lambda: tuple(_changed_defaults(sides, index))))
@@ -401,7 +331,7 @@ def _changed_defaults(sides: list[Side], index: RepoIndex) -> list[DefaultChange
     found += _new_on_changes(sides, index)
     fields = {c.field for c in found}
     found += _option_changes(sides, fields)
-    found += _initialiser_changes(sides, index)
+    found += initialiser_changes(sides, index)
     found += auto_changes(sides, index)
     found += constant_to_env(sides, index)
     for e in default_changes(sides):
@@ -435,40 +365,6 @@ def _fold_copies(changes: list[DefaultChange]) -> list[DefaultChange]:
     return out
 
 
-# Words that say a value changes numerics (types, precision, kernels that compute differently) or
-# writes persistent data (files, engines, exports): a default reaching them is P1.
-_NUMERIC_WORDS = frozenset(
-    {"dtype", "precision", "fp8", "fp16", "bf16", "fp32", "half", "int8", "int4", "quant", "quantization",
-     "quantize", "trt", "tensorrt", "onnx", "scale", "scaling", "eps", "epsilon", "rounding", "logn", "kernel",
-     "attention_backend", "mha", "mla", "fmha"}
-)  # fmt: skip
-_PERSISTENT_WORDS = frozenset(
-    {"save", "dump", "export", "persist", "serialize", "checkpoint", "mkdir", "makedirs", "onnx", "engine_dir",
-     "cache_dir", "backup", "retention"}
-)  # fmt: skip
-_SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-
-
-def consumer_words(texts: list[str]) -> set[str]:
-    """Lower-case words of identifiers (`VITEngine` -> vit, engine; `use_fp8_kv` -> use, fp8, kv)."""
-    words: set[str] = set()
-    for t in texts:
-        for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", t):
-            words.add(ident.lower())
-            for part in ident.split("_"):
-                words.update(w.lower() for w in _SPLIT.findall(part))
-                if part:
-                    words.add(part.lower())
-    return words
-
-
-def reaches_numerics(texts: list[str]) -> str:
-    """The first word (sorted) of `texts` that says numerics or persistent data; "" for none."""
-    words = consumer_words(texts)
-    hits = sorted(words & (_NUMERIC_WORDS | _PERSISTENT_WORDS))
-    return hits[0] if hits else ""
-
-
 def default_names(sides: list[Side]) -> set[str]:
     """Fields, options and variables whose default differs on a changed line (for the index: their
     consumers and explicit writers), and the fields changed constructor initialisers read."""
@@ -480,6 +376,6 @@ def default_names(sides: list[Side]) -> set[str]:
                 names.add(key[1])
         for facts, lines in ((s.base_facts, s.removed), (s.head_facts, s.added)):
             for a in facts.assignments if facts is not None else ():
-                if a.line in lines and _initialiser(a):
-                    names.update(_reads_of(a.value))
+                if a.line in lines and initialiser(a):
+                    names.update(reads_of(a.value))
     return names

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from reviewbot.analysis.default_records import DefaultChange, DefaultKind
+from reviewbot.analysis.defaults.records import DefaultChange, DefaultKind
 from reviewbot.analysis.derive import derivation_writes
 from reviewbot.analysis.envs.parse import Outcome, Result, evaluate, same_literal, value_of_default
 from reviewbot.analysis.envs.switches import unset_value
