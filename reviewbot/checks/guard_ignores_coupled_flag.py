@@ -60,7 +60,7 @@ from reviewbot.analysis.reach import describe_reach
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.missing_tests import rows_to_pin
 from reviewbot.checks.util import assignment_anchor, place, short_function
-from reviewbot.lang.facts import Lang
+from reviewbot.lang.facts import Assignment, Lang
 from reviewbot.model.finding import Finding, Location, Severity
 from reviewbot.model.messages import Message, clauses, listing, msg
 
@@ -184,10 +184,38 @@ def _at_risk(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) 
 def _finding(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) -> Finding:
     a = d.head
     names = [c.field for c in lost]
-    shown = listing([f"`{n}`" for n in names], _TITLE_NAMES)
-    first = lost[0].feasible[0]
-    sk = first.skipped
     number = "one" if len(names) == 1 else "many"
+    sk = lost[0].feasible[0].skipped
+    sites = sorted({(x.skipped.path, x.skipped.line) for c in lost for x in c.feasible})
+    risk = _at_risk(ctx, d, lost)
+    terms = " ".join(_term(d, c) for c in lost)
+    row = _row(d, ctx, lost)
+    extra: list[tuple[str, str]] = [
+        ("field", ", ".join(names)),
+        ("skipped", ", ".join(place(p, n) for p, n in sites)),
+    ]
+    extra += _extra(a, lost)
+    if risk:
+        extra.append(("at_risk", "; ".join(str(r) for r in risk)))
+    return Finding.make(
+        rule=id,
+        severity=severity,
+        path=a.path,
+        line=a.guard_line or a.line,
+        title=_title(lost, number),
+        anchor=f"{assignment_anchor(a)}|coupled",
+        evidence=_evidence(a, lost, sites, risk),
+        suggestion=msg(f"guard-ignores-coupled-flag.suggestion.{number}", terms=terms, row=row),
+        replacement=_replacement(ctx, d, terms),
+        extra=tuple(extra),
+        related=tuple(Location(x.path, x.line) for c in lost for x in c.feasible[:2])
+        + (Location(sk.path, sk.line, sk.text),),
+    )
+
+
+def _title(lost: list[CoupledField], number: str) -> Message:
+    shown = listing([f"`{c.field}`" for c in lost], _TITLE_NAMES)
+    first = lost[0].feasible[0]
     reader = (
         msg("guard-ignores-coupled-flag.reader.function", function=first.function)
         if first.function
@@ -196,7 +224,15 @@ def _finding(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) 
     title = msg(f"guard-ignores-coupled-flag.title.{number}", shown=shown, reader=reader)
     if len(str(title)) > _TITLE_CHARS:
         title = msg(f"guard-ignores-coupled-flag.title.{number}.short", shown=shown)
-    sites = sorted({(x.skipped.path, x.skipped.line) for c in lost for x in c.feasible})
+    return title
+
+
+def _evidence(
+    a: Assignment, lost: list[CoupledField], sites: list[tuple[str, int]], risk: list[Message]
+) -> list[Message | str]:
+    """The skipped statement (and how many more), what consumes each lost switch, and the model
+    configs at risk."""
+    sk = lost[0].feasible[0].skipped
     more: Message | str = ""
     if len(sites) > 1:
         more = msg(
@@ -218,7 +254,6 @@ def _finding(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) 
             more=more,
         ),
     ]
-    risk = _at_risk(ctx, d, lost)
     consumed = [_consumed_line(c) for c in lost]
     if len(consumed) > 1 or risk:
         evidence.append(clauses(consumed))
@@ -226,12 +261,12 @@ def _finding(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) 
         evidence.extend(consumed)
     if risk:
         evidence.append(msg("guard-ignores-coupled-flag.at-risk", places=listing(risk, 2)))
-    terms = " ".join(_term(d, c) for c in lost)
-    row = _row(d, ctx, lost)
-    extra: list[tuple[str, str]] = [
-        ("field", ", ".join(names)),
-        ("skipped", ", ".join(place(p, n) for p, n in sites)),
-    ]
+    return evidence
+
+
+def _extra(a: Assignment, lost: list[CoupledField]) -> list[tuple[str, str]]:
+    """Per lost switch: its consumers, call chains, what ruled sites out, and where it is written."""
+    extra: list[tuple[str, str]] = []
     for c in lost:
         consumers = c.feasible
         reads = dict.fromkeys(
@@ -252,22 +287,7 @@ def _finding(ctx: CheckContext, d: ChangedDerivation, lost: list[CoupledField]) 
                 else f"never set in `{short_function(a.function) or a.path}`",
             )
         )
-    if risk:
-        extra.append(("at_risk", "; ".join(str(r) for r in risk)))
-    return Finding.make(
-        rule=id,
-        severity=severity,
-        path=a.path,
-        line=a.guard_line or a.line,
-        title=title,
-        anchor=f"{assignment_anchor(a)}|coupled",
-        evidence=evidence,
-        suggestion=msg(f"guard-ignores-coupled-flag.suggestion.{number}", terms=terms, row=row),
-        replacement=_replacement(ctx, d, terms),
-        extra=tuple(extra),
-        related=tuple(Location(x.path, x.line) for c in lost for x in c.feasible[:2])
-        + (Location(sk.path, sk.line, sk.text),),
-    )
+    return extra
 
 
 # A test of the platform or of what is installed: `is_cuda_available()`, `is_hip()`, `torch.cuda.is_available()`,

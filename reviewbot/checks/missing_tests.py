@@ -305,35 +305,36 @@ def untested_writes(ctx: CheckContext) -> set[str]:
     return {f"{d.head.path}:{d.head.line}" for u in _untested(ctx) for d in u.branches}
 
 
+def _evidence(ctx: CheckContext, u: _Untested) -> list[Message | str]:
+    """The surviving mutant (or the tests searched), who reaches the changed rows, and older tests that
+    mention the names but did not change."""
+    a = u.branches[0].head
+    evidence: list[Message | str] = []
+    if u.survived and ctx.execution is not None:
+        evidence.append(_survived(ctx.execution, a.path, a.line))
+    if not u.survived:
+        listed = listing([f"`{n}`" for n in u.names], 6)
+        evidence.append(
+            msg("missing-tests.searched", count=len(u.tests), names=listed)
+            if u.tests
+            else msg("missing-tests.searched-none", names=listed)
+        )
+    if u.population.evidence:
+        evidence.append(u.population.evidence)  # who reaches the changed rows: the severity's ground
+    older = [r for r in ctx.index.tests_mentioning(u.own) if r.path not in {t.path for t in u.tests}]
+    if older:
+        at = listing(sorted(dict.fromkeys(f"{r.path}:{r.line}" for r in older)), 2)
+        evidence.append(msg("missing-tests.unchanged", places=at))
+    return evidence
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     python_tests = any(p.endswith(".py") for p in ctx.test_files)
     for u in _untested(ctx):
-        survived, untested, names, own, tests, fn = (
-            u.survived,
-            u.branches,
-            u.names,
-            u.own,
-            u.tests,
-            u.function,
-        )
+        survived, untested, fn = u.survived, u.branches, u.function
         d = untested[0]
         a = d.head
-        evidence: list[Message | str] = []
-        if survived and ctx.execution is not None:
-            evidence.append(_survived(ctx.execution, a.path, a.line))
-        if not survived:
-            listed = listing([f"`{n}`" for n in names], 6)
-            evidence.append(
-                msg("missing-tests.searched", count=len(tests), names=listed)
-                if tests
-                else msg("missing-tests.searched-none", names=listed)
-            )
-        if u.population.evidence:
-            evidence.append(u.population.evidence)  # who reaches the changed rows: the severity's ground
-        older = [r for r in ctx.index.tests_mentioning(own) if r.path not in {t.path for t in tests}]
-        if older:
-            at = listing(sorted(dict.fromkeys(f"{r.path}:{r.line}" for r in older)), 2)
-            evidence.append(msg("missing-tests.unchanged", places=at))
+        evidence = _evidence(ctx, u)
         table = pin_table(d, ctx.index)
         _, rows = rows_to_pin(d, ctx.index)
         cols = [c.label for c in table.columns]

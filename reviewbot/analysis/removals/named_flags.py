@@ -123,18 +123,11 @@ def _read_many(tree: RepoTree, paths: list[str]) -> dict[str, str | None]:
     return {p: tree.read(p) for p in paths}
 
 
-def removed_flags(
-    changed: Iterable[Side],
-    texts: dict[str, tuple[str | None, str | None]],
-    tree: RepoTree | None,
-    excluded: object = None,
-    keep_unreferenced: bool = False,
-) -> list[RemovedFlag]:
-    """Flags the change stops defining that the head tree still names (see the module doc); with
-    `keep_unreferenced`, also those nothing names any more (their `refs` are empty)."""
-    grep = getattr(tree, "grep", None)
-    if tree is None or not callable(grep):
-        return []
+def _candidates(
+    changed: Iterable[Side], texts: dict[str, tuple[str | None, str | None]]
+) -> tuple[list[tuple[Side, str, int, str]], dict[str, list[str]]]:
+    """(side, flag, base line, base text) of each flag a changed file stops registering (not kept as an
+    alias in the same file), and each changed file's head lines."""
     candidates: list[tuple[Side, str, int, str]] = []
     heads: dict[str, list[str]] = {}
     for s in changed:
@@ -151,6 +144,45 @@ def removed_flags(
             if not removed_at or _quoted(flag).search(head):
                 continue  # still registered, or kept as an alias, in the same file
             candidates.append((s, flag, removed_at[0], base_lines[removed_at[0] - 1].strip()))
+    return candidates, heads
+
+
+def _references(
+    s: Side, flag: str, paths: list[str], bodies: dict[str, str | None]
+) -> list[tuple[str, int, str]] | None:
+    """Where the head tree names `flag` (or, for a Python option, its destination as a config key);
+    None when it is still registered somewhere (a move, or another tool's flag of that name)."""
+    named, quoted = _named(flag), _quoted(flag)
+    key = _key(dest(flag)) if s.path.endswith(".py") else None
+    refs: list[tuple[str, int, str]] = []
+    for path in paths:
+        body = bodies.get(path)
+        if not body or (flag not in body and dest(flag) not in body):
+            continue
+        if not is_doc_reference(path) and path.endswith((".py", ".cc", ".cpp", ".h", ".hpp", ".cu")):
+            lang = "python" if path.endswith(".py") else "cpp"
+            if flag in defined_flags(body, lang) or (path == s.path and quoted.search(body)):
+                return None
+        keyed = key is not None and _CONFIG_FILE.search(path) is not None
+        for number, line in enumerate(body.split("\n"), start=1):
+            if named.search(line) or (keyed and key is not None and key.search(line)):
+                refs.append((path, number, line.strip()[:200]))
+    return refs
+
+
+def removed_flags(
+    changed: Iterable[Side],
+    texts: dict[str, tuple[str | None, str | None]],
+    tree: RepoTree | None,
+    excluded: object = None,
+    keep_unreferenced: bool = False,
+) -> list[RemovedFlag]:
+    """Flags the change stops defining that the head tree still names (see the module doc); with
+    `keep_unreferenced`, also those nothing names any more (their `refs` are empty)."""
+    grep = getattr(tree, "grep", None)
+    if tree is None or not callable(grep):
+        return []
+    candidates, heads = _candidates(changed, texts)
     if not candidates:
         return []
     # Flags are searched without their dashes (`git grep -w` needs a word at each end), a Python
@@ -167,24 +199,8 @@ def removed_flags(
     bodies = _read_many(tree, paths)
     out: list[RemovedFlag] = []
     for s, flag, base_line, text in candidates:
-        named, quoted = _named(flag), _quoted(flag)
-        key = _key(dest(flag)) if s.path.endswith(".py") else None
-        refs: list[tuple[str, int, str]] = []
-        alias = False
-        for path in paths:
-            body = bodies.get(path)
-            if not body or (flag not in body and dest(flag) not in body):
-                continue
-            if not is_doc_reference(path) and path.endswith((".py", ".cc", ".cpp", ".h", ".hpp", ".cu")):
-                lang = "python" if path.endswith(".py") else "cpp"
-                if flag in defined_flags(body, lang) or (path == s.path and quoted.search(body)):
-                    alias = True  # still registered somewhere: a move, or another tool's flag of that name
-                    break
-            keyed = key is not None and _CONFIG_FILE.search(path) is not None
-            for number, line in enumerate(body.split("\n"), start=1):
-                if named.search(line) or (keyed and key is not None and key.search(line)):
-                    refs.append((path, number, line.strip()[:200]))
-        if alias or not (refs or keep_unreferenced):
+        refs = _references(s, flag, paths, bodies)
+        if refs is None or not (refs or keep_unreferenced):
             continue
         refs.sort(key=lambda r: (is_doc_reference(r[0]), r[0] != s.path, r[0], r[1]))
         out.append(
