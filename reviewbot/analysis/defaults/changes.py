@@ -9,7 +9,7 @@ Compared per changed file, before and after (`analysis.sides`):
 - environment defaults (`analysis.envs.default_changes`): `os.environ.get("X", "0") == "1"` with `"1"`;
 - option defaults (`lang.clauses.OptionDefault`): `add_argument("--x", default=...)` and the parameter
   defaults of config builders and config constructors;
-- the defaults code picks rather than declares (`analysis.picked_defaults`): the value a derivation now
+- the defaults code picks rather than declares (`analysis.defaults.picked`): the value a derivation now
   chooses for a field nobody set, a module constant replaced by an environment read with another default;
 - a brand-new bool switch of a config owner that defaults on and is read only on added lines, never
   negated, gating at least one statement the change adds (not code it only wraps or re-indents);

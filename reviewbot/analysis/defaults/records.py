@@ -1,4 +1,4 @@
-"""The record of a changed default (shared by `analysis.defaults`, `analysis.picked_defaults` and the
+"""The record of a changed default (shared by `analysis.defaults.changes`, `analysis.defaults.picked` and the
 rules that read them: default-changed, derivation-drift)."""
 
 from __future__ import annotations
