@@ -28,7 +28,7 @@ from enum import Enum
 
 from reviewbot.analysis.envs.parse import SAMPLES, Outcome, Result, evaluate, value_of_default
 from reviewbot.analysis.envs.switches import head_readers, unset_value
-from reviewbot.analysis.reach import shared
+from reviewbot.analysis.reach.configs import shared
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import Clause, ClauseKind, Guard
 from reviewbot.lang.facts import EnvRead, Lang

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.reach import BUILDER_NAMES
+from reviewbot.analysis.reach.configs import BUILDER_NAMES
 from reviewbot.lang.facts import PredicateUse
 
 __all__ = ["interesting_names"]

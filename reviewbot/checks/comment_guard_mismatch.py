@@ -41,7 +41,7 @@ from reviewbot.analysis.coupled.feasible import switch_words
 from reviewbot.analysis.coupled.skipped import feasible_skipped
 from reviewbot.analysis.coupled.switches import callees_of_skipped, coupled_fields
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.reach import Reach, describe_reach
+from reviewbot.analysis.reach.configs import Reach, describe_reach
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place
 from reviewbot.lang.calls import CallGraph, CallSite, split_callee

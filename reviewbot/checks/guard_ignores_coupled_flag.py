@@ -56,7 +56,7 @@ from collections.abc import Iterable
 
 from reviewbot.analysis.coupled.switches import Consumer, CoupledField, coupled_fields
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.reach import describe_reach
+from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.missing_tests import rows_to_pin
 from reviewbot.checks.util import assignment_anchor, place, short_function

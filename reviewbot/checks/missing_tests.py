@@ -73,7 +73,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.untested_reach import Population, population, table_of
+from reviewbot.analysis.reach.untested import Population, population, table_of
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.missing_tests_search import (
     ChangedTest,

@@ -72,7 +72,7 @@ import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.reach import describe_reach
+from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.analysis.sides import Side, sides
 from reviewbot.analysis.writes.scopes import FileScopes, file_scopes
 from reviewbot.analysis.writes.sources import ENV, Source, cli_write, fills_in, same_expression, source_of

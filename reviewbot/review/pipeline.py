@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.names import interesting_names
-from reviewbot.analysis.reach import describe_reach
+from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.analysis.tables.truthtable import build_truth_tables
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reviewbot.analysis.reach import describe_reach
+from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.checks.base import CheckContext
 from reviewbot.lang.facts import Assignment, lang_for_path
 from reviewbot.lang.index import is_test_path

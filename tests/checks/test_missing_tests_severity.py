@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewbot.analysis.untested_reach import is_formula
+from reviewbot.analysis.reach.untested import is_formula
 from reviewbot.lang.facts import Assignment, Lang
 from reviewbot.model.finding import Severity
 from tests.checks.fixtures import FIXTURES, review_case

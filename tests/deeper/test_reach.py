@@ -1,4 +1,4 @@
-"""How far the example's rule reaches (reviewbot.analysis.reach): atoms, builders, guard fields."""
+"""How far the example's rule reaches (reviewbot.analysis.reach.configs): atoms, builders, guard fields."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reviewbot.analysis.reach import BUILDER_NAMES, ModelReach, describe_reach, guard_fields
+from reviewbot.analysis.reach.configs import BUILDER_NAMES, ModelReach, describe_reach, guard_fields
 from reviewbot.lang.build import build_index
 from reviewbot.lang.follow import follow_calls
 from reviewbot.lang.predicate import And, Atom, Not

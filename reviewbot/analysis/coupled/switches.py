@@ -28,7 +28,7 @@ from reviewbot.analysis.coupled.forced import field_writes, forced_neutral
 from reviewbot.analysis.coupled.readers import Readers, other_readers
 from reviewbot.analysis.coupled.skipped import Skipped, facts_of, feasible_skipped, skipped_behaviour
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.analysis.reach import guard_fields, shared
+from reviewbot.analysis.reach.configs import guard_fields, shared
 from reviewbot.lang.calls import Callee, CallGraph
 from reviewbot.lang.common import last_component
 from reviewbot.lang.facts import Assignment, FieldRead, FileFacts, Function

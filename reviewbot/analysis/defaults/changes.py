@@ -34,7 +34,7 @@ from reviewbot.analysis.defaults.picked import auto_changes, constant_to_env
 from reviewbot.analysis.defaults.records import DefaultChange, DefaultKind
 from reviewbot.analysis.envs.parse import same_literal
 from reviewbot.analysis.envs.switches import default_changes
-from reviewbot.analysis.reach import shared
+from reviewbot.analysis.reach.configs import shared
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import ClauseKind, OptionDefault, OptionKind
 from reviewbot.lang.facts import FieldRead, FileFacts

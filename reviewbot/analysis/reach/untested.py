@@ -40,7 +40,7 @@ from typing import Literal
 from reviewbot.analysis import operands as ops
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.plumbing import CMP, STRING, parse_table, state
-from reviewbot.analysis.reach import describe_reach
+from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.lang.facts import Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import literals, loose_key

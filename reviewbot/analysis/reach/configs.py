@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from reviewbot.analysis import operands as ops
-from reviewbot.analysis.builders import config_builders
 from reviewbot.analysis.operands import guard_fields
-from reviewbot.analysis.reach_records import AtomReach, ModelReach, Reach
+from reviewbot.analysis.reach.builders import config_builders
+from reviewbot.analysis.reach.records import AtomReach, ModelReach, Reach
 from reviewbot.lang.facts import Assignment, Function
 from reviewbot.lang.follow import followed
 from reviewbot.lang.index import RepoIndex
