@@ -1,6 +1,6 @@
 """Operands of a guard: which fields it tests, enum comparisons, defaults and derivations of a field.
 
-Pure helpers over the repository index, shared by reach (`analysis.reach`) and coupled flags.
+Pure helpers over the repository index, shared by reach (`analysis.reach.configs`) and coupled flags.
 """
 
 from __future__ import annotations

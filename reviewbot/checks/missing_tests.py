@@ -13,7 +13,7 @@ Not flagged: a write with nothing to tell apart (an unguarded literal, `model_co
 True`; a plain copy; a construction or allocation), and a write moved verbatim from another function
 or changed file (`self.x = int(os.environ.get("X", 3))` from `Scheduler` into `Strategy`).
 
-The severity is who reaches a changed row (`analysis.untested_reach`, from the branch's truth table
+The severity is who reaches a changed row (`analysis.reach.untested`, from the branch's truth table
 and its guard's reach), and the first evidence line names that population:
 - **P1**: configurations that ship reach it: the changed row is the one every configuration gets at
   the declared defaults; a model config builder sets the guard's fields so that it holds; a guard atom

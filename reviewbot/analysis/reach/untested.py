@@ -1,7 +1,7 @@
 """Who reaches a changed row of an untested derivation: the population missing-tests sizes itself by.
 
 A branch without a test is a problem in proportion to the configurations that take it. From the
-branch's truth table (`analysis.tables.truthtable`), its guard's reach (`analysis.reach`: defaults, derived
+branch's truth table (`analysis.tables.truthtable`), its guard's reach (`analysis.reach.configs`: defaults, derived
 populations, model config builders) and the two sides of the change, one of three answers:
 
 - `production`: configurations that ship reach a changed row: the row where every input is at its
