@@ -7,8 +7,10 @@ keyword (a dataclass, a pydantic model, or a plain class whose `__init__` names 
 comes from the file path, the target is read as an attribute after construction. Enum values the rows
 need must be importable from the same module (declared or imported there). A derivation in a
 module-level function that validates a parsed namespace (`validate_args(args)`) is built through the
-module's argument parser instead (execution/harness_argparse.py). Anything else gets a reason and no
-harness: no runnable claim is made for it.
+module's argument parser instead (execution/harness_argparse.py). A derivation in a method no
+constructor calls is run by building the object the same way and calling that method on it
+(execution/harness_method.py). Anything else gets a reason and no harness: no runnable claim is made
+for it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Collection, Mapping
 
 from reviewbot.execution.call_sites import Sites, literal_call
 from reviewbot.execution.harness_argparse import argparse_harness
+from reviewbot.execution.harness_method import MethodPlan, method_plan
 from reviewbot.lang.facts import FileFacts, OwnerKind
 from reviewbot.model.executed import Harness, HarnessKind
 from reviewbot.model.truthtable import TruthTable
@@ -183,14 +186,21 @@ def _parsed(table: TruthTable, facts: FileFacts | None, text: str | None) -> ast
 
 
 def _columns(
-    table: TruthTable, owner: str, taken: list[str], in_module: set[str], module: str
+    table: TruthTable,
+    owner: str,
+    taken: list[str],
+    in_module: set[str],
+    module: str,
+    plan: MethodPlan | None = None,
 ) -> tuple[list[tuple[str, str]], list[str]] | str:
-    """Column -> constructor keyword, and the enums the rows name; or why a column cannot be set."""
+    """Column -> constructor keyword (the method harness: the name its plan sets), and the enums the
+    rows name; or why a column cannot be set."""
     keywords: list[tuple[str, str]] = []
     enums: list[str] = []
+    placed = dict(plan.keywords) if plan is not None else {}
     for v in table.variables:
-        name = _field(v.name)
-        if name is None or name not in taken:
+        name = placed.get(v.name) if plan is not None else _field(v.name)
+        if name is None or (plan is None and name not in taken):
             return f"the column `{v.name}` cannot be set through `{owner}(...)`"
         keywords.append((v.name, name))
         if v.kind == "enum":
@@ -235,6 +245,34 @@ def _called_on_construction(cls: ast.ClassDef, method: str, kind: HarnessKind) -
     return None
 
 
+_Given = tuple[tuple[tuple[str, str], ...], str]
+
+
+def _how_built(
+    cls: ast.ClassDef, kind: HarnessKind, method: str, via: bool, sites: Sites | None
+) -> tuple[list[str], _Given | None] | str:
+    """The constructor's keywords, and the literals a call gives its required arguments; or why the
+    object cannot be built."""
+    owner = cls.name
+    if kind == "class":
+        if method == "__post_init__":
+            return f"`{owner}` has `__post_init__` but is not a dataclass: nothing calls it on construction"
+        taken = _init_keywords(cls)
+        if taken is None and (via or method in CONSTRUCTORS):
+            return f"`{owner}.__init__` names no keyword arguments"
+    else:
+        taken = _annotated_fields(cls)
+    required = _required(cls, kind)
+    given = literal_call(owner, required, sites(owner)) if required and sites is not None else None
+    if required and given is None:
+        shown = ", ".join(f"`{r}`" for r in required[:3])
+        return (
+            f"`{owner}(...)` requires {shown} (no default) and no call in the repository gives "
+            "them as literals: there is no configuration to build"
+        )
+    return taken or [], given
+
+
 def _constructor_harness(
     table: TruthTable, facts: FileFacts, tree: ast.Module, located: tuple[str, str], sites: Sites | None
 ) -> Harness | str:
@@ -251,28 +289,20 @@ def _constructor_harness(
     via = ""
     if method not in CONSTRUCTORS:
         via = _called_on_construction(cls, method, kind) or ""
-        if not via:
-            return f"the derivation runs in `{fn}`, which no constructor of `{owner}` calls"
-    if kind == "class":
-        if method == "__post_init__":
-            return f"`{owner}` has `__post_init__` but is not a dataclass: nothing calls it on construction"
-        taken = _init_keywords(cls)
-        if taken is None:
-            return f"`{owner}.__init__` names no keyword arguments"
-    else:
-        taken = _annotated_fields(cls)
-    required = _required(cls, kind)
-    given = literal_call(owner, required, sites(owner)) if required and sites is not None else None
-    if required and given is None:
-        shown = ", ".join(f"`{r}`" for r in required[:3])
-        return (
-            f"`{owner}(...)` requires {shown} (no default) and no call in the repository gives "
-            "them as literals: there is no configuration to build"
-        )
+    built = _how_built(cls, kind, method, bool(via), sites)
+    if isinstance(built, str):
+        return built
+    taken, given = built
+    plan: MethodPlan | None = None
+    if method not in CONSTRUCTORS and not via:
+        found = method_plan(cls, method, [v.name for v in table.variables], table.target, taken)
+        if isinstance(found, str):
+            return f"the derivation runs in `{fn}`, which no constructor of `{owner}` calls, and {found}"
+        plan = found
     target = _field(table.target)
     if target is None:
         return f"the target `{table.target}` is not an attribute of `{owner}`"
-    columns = _columns(table, owner, taken, _module_names(tree), located[1])
+    columns = _columns(table, owner, taken, _module_names(tree), located[1], plan)
     if isinstance(columns, str):
         return columns
     return Harness(
@@ -288,6 +318,9 @@ def _constructor_harness(
         via=via,
         given=given[0] if given is not None else (),
         given_from=given[1] if given is not None else "",
+        call=plan is not None,
+        sets=plan.sets if plan is not None else (),
+        args=plan.args if plan is not None else (),
     )
 
 

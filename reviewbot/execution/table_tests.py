@@ -129,6 +129,27 @@ def _build(record_property, **kwargs):
         raise
 """
 
+# The method harness: the object built as the constructor path builds it, the row's columns set as
+# the method reads them (constructor keywords, attributes, the method's own parameters), the method called.
+_METHOD_BUILD = """{given}
+INIT = {init}  # columns the constructor takes
+SETS = {sets}  # attributes set on the built object before the call
+ARGS = {args}  # parameters of `{method}` the row gives
+
+
+def _build(record_property, **kwargs):
+    try:
+        built = {owner}(**{prefix}{{k: v for k, v in kwargs.items() if k in INIT}})
+        for name in SETS:
+            if name in kwargs:
+                setattr(built, name, kwargs[name])
+        built.{method}(**{{k: v for k, v in kwargs.items() if k in ARGS}})
+        return built
+    except Exception as exc:
+        _raised(record_property, exc)
+        raise
+"""
+
 # An option parser's defaults, the row's options set on the namespace, then the validation function:
 # what a launch with those options goes through (parse, then validate). `SystemExit` is what argparse
 # raises for an option it rejects.
@@ -194,6 +215,11 @@ def _how(h: Harness) -> tuple[str, str]:
             f"Each case parses the defaults of `{h.defaults_from}`, sets the row's options on the namespace,\n"
             f"runs `{h.function}(args)` and checks `args.{h.target}` against the table's outcome."
         )
+    if h.call:
+        return f"{h.owner}.{h.function}", (
+            f"Each case builds `{h.owner}`, sets the row's values, calls `{h.function}()` on it and\n"
+            f"checks `{h.target}` against the table's outcome."
+        )
     via = f" (its `{h.via}` calls `{h.function}`)" if h.via else ""
     return f"{h.owner}.{h.function}", (
         f"Each case builds `{h.owner}`{via} with one row of the table and checks `{h.target}`\n"
@@ -201,13 +227,32 @@ def _how(h: Harness) -> tuple[str, str]:
     )
 
 
+def _given_line(h: Harness) -> str:
+    given = ", ".join(f"{k!r}: {v}" for k, v in h.given)
+    return f"\nGIVEN = {{{given}}}  # the required arguments, as {h.given_from} gives them\n\n"
+
+
+def _method_code(h: Harness) -> str:
+    names = list(dict.fromkeys(n for _, n in h.keywords))
+    init = tuple(n for n in names if n not in h.sets and n not in h.args)
+    return _METHOD_BUILD.format(
+        given=_given_line(h) if h.given else "",
+        init=repr(init),
+        sets=repr(h.sets),
+        args=repr(h.args),
+        method=h.function,
+        owner=h.owner,
+        prefix="GIVEN, **" if h.given else "",
+    )
+
+
 def _build_code(h: Harness) -> str:
+    if h.call:
+        return _method_code(h)
     if h.kind != "argparse":
         if not h.given:
             return _CLASS_BUILD.format(given="", owner=h.owner, kwargs="kwargs")
-        given = ", ".join(f"{k!r}: {v}" for k, v in h.given)
-        line = f"\nGIVEN = {{{given}}}  # the required arguments, as {h.given_from} gives them\n\n"
-        return _CLASS_BUILD.format(given=line, owner=h.owner, kwargs="{**GIVEN, **kwargs}")
+        return _CLASS_BUILD.format(given=_given_line(h), owner=h.owner, kwargs="{**GIVEN, **kwargs}")
     body = _FROM_PARSER if h.defaults_call == "parser" else _FROM_ARGV
     return _ARGPARSE_BUILD.format(defaults=body.format(defaults_from=h.defaults_from), function=h.function)
 

@@ -36,7 +36,7 @@ from reviewbot.lang.facts import FileFacts
 from reviewbot.lang.index import RepoIndex
 from reviewbot.model.budget import ROUND_DEADLINE
 from reviewbot.model.change import ChangeSet, Note, SkipReason
-from reviewbot.model.executed import NOT_RUN, Executed, ExecutedRow, ExecutedTable, Harness
+from reviewbot.model.executed import NOT_RUN, Executed, ExecutedRow, ExecutedTable, Harness, unbuildable
 from reviewbot.model.messages import msg
 from reviewbot.model.truthtable import TruthTable
 from reviewbot.model.untrusted import secret_values, untrusted_name
@@ -191,6 +191,19 @@ def _reason(p: _Plan, sides: Mapping[str, _Side]) -> str:
     return ""
 
 
+def _unbuilt(h: Harness, got: Executed, defaults: Executed | None) -> Executed:
+    """A raise that says the harness could not build the object is no executed value of the row: a
+    build that did not fit the constructor's signature, or (the method harness) the method raising
+    with the row's values exactly as it raises with every default (it needs a state no column sets)."""
+    if got.outcome != "raised":
+        return got
+    if unbuildable(got.value):
+        return Executed("not_run", f"could not be built: {got.value}")
+    if h.call and defaults is not None and defaults is not got and defaults.value == got.value:
+        return Executed("not_run", f"`{h.function}` raises the same with every default: {got.value}")
+    return got
+
+
 def _executed_table(
     p: _Plan,
     sides: Mapping[str, _Side],
@@ -206,7 +219,7 @@ def _executed_table(
         if side == "base" and got.outcome == "raised" and _UNTAKEN in got.value:
             # A column the change adds to the constructor: the base cannot be built with it at all.
             return Executed("not_run", f"the base does not take this row's keywords: {got.value}")
-        return got
+        return _unbuilt(p.harness, got, found.get((p.module, f"test_{slug}_row[defaults]")))
 
     slug = p.harness.target
     rows = []

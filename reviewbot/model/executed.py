@@ -25,6 +25,7 @@ __all__ = [
     "ExecutedRow",
     "ExecutedTable",
     "NOT_RUN",
+    "unbuildable",
     "summary",
     "verified_for",
 ]
@@ -58,12 +59,19 @@ class Harness:
     given: tuple[tuple[str, str], ...] = ()
     given_from: str = ""  # that call, `path:line`
     defaults_call: DefaultsCall = ""
+    # the method harness: `function` is called on the built object (no constructor calls it); `sets`
+    # are names set as attributes on the object before the call, `args` names passed to it
+    call: bool = False
+    sets: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
 
     @property
     def construction(self) -> str:
-        """The all-defaults build as Python (`Config()`, `validate_args(get_parser().parse_args([]))`)."""
+        """The all-defaults build as Python (`Config()`, `validate_args(get_parser().parse_args([]))`,
+        `Config().update()`)."""
         if self.kind != "argparse":
-            return f"{self.owner}({', '.join(f'{k}={v}' for k, v in self.given)})"
+            built = f"{self.owner}({', '.join(f'{k}={v}' for k, v in self.given)})"
+            return f"{built}.{self.function}()" if self.call else built
         parsed = "().parse_args([])" if self.defaults_call == "parser" else "()"
         return f"{self.function}({self.defaults_from}{parsed})"
 
@@ -83,6 +91,9 @@ class Harness:
             "via": self.via,
             "given": dict(self.given),
             "given_from": self.given_from,
+            "call": self.call,
+            "sets": list(self.sets),
+            "args": list(self.args),
         }
 
 
@@ -107,6 +118,15 @@ class Executed:
 
 
 NOT_RUN = Executed("not_run", "not run")
+
+# `TypeError: __init__() missing 1 required positional argument: 'x'`, `... required keyword-only
+# argument`, `... takes 1 positional argument but 2 were given`: the call did not fit the signature
+_SIGNATURE = ("required positional argument", "required keyword-only argument", "positional argument but")
+
+
+def unbuildable(raised: str) -> bool:
+    """An exception line that says the build itself did not fit the constructor's signature."""
+    return raised.startswith("TypeError") and any(s in raised for s in _SIGNATURE)
 
 
 @dataclass(frozen=True)
@@ -181,7 +201,18 @@ class ExecutedTable:
 
     @property
     def defaults_raise(self) -> bool:
-        return self.defaults_head.outcome == "raised"
+        """The all-defaults construction raised on the head: the configuration nobody sets cannot be
+        built. Not so when the build lacked arguments (a `TypeError` for a missing argument says the
+        harness did not know how to build it, not that the code rejects its defaults), nor for the
+        method harness (a method called on the defaults is no start-up path the project is known to
+        take: its raise is shown as the row's executed value, never a defaults finding)."""
+        h = self.harness
+        return (
+            self.defaults_head.outcome == "raised"
+            and h is not None
+            and not h.call
+            and not unbuildable(self.defaults_head.value)
+        )
 
     @property
     def fails_on_base(self) -> tuple[int, ...]:

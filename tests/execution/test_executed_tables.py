@@ -97,6 +97,9 @@ def test_a_dataclass_derivation_runs_as_the_table_says_and_the_changed_row_diffe
         "via": "",
         "given": {},
         "given_from": "",
+        "call": False,
+        "sets": [],
+        "args": [],
     }
     rows = table["rows"]
     assert len(rows) == 8 and table["wrong_rows"] == [] and table["agreed"] == 8
@@ -343,3 +346,116 @@ def test_a_module_that_does_not_import_here_says_what_failed_in_one_line(tmp_pat
     line = f"The truth table of `use_rope` (pkg/config.py:{table['line']}) was not executed: the test did not import: {missing}."
     assert line in [n.message for n in review.notes]
     assert not any(f.rule == "defaults-raise" for f in review.findings) and table["wrong_rows"] == []
+
+
+METHOD_BASE = """class ModelConfig:
+    def __init__(self, cache=False):
+        self.cache = cache
+        self.use_rope = True
+        self.ckpt_path = None
+
+    def update_common(self, strict=False):
+        pass
+
+    def load(self):
+        with open(self.ckpt_path) as fh:
+            self.layers = len(fh.read())
+"""
+METHOD_HEAD = METHOD_BASE.replace(
+    "    def update_common(self, strict=False):\n        pass\n",
+    "    def update_common(self, strict=False):\n        if not self.cache or strict:\n            self.use_rope = False\n",
+)
+
+
+def test_a_method_no_constructor_calls_runs_on_the_built_object_row_for_row(tmp_path: Path) -> None:
+    review, doc = _review(tmp_path, METHOD_BASE, METHOD_HEAD)
+    table = _only_table(doc)
+    assert table["executed"] is True and table["reason"] == ""
+    h = table["harness"]
+    assert (h["owner"], h["function"], h["call"], h["sets"], h["args"]) == (
+        "ModelConfig",
+        "update_common",
+        True,
+        ["use_rope"],
+        ["strict"],
+    )
+    rows = table["rows"]
+    assert rows and table["wrong_rows"] == [] and table["agreed"] == len(rows)
+    for row in rows:  # every row ran on both sides and gave what the table predicted
+        for side in ("base", "head"):
+            assert row["executed"][side] == {"outcome": "value", "value": row["predicted"][side]}, row
+    # `ModelConfig().update_common()`: the defaults row differs between the revisions.
+    assert table["defaults"] == {
+        "base": {"outcome": "value", "value": "True"},
+        "head": {"outcome": "value", "value": "False"},
+    }
+    assert "built.update_common(**{k: v for k, v in kwargs.items() if k in ARGS})" in table["test"]
+    assert table["verified"] is True and table["fails_on_base"]
+    assert not any(f.rule == "defaults-raise" for f in review.findings)
+
+
+UNBUILT_BASE = METHOD_BASE.replace(
+    "    def load(self):\n", "    def reload(self, strict=False):\n        pass\n\n    def load(self):\n"
+)
+UNBUILT_HEAD = UNBUILT_BASE.replace(
+    "    def reload(self, strict=False):\n        pass\n",
+    "    def reload(self, strict=False):\n        self.load()\n        if strict:\n            self.use_rope = False\n",
+)
+
+
+def test_a_method_that_cannot_run_on_the_defaults_is_no_finding_and_no_wrong_row(tmp_path: Path) -> None:
+    # `reload` opens `self.ckpt_path` (None with every default): the harness cannot give it a state to
+    # run in. Its raise is shown, the rows that raise the same are not run, nothing is called wrong.
+    review, doc = _review(tmp_path, UNBUILT_BASE, UNBUILT_HEAD)
+    table = _only_table(doc)
+    raised = table["defaults"]["head"]
+    assert raised["outcome"] == "raised" and raised["value"].startswith("TypeError: expected str, bytes")
+    assert table["wrong_rows"] == [] and table["verified"] is False
+    for row in table["rows"]:
+        assert row["executed"]["head"]["outcome"] == "not_run", row
+        assert row["executed"]["head"]["value"].startswith("`reload` raises the same with every default")
+    assert not any(f.rule == "defaults-raise" for f in review.findings)
+    assert doc["kpi"]["executed_tables"]["rows"] == 0 and doc["kpi"]["executed_tables"]["defaults_raise"] == 0
+
+
+INHERITED = """class Base:
+    def __init__(self, model, cache=False):
+        self.model = model
+        self.cache = cache
+
+
+"""
+INHERITED_BASE = (
+    INHERITED
+    + """class EngineConfig(Base):
+    cache = False
+    use_rope = True
+
+    def finalize(self):
+        pass
+"""
+)
+INHERITED_HEAD = INHERITED_BASE.replace(
+    "    def finalize(self):\n        pass\n",
+    "    def finalize(self):\n        if not self.cache:\n            self.use_rope = False\n",
+)
+
+
+def test_a_constructor_missing_arguments_is_never_a_defaults_raise_finding(tmp_path: Path) -> None:
+    # `EngineConfig.__init__` is `Base`'s: the harness cannot see that it needs `model`, builds with
+    # nothing and gets a TypeError. That says the build did not fit, not that the defaults are rejected.
+    review, doc = _review(
+        tmp_path,
+        INHERITED_BASE,
+        INHERITED_HEAD,
+    )
+    table = _only_table(doc)
+    raised = table["defaults"]["head"]
+    assert (
+        raised["outcome"] == "not_run"
+        and "missing 1 required positional argument: 'model'" in raised["value"]
+    )
+    assert raised["value"].startswith("could not be built: TypeError")
+    assert table["wrong_rows"] == [] and table["verified"] is False
+    assert all(r["executed"]["head"]["outcome"] == "not_run" for r in table["rows"])
+    assert not any(f.rule == "defaults-raise" for f in review.findings)

@@ -163,13 +163,72 @@ def test_a_method_the_constructor_calls_on_self_is_built_through_the_constructor
     )
 
 
-def test_a_method_no_constructor_calls_gives_a_reason(tmp_path: Path) -> None:
+def test_a_method_no_constructor_calls_is_called_on_the_built_object(tmp_path: Path) -> None:
     head = SERVER_ARGS.replace(
         "    def later(self):\n        pass\n",
         "    def later(self):\n        if not self.cache:\n            self.use_rope = False\n",
     )
     found = _harness(tmp_path, "srv.py", SERVER_ARGS, head)
-    assert found == "the derivation runs in `ServerArgs.later`, which no constructor of `ServerArgs` calls"
+    assert isinstance(found, Harness)
+    assert (found.owner, found.function, found.via, found.call, found.target) == (
+        "ServerArgs",
+        "later",
+        "",
+        True,
+        "use_rope",
+    )
+    # The columns are fields: the constructor takes them; nothing is set after the build, nothing passed.
+    assert dict(found.keywords) == {"cache": "cache", "use_rope": "use_rope"}
+    assert (found.sets, found.args) == ((), ())
+    assert found.construction == "ServerArgs().later()"
+
+
+MODEL_CONFIG = """class ModelConfig:
+    def __init__(self):
+        self.cache = False
+        self.use_rope = True
+
+    def update(self, strict=False):
+        pass
+
+    def resize(self, size):
+        pass
+
+    @staticmethod
+    def build():
+        pass
+"""
+
+
+def test_the_method_harness_sets_attributes_and_passes_its_own_parameters(tmp_path: Path) -> None:
+    body = "        if not self.cache or strict:\n            self.use_rope = False\n"
+    head = MODEL_CONFIG.replace(
+        "    def update(self, strict=False):\n        pass\n", f"    def update(self, strict=False):\n{body}"
+    )
+    found = _harness(tmp_path, "mgr.py", MODEL_CONFIG, head)
+    assert isinstance(found, Harness)
+    # `cache` is no keyword of `__init__` but an attribute it assigns; `strict` is the method's parameter.
+    assert dict(found.keywords) == {"cache": "cache", "strict": "strict", "use_rope": "use_rope"}
+    assert (found.sets, found.args) == (("cache", "use_rope"), ("strict",))
+    assert found.construction == "ModelConfig().update()"
+
+
+def test_a_method_that_needs_arguments_or_is_static_is_not_called(tmp_path: Path) -> None:
+    body = "        if not self.cache:\n            self.use_rope = False\n"
+    head = MODEL_CONFIG.replace(
+        "    def resize(self, size):\n        pass\n", f"    def resize(self, size):\n{body}"
+    )
+    assert _harness(tmp_path / "a", "mgr.py", MODEL_CONFIG, head) == (
+        "the derivation runs in `ModelConfig.resize`, which no constructor of `ModelConfig` calls, and "
+        "`ModelConfig.resize` requires `size` (no default): the all-defaults call `ModelConfig(...).resize()` has "
+        "nothing to pass"
+    )
+    static = MODEL_CONFIG.replace(
+        "    def build():\n        pass\n",
+        "    def build():\n        x = ModelConfig()\n        if not x.cache:\n            x.use_rope = False\n",
+    )
+    found = _harness(tmp_path / "b", "mgr.py", MODEL_CONFIG, static)
+    assert isinstance(found, str) and "`ModelConfig.build` is a staticmethod" in found, found
 
 
 def test_a_constructor_with_a_required_argument_has_no_all_defaults_build(tmp_path: Path) -> None:

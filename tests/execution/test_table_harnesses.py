@@ -232,6 +232,9 @@ def test_argparse_validate_args_table_runs_as_predicted_and_its_verified_sketch_
         "via": "",
         "given": {},
         "given_from": "",
+        "call": False,
+        "sets": [],
+        "args": [],
     }
     _matches_row_for_row(table)
     assert len(table["rows"]) == 4
