@@ -122,8 +122,13 @@ def _count(result: CommitResult, tables: Sequence[ExecutedTable]) -> None:
     for t in tables:
         if not t.ran:
             continue
-        result.executed += 1
         run = [r for r in t.rows if r.head.outcome != "not_run"]
+        if not run:  # built, but no row ran (could not be built, or the method raises on any state)
+            first = t.rows[0].head.value if t.rows else t.defaults_head.value
+            result.reasons.append(f"no row ran on the head: {first}")
+            result.details.append(_detail(t))
+            continue
+        result.executed += 1
         result.rows += len(run)
         result.agreed += sum(1 for r in run if r.agrees_head is True and r.agrees_base is not False)
         result.wrong += sum(1 for r in run if r.wrong)
@@ -249,12 +254,20 @@ def render(results: Sequence[CommitResult], stubbed: Sequence[CommitResult], com
         "(a class built with the columns as keywords, its constructor running the derivation or a method",
         "it calls on `self`; or an argparse `validate_args(args)` with the columns as options) or the reason",
         "there is none; a commit with a path is reviewed with the execution stage (the sandbox, `python -c",
-        "pass` as the test command so only the tables run) in this environment, which has no torch or any",
-        "GPU package: a module that imports one is not executed, and says so. Columns: tables of the",
-        "change; with a construction path; executed (on the head); rows run on the head; rows that agreed",
-        "with the predicted table (head, and base where it ran); rows the table got wrong; verified tests",
-        "(pass on the head, fail on the base). Tables of commits without a path are counted from the",
-        "changed files alone (the full round is run only for commits with a path).",
+        "pass` as the test command so only the tables run) in this environment: a module that imports",
+        "what it lacks is not executed, and says so. A derivation in a method no constructor calls is run",
+        "by building the object the same way and calling the method (no arguments beyond the columns).",
+        "",
+        f"Imports this environment has: {_importable()}. Installed on this machine for the measurement",
+        "only (no dependency of reviewbot): the CPU build of torch (`pip install torch==2.13.0`) and tqdm.",
+        "",
+        "Columns: tables of the change; with a construction path; executed (on the head, at least one",
+        "row run); rows run on the head; rows that agreed with the predicted table (head, and base where",
+        "it ran); rows the table got wrong; verified tests (pass on the head, fail on the base). A row",
+        "that could not be built (a `TypeError` for a missing argument; a called method raising with the",
+        "row's values as with every default) is not run, and never counted wrong. Tables of commits",
+        "without a path are counted from the changed files alone (the full round is run only for",
+        "commits with a path).",
         "",
         "## Totals",
         "",
@@ -284,12 +297,44 @@ def render(results: Sequence[CommitResult], stubbed: Sequence[CommitResult], com
     return "\n".join(lines) + "\n"
 
 
+_PROBED = (
+    "torch",
+    "numpy",
+    "tqdm",
+    "transformers",
+    "triton",
+    "tvm",
+    "deepspeed",
+    "flashinfer",
+    "vllm",
+    "sglang",
+)
+
+
+def _importable() -> str:
+    """Which of the packages the corpus's repositories import are importable here (and their versions)."""
+    from importlib import metadata, util
+
+    found, absent = [], []
+    for name in _PROBED:
+        if util.find_spec(name) is None:
+            absent.append(name)
+            continue
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            found.append(name)
+    return f"{', '.join(found) or 'none'}; not: {', '.join(absent) or 'none'}"
+
+
 def _family(reason: str) -> str:
     """A reason without its names, to count alike reasons together."""
     if "unable to read sha1 file" in reason:
         return "the tests did not run: the mirror lacks some of the tree's objects (the export failed)"
     if "did not import" in reason:
         return "the module does not import here: " + reason.split("did not import: ", 1)[-1]
+    if reason.startswith("no row ran on the head: "):
+        return "no row ran on the head: " + reason.split(": ", 2)[1].split("`")[0]
     words = reason.split("`")
     return "`…`".join(words[::2]) if len(words) > 1 else reason
 
