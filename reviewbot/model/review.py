@@ -14,7 +14,7 @@ from reviewbot.model.messages import Message
 from reviewbot.model.round import RoundRow
 from reviewbot.model.truthtable import TruthTable
 
-__all__ = ["Status", "ChecklistItemResult", "ChecklistResult", "RoundInfo", "Review"]
+__all__ = ["Status", "ChecklistItemResult", "ChecklistResult", "RoundInfo", "RuleReach", "Review"]
 
 
 class Status(str, Enum):
@@ -66,6 +66,28 @@ class RoundInfo:
     history: list[RoundRow] = field(default_factory=list)  # every round up to this one, oldest first
 
 
+@dataclass(frozen=True)
+class RuleReach:
+    """How far a changed guarded rule reaches (analysis.reach), as the JSON report lists it."""
+
+    target: str  # the derived field, e.g. `config.need_rope_kv_cache`
+    path: str
+    line: int
+    sentence: str  # the configurations it fires for and the model configs that reach it, in words
+    fires_at_default: bool | None  # True: every guard input at its default makes it fire
+    models: tuple[str, ...] = ()  # `Bert (rtp_llm/models/bert.py:6; task_type DENSE_EMBEDDING)`
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "path": self.path,
+            "line": self.line,
+            "sentence": self.sentence,
+            "fires_at_default": self.fires_at_default,
+            "models": list(self.models),
+        }
+
+
 @dataclass
 class Review:
     status: Status
@@ -82,7 +104,7 @@ class Review:
     executed_tables: list[ExecutedTable] = field(default_factory=list)  # the tables run (execution/tables.py)
     tests: dict[str, Any] | None = None  # executed tests and mutants (truthtable stage), None = not run
     round: RoundInfo = field(default_factory=RoundInfo)
-    reach: list[dict[str, Any]] = field(default_factory=list)  # how far each changed rule reaches
+    reach: list[RuleReach] = field(default_factory=list)  # how far each changed rule reaches
     budget: RoundBudget = DEFAULT_BUDGET  # the bounds the round ran under (its report's size among them)
 
     def summary(self) -> dict[str, int]:

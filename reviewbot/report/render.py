@@ -59,7 +59,7 @@ def render_json(review: Review) -> dict[str, Any]:
         "truth_tables": [table_json(t) for t in review.truth_tables],
         "executed_tables": [t.to_json() for t in review.executed_tables],
         "tests": review.tests,
-        "reach": review.reach,
+        "reach": [r.to_json() for r in review.reach],
         "history": [r.to_json() for r in review.round.history],
         "kpi": review.kpi,
     }

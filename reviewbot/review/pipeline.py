@@ -20,13 +20,14 @@ from reviewbot.checks.base import CheckContext
 from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
 from reviewbot.lang.cache import FactsCache, use
 from reviewbot.lang.cpp.macros import declared
+from reviewbot.lang.index import RepoIndex
 from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.executed import ExecutedTable
 from reviewbot.model.executed import summary as executed_summary
 from reviewbot.model.finding import Finding
 from reviewbot.model.messages import msg
-from reviewbot.model.review import ChecklistResult, Review, Status
+from reviewbot.model.review import ChecklistResult, Review, RuleReach, Status
 from reviewbot.model.tests import ExecutionResults
 from reviewbot.model.truthtable import TruthTable
 from reviewbot.review.budget import (
@@ -108,23 +109,15 @@ def _dedupe(findings: list[Finding]) -> tuple[list[Finding], int]:
     return ordered, merged
 
 
-def _reach_of(derivations: list[ChangedDerivation], index: Any) -> list[dict[str, Any]]:
+def _reach_of(derivations: list[ChangedDerivation], index: RepoIndex) -> list[RuleReach]:
     """How far each changed guarded rule reaches, for the JSON report (the sentence is also evidence)."""
-    out: list[dict[str, Any]] = []
+    out: list[RuleReach] = []
     for d in derivations:
         reach = describe_reach(d.head.guard, index)
         if reach is None or not reach.sentence:
             continue
-        out.append(
-            {
-                "target": d.head.target,
-                "path": d.head.path,
-                "line": d.head.line,
-                "sentence": reach.sentence,
-                "fires_at_default": reach.fires_at_default,
-                "models": list(reach.models),
-            }
-        )
+        a = d.head
+        out.append(RuleReach(a.target, a.path, a.line, reach.sentence, reach.fires_at_default, reach.models))
     return out
 
 
