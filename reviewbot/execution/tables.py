@@ -28,6 +28,7 @@ from reviewbot.errors import ReviewbotError
 from reviewbot.execution import reaper
 from reviewbot.execution.call_sites import sites_of
 from reviewbot.execution.config import TestConfig
+from reviewbot.execution.cpp_harness_run import run_cpp_tables
 from reviewbot.execution.harness import find_harness
 from reviewbot.execution.junit import UnsafeFile, open_inside
 from reviewbot.execution.sandbox import Limits, run_sandboxed
@@ -191,15 +192,21 @@ def _reason(p: _Plan, sides: Mapping[str, _Side]) -> str:
     return ""
 
 
-def _unbuilt(h: Harness, got: Executed, defaults: Executed | None) -> Executed:
+def _unbuilt(h: Harness, got: Executed, defaults: Executed | None, everywhere: str) -> Executed:
     """A raise that says the harness could not build the object is no executed value of the row: a
-    build that did not fit the constructor's signature, or (the method harness) the method raising
-    with the row's values exactly as it raises with every default (it needs a state no column sets)."""
+    build that did not fit the constructor's signature; the row raising exactly as every build does
+    on both revisions (`everywhere`: that line; a model download in a sandbox without network); or
+    (the method harness) the method raising with the row's values as with every default (it needs a
+    state no column sets)."""
     if got.outcome != "raised":
         return got
     if unbuildable(got.value):
         return Executed("not_run", f"could not be built: {got.value}")
-    if h.call and defaults is not None and defaults is not got and defaults.value == got.value:
+    if defaults is None or defaults is got or defaults.value != got.value:
+        return got
+    if got.value == everywhere:
+        return Executed("not_run", f"raises as the all-defaults build does on both revisions: {got.value}")
+    if h.call:
         return Executed("not_run", f"`{h.function}` raises the same with every default: {got.value}")
     return got
 
@@ -209,6 +216,17 @@ def _executed_table(
     sides: Mapping[str, _Side],
     seconds: float,
 ) -> ExecutedTable:
+    slug = p.harness.target
+    defaults = f"test_{slug}_row[defaults]"
+    raised = {
+        side: got.value
+        for side in ("head", "base")
+        if (got := sides.get(side, ({}, {}, ""))[0].get((p.module, defaults))) is not None
+        and got.outcome == "raised"
+    }
+    # the line every build raises on both revisions ("" when the defaults build anywhere)
+    everywhere = raised["head"] if len(set(raised.values())) == 1 and len(raised) == 2 else ""
+
     def of(side: str, name: str) -> Executed:
         found, broken, problem = sides.get(side, ({}, {}, "not run"))
         if p.module in broken:
@@ -219,9 +237,8 @@ def _executed_table(
         if side == "base" and got.outcome == "raised" and _UNTAKEN in got.value:
             # A column the change adds to the constructor: the base cannot be built with it at all.
             return Executed("not_run", f"the base does not take this row's keywords: {got.value}")
-        return _unbuilt(p.harness, got, found.get((p.module, f"test_{slug}_row[defaults]")))
+        return _unbuilt(p.harness, got, found.get((p.module, defaults)), everywhere)
 
-    slug = p.harness.target
     rows = []
     for c in p.cases:
         row = p.table.rows[c.row]
@@ -314,6 +331,8 @@ def run_tables(
     plans: dict[int, _Plan] = {}
     by_table: dict[int, ExecutedTable] = {}
     for n, t in enumerate(tables):
+        if t.lang == "cpp":
+            continue  # compiled and run by execution/cpp_harness_run.py
         changed = change.file(t.path)
         text = changed.head_text if changed is not None else None
         found = find_harness(t, head_facts, text, packages, sites)
@@ -353,6 +372,21 @@ def run_tables(
             if problem:
                 why = msg("note.tables-not-run", side=side, reason=problem)
                 out.notes.append(Note.of(SkipReason.UNAVAILABLE, why))
+    cpp = {n: t for n, t in enumerate(tables) if t.lang == "cpp"}
+    if cpp:
+        ran = run_cpp_tables(
+            change,
+            repo_path,
+            cpp,
+            index,
+            cfg=cfg,
+            sandbox=sandbox,
+            limits=limits,
+            timeout=timeout,
+            scratch=scratch,
+        )
+        by_table.update(ran.tables)
+        out.notes.extend(ran.notes)
     out.tables = [by_table[i] for i in sorted(by_table)]
     for done in out.tables:
         out.notes.extend(_notes(done))

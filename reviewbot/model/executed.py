@@ -30,7 +30,7 @@ __all__ = [
     "verified_for",
 ]
 
-HarnessKind = Literal["dataclass", "pydantic", "class", "argparse"]
+HarnessKind = Literal["dataclass", "pydantic", "class", "argparse", "cpp"]  # cpp: execution/cpp_harness.py
 # argparse: how the defaults are had, from the module's `defaults_from` function: "parser" returns the
 # parser (`get_parser().parse_args([])`), "args" parses the command line itself (`parse_args()`, run
 # with no arguments)
@@ -69,6 +69,8 @@ class Harness:
     def construction(self) -> str:
         """The all-defaults build as Python (`Config()`, `validate_args(get_parser().parse_args([]))`,
         `Config().update()`)."""
+        if self.kind == "cpp":  # `given` are the method's arguments
+            return f"{self.owner}().{self.function}({', '.join(v for _, v in self.given)})"
         if self.kind != "argparse":
             built = f"{self.owner}({', '.join(f'{k}={v}' for k, v in self.given)})"
             return f"{built}.{self.function}()" if self.call else built

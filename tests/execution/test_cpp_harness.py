@@ -1,0 +1,141 @@
+"""The C++ truth-table harness on the bundled example: real git, real front ends, the real pipeline, the
+generated `_test.cc` really compiled with the repository's g++ line and run in the sandbox on both sides.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reviewbot.change.diff import load_change
+from reviewbot.change.git import checkout
+from reviewbot.example import ExampleRepo, build_example
+from reviewbot.execution.cpp_harness import cpp_harness
+from reviewbot.execution.cpp_harness_compile import Compile, cpp_compile
+from reviewbot.execution.execute import ExecSettings, Execution, execute
+from reviewbot.lang.index import RepoIndex
+from reviewbot.model.change import ChangeSet
+from reviewbot.model.executed import ExecutedTable
+from reviewbot.model.review import Review
+from reviewbot.model.truthtable import TruthTable
+from reviewbot.review.pipeline import ReviewSettings, review_change, tables_for_context
+
+CC = "rtp_llm/cpp/config/ModelConfig.cc"
+STYLE, KV, INPUT = "config.rope_config.style", "use_kvcache", "attn_config.need_rope_kv_cache"
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the example's tests compile with g++")
+
+
+@dataclasses.dataclass
+class Round:
+    review: Review
+    change: ChangeSet
+    tables: list[TruthTable]
+    index: RepoIndex
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> ExampleRepo:
+    return build_example(tmp_path_factory.mktemp("example") / "repo")
+
+
+@pytest.fixture(scope="module")
+def round1(example: ExampleRepo) -> Round:
+    seen: dict[str, Any] = {}
+
+    def run(change: Any, derivations: Any) -> Execution:
+        ex = execute(change, example.path, derivations, ExecSettings(time_budget_s=120))
+        hook = ex.tables
+        assert hook is not None
+
+        def tables(change: Any, tables: Any, facts: Any, index: Any) -> Any:
+            seen.update(tables=tables, index=index)
+            return hook(change, tables, facts, index)
+
+        ex.tables = tables
+        return ex
+
+    change = load_change(example.path, example.base, example.round1)
+    review = review_change(change, ReviewSettings(execute=run, truth_tables=tables_for_context))
+    return Round(review, change, seen["tables"], seen["index"])
+
+
+def _table(r: Round) -> ExecutedTable:
+    (table,) = [t for t in r.review.executed_tables if t.path == CC]
+    return table
+
+
+def test_example_table_executed_row_for_row_and_verified(round1: Round) -> None:
+    t = _table(round1)
+    assert t.ran and t.reason == "" and t.harness is not None and t.harness.kind == "cpp"
+    assert t.harness.owner == "rtp_llm::ModelConfig" and t.harness.function == "getAttentionConfigs"
+    # The local `config` copies `attn_config.rope_config`: the column is set through that member.
+    assert dict(t.harness.keywords) == {STYLE: "attn_config.rope_config.style", KV: KV, INPUT: INPUT}
+    assert len(t.rows) == 8
+    assert all(r.agrees_head is True and r.agrees_base is True for r in t.rows)
+    # The embedding row: base keeps `true`, head gives `false`, both executed as predicted.
+    (changed,) = [r for r in t.rows if r.changed]
+    assert changed.inputs == {STYLE: "No", KV: False, INPUT: True}
+    assert (changed.head.value, changed.base.value) == ("False", "True")
+    assert t.fails_on_base == (changed.index,) and t.verified
+    assert t.defaults_head.outcome == "value" and t.defaults_head.value == "True"
+    assert "owner.attn_config.rope_config.style = row->c0;" in t.test_code
+    assert "return owner.getAttentionConfigs(1).need_rope_kv_cache;" in t.test_code
+    assert not t.wrong_rows and not t.defaults_raise
+
+
+def test_generated_test_passes_on_head_and_fails_on_base(
+    round1: Round, example: ExampleRepo, tmp_path: Path
+) -> None:
+    """The verified sketch is a real test: compiled as run_tests.sh compiles, exit 0 on the head, 1 on the base."""
+    code = _table(round1).test_code
+    exits = []
+    for side, sha in (("head", example.round1), ("base", example.base)):
+        tree = tmp_path / side
+        checkout(example.path, sha, tree)
+        (tree / "table_test.cc").write_text(code, encoding="utf-8")
+        subprocess.run(
+            ["g++", "-std=c++17", "-I.", "-o", "table_test", "table_test.cc", CC], cwd=tree, check=True
+        )
+        done = subprocess.run(["./table_test"], cwd=tree, capture_output=True, text=True, check=False)
+        exits.append((done.returncode, done.stdout))
+    (head_exit, _), (base_exit, base_out) = exits
+    assert head_exit == 0 and base_exit == 1
+    assert base_out.startswith("FAILED r2: got True, want False")
+
+
+def test_compile_command_comes_from_the_tests_script(round1: Round, example: ExampleRepo) -> None:
+    found = cpp_compile(round1.change, example.path, "sh run_tests.sh", CC)
+    assert isinstance(found, Compile)
+    assert (found.compiler, found.flags, found.sources) == ("g++", ("-std=c++17", "-I."), (CC,))
+    assert found.origin.startswith("run_tests.sh:")
+    refused = cpp_compile(round1.change, example.path, "python3 -m pytest", CC)
+    assert refused == (
+        "no C++ compile command: the [tests] command `python3 -m pytest` runs no script of the repository "
+        "with a g++/clang++ line"
+    )
+
+
+def test_a_column_no_member_sets_is_refused_with_its_reason(round1: Round, example: ExampleRepo) -> None:
+    (table,) = [t for t in round1.tables if t.path == CC]
+    text = (round1.change.file(CC) or pytest.fail("no file")).head_text
+    compile_ = cpp_compile(round1.change, example.path, "sh run_tests.sh", CC)
+    # `config.fuse_qkv_add_bias` is computed in the method, not copied from a member: nothing sets it.
+    local = dataclasses.replace(table.variables[1], name="config.fuse_qkv_add_bias")
+    bad = dataclasses.replace(table, variables=(table.variables[0], local, table.variables[2]))
+    why = cpp_harness(bad, text, round1.index, example.path, example.round1, compile_)
+    assert (
+        why
+        == "the column `config.fuse_qkv_add_bias` is a field of the local `config` that no single copy of a member sets"
+    )
+    free = dataclasses.replace(table, function="derive")
+    assert cpp_harness(free, text, round1.index, example.path, example.round1, compile_) == (
+        "the derivation runs in `derive`, not in a method of a class"
+    )
+    no_build = cpp_harness(table, text, round1.index, example.path, example.round1, "no C++ compile command")
+    assert no_build == "no C++ compile command"
