@@ -3,9 +3,10 @@
 Two sources, both compared before and after the change so that only what the change introduces counts:
 
 - **pyflakes** (used as a library, never a home-made scope analysis) on both revisions of each changed
-  Python file: its `UndefinedName` messages. A head message counts when it sits on a line the change
-  added and the base has no message for the same name in the same enclosing function (lines move, so
-  the pair name + function is what is compared).
+  Python file: its `UndefinedName` messages. A head message counts when the base has no message for the
+  same name in the same enclosing function (lines move, so the pair name + function is what is compared)
+  and it sits on a line the change added, or on a line it kept while it removed the line that bound the
+  name (an import deleted, or moved into one function while other functions still use it).
 - **an env registry's attribute** (`envs.SGLANG_FOO` where `envs` is sglang's `environ.py` object or
   vllm's `envs.py` module): the attribute read on an added line whose name the registry module's text
   does not contain at all (no declaration, no dict key, no annotation). Only when the import that binds
@@ -43,6 +44,9 @@ class UndefinedName:
     text: str  # the source line, stripped
     registry: str = ""  # for an env registry attribute: the registry module's path
     also: tuple[int, ...] = ()  # other added lines of the same file that use the same undefined name
+    # For a use the change kept (an unchanged line): the removed base line that bound the name (an import
+    # or assignment the change deleted or moved into a narrower scope), as (base line, text).
+    unbound_by: tuple[int, str] | None = None
 
 
 def scopes(tree: ast.AST) -> list[tuple[int, int, str]]:
@@ -99,19 +103,38 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
         head_spans, base_spans = scopes(head), scopes(base)
         before = {(n, _function_at(base_spans, ln)) for n, ln in _pyflakes_undefined(base, s.old_path)}
         lines = head_text.split("\n")
+        base_lines = (base_text or "").split("\n")
         first: dict[str, UndefinedName] = {}
         also: dict[str, list[int]] = {}
         for name, line in sorted(_pyflakes_undefined(head, s.path), key=lambda t: t[1]):
             fn = _function_at(head_spans, line)
-            if line not in s.added or (name, fn) in before:
+            if (name, fn) in before:
                 continue
+            unbound_by = None if line in s.added else _removed_binding(name, s.removed, base_lines)
+            if line not in s.added and unbound_by is None:
+                continue  # a kept use counts only when the change took its binding away
             if name in first:  # one finding per name and file: the other uses are its evidence
                 also.setdefault(name, []).append(line)
                 continue
             text = lines[line - 1].strip() if line <= len(lines) else ""
-            first[name] = UndefinedName(s.path, line, name, fn, text)
+            first[name] = UndefinedName(s.path, line, name, fn, text, unbound_by=unbound_by)
         out.extend(replace(u, also=tuple(sorted(set(also.get(n, [])) - {u.line}))) for n, u in first.items())
     return out
+
+
+def _removed_binding(name: str, removed: frozenset[int], base_lines: list[str]) -> tuple[int, str] | None:
+    """The first removed base line that binds `name` (an import naming it, or an assignment to it): pyflakes
+    judges one file, so a use the change did not touch becomes undefined only through such a line."""
+    n = re.escape(name)
+    # `import a, name`, `from m import name`, a continuation line of a parenthesised import (`    name,`),
+    # or an assignment `name = ...` / `name: T = ...`
+    word = re.compile(
+        rf"^\s*(?:(?:from\s+[\w.]+\s+)?import\b.*\b{n}\b|{n}\s*(?:as\s+\w+\s*)?,?\s*\)?\s*$|{n}\s*(?::[^=]*)?=(?!=))"
+    )
+    for line in sorted(removed):
+        if 0 < line <= len(base_lines) and word.search(base_lines[line - 1]):
+            return line, base_lines[line - 1].strip()
+    return None
 
 
 # `from sglang.srt.environ import envs`, `from vllm import envs`, `import vllm.envs as envs`.

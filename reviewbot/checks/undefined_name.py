@@ -2,8 +2,9 @@
 
 ## What it does
 Runs pyflakes (as a library) on both revisions of each changed Python file and reports the undefined
-names the head has on lines the change added and the base lacks (compared by name and enclosing
-function, since lines move). Also reports an attribute of an environment registry module
+names the head has and the base lacks (compared by name and enclosing function, since lines move), on
+lines the change added, or on lines it kept when it removed the line that bound the name (an import
+deleted, or moved into one function while other functions still use the name). Also reports an attribute of an environment registry module
 (`envs.SGLANG_FOO` with `envs` bound to sglang's `environ.py` or vllm's `envs.py`) whose name the
 registry module does not contain at all.
 
@@ -83,6 +84,9 @@ def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
         msg("undefined-name.at-import") if not u.function else msg("undefined-name.in", function=u.function)
     )
     evidence = [msg("undefined-name.line", place=place(u.path, u.line), text=clip(u.text, 100), where=where)]
+    if u.unbound_by is not None:
+        line, text = u.unbound_by
+        evidence.append(msg("undefined-name.unbound", line=line, text=clip(text, 100)))
     if u.also:
         evidence.append(msg("undefined-name.also", places=places([place(u.path, n) for n in u.also])))
     if u.registry:
