@@ -254,6 +254,14 @@ def test_defaults_that_raise_the_same_on_the_base_are_not_this_changes_finding(t
     last = "AssertionError: offload_layers must be below num_layers"
     assert table["defaults"]["head"]["value"] == last and table["defaults"]["base"]["value"] == last
     assert not any(f.rule == "defaults-raise" for f in review.findings)
+    # Rows that raise exactly as every build does on both revisions are not run: not the table's error.
+    same = [r for r in table["rows"] if r["executed"]["head"]["outcome"] == "not_run"]
+    assert same and table["wrong_rows"] == []
+    for r in same:
+        assert (
+            r["executed"]["head"]["value"]
+            == f"raises as the all-defaults build does on both revisions: {last}"
+        )
 
 
 def test_a_column_the_change_adds_is_not_run_on_the_base_and_not_called_wrong(tmp_path: Path) -> None:
