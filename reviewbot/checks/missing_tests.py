@@ -145,7 +145,8 @@ def _offer(
         return msg("missing-tests.suggestion", rows=rows_text), sketch, ()
     failing = ", ".join(str(r) for r in proven.fails_on_base)
     said = msg("missing-tests.suggestion.verified", rows=rows_text, sandbox=ex.sandbox, failing=failing)
-    return said, (proven.test_code, "python"), (("verified", "passes on head, fails on base"),)
+    lang = "cpp" if proven.harness is not None and proven.harness.kind == "cpp" else "python"
+    return said, (proven.test_code, lang), (("verified", "passes on head, fails on base"),)
 
 
 _COPY = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
