@@ -87,6 +87,10 @@ def test_example_table_executed_row_for_row_and_verified(round1: Round) -> None:
     assert "owner.attn_config.rope_config.style = row->c0;" in t.test_code
     assert "return owner.getAttentionConfigs(1).need_rope_kv_cache;" in t.test_code
     assert not t.wrong_rows and not t.defaults_raise
+    # missing-tests offers that test, as C++, said verified.
+    (missing,) = [f for f in round1.review.findings if f.rule == "missing-tests"]
+    assert (missing.suggestion_code, missing.suggestion_lang) == (t.test_code, "cpp")
+    assert dict(missing.extra)["verified"] == "passes on head, fails on base"
 
 
 def test_generated_test_passes_on_head_and_fails_on_base(
