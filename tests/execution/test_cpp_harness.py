@@ -143,3 +143,31 @@ def test_a_column_no_member_sets_is_refused_with_its_reason(round1: Round, examp
     )
     no_build = cpp_harness(table, text, round1.index, example.path, example.round1, "no C++ compile command")
     assert no_build == "no C++ compile command"
+
+
+def test_pasting_the_verified_test_makes_missing_tests_go_away(round1: Round, tmp_path: Path) -> None:
+    """The next round with the offered file added under the C++ tests run_tests.sh compiles."""
+    repo = build_example(tmp_path / "repo")
+    git = ["git", "-C", str(repo.path), "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "checkout", "-q", repo.round1], check=True)
+    pasted = repo.path / "rtp_llm/cpp/config/test/need_rope_kv_cache_table_test.cc"
+    pasted.parent.mkdir(parents=True, exist_ok=True)
+    pasted.write_text(_table(round1).test_code, encoding="utf-8")
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "test: the verified truth-table test"], check=True)
+    head = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    runs: list[Execution] = []
+
+    def run(change: Any, derivations: Any) -> Execution:
+        runs.append(execute(change, repo.path, derivations, ExecSettings(time_budget_s=120)))
+        return runs[-1]
+
+    review = review_change(
+        load_change(repo.path, repo.base, head), ReviewSettings(execute=run, truth_tables=tables_for_context)
+    )
+    assert "missing-tests" not in {f.rule for f in review.findings}
+    assert not [f.rule for f in review.findings if f.path == str(pasted.relative_to(repo.path))]
+    (mutant,) = runs[0].mutants
+    assert mutant.status == "killed" and mutant.killed_by == ("cpp::need_rope_kv_cache_table_test",)
