@@ -32,6 +32,8 @@ __all__ = ["CppPlan", "cpp_harness"]
 
 _IDENT = r"[A-Za-z_]\w*"
 _PATH = re.compile(rf"^{_IDENT}(?:\.{_IDENT})*$")
+# an assignment's target path: `config.rope_config = ...`, `x.f |= ...` (not `==`, `<=`, `!=`)
+_WRITE = re.compile(rf"(?<![\w.>])((?:this->)?{_IDENT}(?:\.{_IDENT})*)\s*[-+*/|&^]?=(?!=)")
 _HEADERS = (".h", ".hh", ".hpp", ".hxx")
 _INTEGERS = {"int", "long", "short", "size_t", "int32_t", "int64_t", "uint32_t", "uint64_t", "unsigned"}
 _ARITHMETIC = _INTEGERS | {"bool"}
@@ -109,6 +111,7 @@ class _Method:
     copies: list[tuple[str, str]]  # `local.path = member.path` in order, unconditional, at top level
     returns: str  # the name returned ("" none)
     const: bool
+    writes: tuple[str, ...] = ()  # every path the body assigns, at any depth (`config.rope_config`)
 
 
 def _method(text: str, owner: str, method: str) -> _Method | None:
@@ -126,7 +129,8 @@ def _method(text: str, owner: str, method: str) -> _Method | None:
             local_vars[m.group(2)] = m.group(1).rsplit("::", 1)[-1]
         elif m := re.fullmatch(rf"({_IDENT}(?:\.{_IDENT})+)\s*=\s*((?:this->)?{_IDENT}(?:\.{_IDENT})*)", s):
             copies.append((m.group(1), m.group(2).removeprefix("this->")))
-    return _Method(owner, _params(params), local_vars, copies, returns, const)
+    writes = tuple(w.removeprefix("this->") for w in _WRITE.findall(body))
+    return _Method(owner, _params(params), local_vars, copies, returns, const, writes)
 
 
 def _member_type(index: RepoIndex, owner: str, path: str) -> str | None:
@@ -148,8 +152,8 @@ def _column(name: str, m: _Method, index: RepoIndex) -> tuple[str, str] | str:
     head, _, rest = name.partition(".")
     if head in m.locals:
         covering = [(dst, src) for dst, src in m.copies if (name + ".").startswith(dst + ".")]
-        later = [dst for dst, _ in m.copies if dst.startswith(name + ".")]
-        if len(covering) != 1 or later:
+        touching = [w for w in m.writes if (name + ".").startswith(w + ".") or w.startswith(name + ".")]
+        if len(covering) != 1 or touching != [covering[0][0]]:
             return (
                 f"the column `{name}` is a field of the local `{head}` that no single copy of a member sets"
             )

@@ -15,9 +15,12 @@ import pytest
 from reviewbot.change.diff import load_change
 from reviewbot.change.git import checkout
 from reviewbot.example import ExampleRepo, build_example
+from reviewbot.execution.config import TestConfig
 from reviewbot.execution.cpp_harness import cpp_harness
 from reviewbot.execution.cpp_harness_compile import Compile, cpp_compile
+from reviewbot.execution.cpp_harness_run import run_cpp_tables
 from reviewbot.execution.execute import ExecSettings, Execution, execute
+from reviewbot.execution.sandbox import Limits
 from reviewbot.lang.index import RepoIndex
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.executed import ExecutedTable
@@ -143,6 +146,34 @@ def test_a_column_no_member_sets_is_refused_with_its_reason(round1: Round, examp
     )
     no_build = cpp_harness(table, text, round1.index, example.path, example.round1, "no C++ compile command")
     assert no_build == "no C++ compile command"
+    # The local's copied member overwritten afterwards: the member no longer decides the column.
+    assert text is not None
+    copy = "config.rope_config        = attn_config.rope_config;"
+    assert copy in text
+    overwritten = text.replace(copy, copy + " config.rope_config.style = RopeStyle::Base;")
+    assert cpp_harness(table, overwritten, round1.index, example.path, example.round1, compile_) == (
+        "the column `config.rope_config.style` is a field of the local `config` that no single copy of a member sets"
+    )
+
+
+def test_a_refused_table_is_not_run_and_says_why(round1: Round, example: ExampleRepo, tmp_path: Path) -> None:
+    (table,) = [t for t in round1.tables if t.path == CC]
+    cfg = TestConfig(command="python3 -m pytest")
+    runs = run_cpp_tables(
+        round1.change,
+        example.path,
+        {3: table},
+        round1.index,
+        cfg=cfg,
+        sandbox="subprocess",
+        limits=Limits(),
+        timeout=60,
+        scratch=tmp_path,
+    )
+    (t,) = runs.tables.values()
+    assert list(runs.tables) == [3] and t.harness is None and not t.ran and not t.rows and not t.verified
+    assert t.reason.startswith("no C++ compile command: the [tests] command `python3 -m pytest`")
+    assert list(tmp_path.iterdir()) == []  # nothing compiled or run
 
 
 def test_pasting_the_verified_test_makes_missing_tests_go_away(round1: Round, tmp_path: Path) -> None:
