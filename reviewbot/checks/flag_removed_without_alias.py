@@ -5,7 +5,8 @@ Finds the command-line flags a changed file stops registering (Python `add_argum
 C++ `arg == "--foo-bar"` and argument tables such as `{"-fa", "--flash-attn"}`) that no file of the
 head tree registers or quotes any more: no alias in the same call or table entry, no deprecated
 spelling that still forwards to the new option, no move to another file. It reports the flag at the
-line that took the definition's place, naming the replacement spelling when there is one.
+line that took the definition's place, naming the replacement spelling when there is one. Flags
+reported at the same line (one options block dropped or rewritten) are one finding that lists them.
 
 Config-file keys too (P2): a key a removed line read from a config dictionary (`get_scalar_param(
 param_dict, FP32_ALLREDUCE, ...)`, `config.get("key")`, `cfg["key"]`, the key as a literal or a
@@ -47,7 +48,7 @@ from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place
 from reviewbot.model.finding import Finding, Severity
-from reviewbot.model.messages import msg
+from reviewbot.model.messages import listing, msg
 
 id = "flag-removed-without-alias"
 severity = Severity.P1
@@ -112,12 +113,46 @@ def _key_finding(d: DroppedKey) -> Finding:
     )
 
 
+def _grouped(group: list[DroppedFlag]) -> Finding:
+    """The flags one removed block registered, reported at the line that took its place as one finding:
+    one decision of the change (an options block dropped or rewritten), read once, not once per flag."""
+    first = group[0].removed
+    flags = [d.removed.flag for d in group]
+    auxiliary = _AUXILIARY.search(first.path) is not None
+    return Finding.make(
+        rule=id,
+        severity=Severity.P3 if auxiliary else Severity.P1,
+        path=first.path,
+        line=first.line,
+        anchor="|".join(flags),
+        title=msg("flag-removed-without-alias.title.many", flags=listing([f"`{f}`" for f in flags], 3)),
+        evidence=(
+            msg(
+                "flag-removed-without-alias.was",
+                place=place(first.path, first.base_line),
+                text=clip(first.text, 100),
+            ),
+            msg("flag-removed-without-alias.also", flags=listing([f"`{f}`" for f in flags[1:]], 8)),
+            msg("flag-removed-without-alias.nowhere", flag=", ".join(flags[:3])),
+        ),
+        suggestion=msg("flag-removed-without-alias.suggestion", flag=first.flag, alias=_alias(group[0])),
+        extra=(
+            ("field", ", ".join(dict.fromkeys(d.field for d in group))),
+            ("flag", ", ".join(flags)),
+            ("replacement", ", ".join(dict.fromkeys(r for d in group for r in d.replacements))),
+        ),
+    )
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     if not changed:
         return
     texts = {f.path: (f.base_text, f.head_text) for f in ctx.change.files}
+    groups: dict[tuple[str, int], list[DroppedFlag]] = {}
     for d in dropped_flags(changed, texts, ctx.change.head_tree, ctx.index):
-        yield _finding(d)
+        groups.setdefault((d.removed.path, d.removed.line), []).append(d)
+    for group in groups.values():
+        yield _finding(group[0]) if len(group) == 1 else _grouped(group)
     for k in dropped_keys(changed, texts, ctx.change.head_tree):
         yield _key_finding(k)

@@ -66,3 +66,17 @@ def test_config_key_is_p2_at_the_getters_call(tmp_path: Path) -> None:
     )
     zh = key.localized("zh")
     assert "fp32_allreduce" in zh.title and zh.title != key.title
+
+
+def test_flags_one_removed_block_registered_are_one_finding(tmp_path: Path) -> None:
+    found = _ours("py-block-removed", tmp_path)
+    assert list(found) == ["engine/args.py:8"]  # one decision of the change, read once
+    block = found["engine/args.py:8"]
+    assert block.severity.value == "P1"
+    assert dict(block.extra)["flag"] == "--draft-max-len, --draft-model, --num-draft-tokens"  # by name
+    assert dict(block.extra)["field"] == "draft_max_len, draft_model, num_draft_tokens"
+    assert block.title.startswith(
+        "`--draft-max-len`, `--draft-model`, `--num-draft-tokens` are no longer accepted"
+    )
+    assert block.evidence[1] == "Removed at the same place: `--draft-model`, `--num-draft-tokens`."
+    assert "个" in block.localized("zh").title
