@@ -18,12 +18,13 @@ from reviewbot.example import ExampleRepo, build_example
 from reviewbot.execution.config import TestConfig
 from reviewbot.execution.cpp_harness import cpp_harness
 from reviewbot.execution.cpp_harness_compile import Compile, cpp_compile
+from reviewbot.execution.cpp_harness_run import _read as cpp_read
 from reviewbot.execution.cpp_harness_run import run_cpp_tables
 from reviewbot.execution.execute import ExecSettings, Execution, execute
 from reviewbot.execution.sandbox import Limits
 from reviewbot.lang.index import RepoIndex
 from reviewbot.model.change import ChangeSet
-from reviewbot.model.executed import ExecutedTable
+from reviewbot.model.executed import Executed, ExecutedTable
 from reviewbot.model.review import Review
 from reviewbot.model.truthtable import TruthTable
 from reviewbot.review.pipeline import ReviewSettings, review_change, tables_for_context
@@ -202,3 +203,21 @@ def test_pasting_the_verified_test_makes_missing_tests_go_away(round1: Round, tm
     assert not [f.rule for f in review.findings if f.path == str(pasted.relative_to(repo.path))]
     (mutant,) = runs[0].mutants
     assert mutant.status == "killed" and mutant.killed_by == ("cpp::need_rope_kv_cache_table_test",)
+
+
+def test_row_lines_read_back_a_value_an_exception_a_crash_and_a_compile_error(tmp_path: Path) -> None:
+    tt = tmp_path / "tt"
+    tt.mkdir()
+    (tt / "results.txt").write_text(
+        "ROW t0 defaults 0 EXECUTED True\n"
+        "ROW t0 r1 0 RAISED std::exception: bad rope\n"
+        "ROW t0 r2 134 \n"
+        f"COMPILE t1 {tt}/t1_test.cc:21:5: error: 'RopeStyle' does not name a type\n",
+        encoding="utf-8",
+    )
+    found, broken, problem = cpp_read(tt / "results.txt", tmp_path)
+    assert problem == ""
+    assert found[("t0", "defaults")] == Executed("value", "True")
+    assert found[("t0", "r1")] == Executed("raised", "std::exception: bad rope")
+    assert found[("t0", "r2")] == Executed("raised", "the row's process was killed by signal 6")
+    assert broken == {"t1": "t1_test.cc:21:5: error: 'RopeStyle' does not name a type"}
