@@ -27,6 +27,17 @@ __all__ = ["Compile", "cpp_compile", "read_at"]
 
 _COMPILERS = ("g++", "clang++", "c++")
 _SOURCES = (".cc", ".cpp", ".cxx", ".c")
+_PAIRED = (
+    "-I",
+    "-isystem",
+    "-iquote",
+    "-D",
+    "-U",
+    "-include",
+    "-L",
+    "-l",
+    "-x",
+)  # flags with a separate value
 
 
 @dataclass(frozen=True)
@@ -56,21 +67,34 @@ def _script(command: str) -> str | None:
     return None
 
 
+def _is_test_source(path: str) -> bool:
+    """A test's own source (it has its `main`, as the generated test does): not linked in."""
+    name = path.rsplit("/", 1)[-1]
+    parts = path.split("/")[:-1]
+    return (
+        name.rsplit(".", 1)[0].endswith("_test")
+        or name.startswith("test_")
+        or "test" in parts
+        or "tests" in parts
+    )
+
+
 def _compile_line(words: list[str], cc_path: str) -> tuple[list[str], list[str]]:
-    """The flags and the literal sources of one compiler invocation's words."""
+    """The flags and the literal library sources of one compiler invocation's words (no `-o`, no
+    `-c`/`-S`/`-E`: the generated test is linked into a program of its own)."""
     flags: list[str] = []
     sources: list[str] = []
-    skip = False
-    for w in words:
-        if skip:
-            skip = False
-        elif w in ("&&", "||", ";", "|", ">", "2>") or w.startswith((">", "2>")):
+    rest = iter(words)
+    for w in rest:
+        if w in ("&&", "||", ";", "|", ">", "2>") or w.startswith((">", "2>")):
             break
-        elif w in ("-o", "-MF"):
-            skip = True
-        elif w.startswith("-"):
+        if w in ("-o", "-MF", "-MT", "-MQ"):
+            next(rest, None)
+        elif w in _PAIRED:
+            flags += [w, next(rest, "")]
+        elif w.startswith("-") and w not in ("-c", "-S", "-E") and not w.startswith("-M"):
             flags.append(w)
-        elif w.endswith(_SOURCES) and "$" not in w and "*" not in w:
+        elif w.endswith(_SOURCES) and "$" not in w and "*" not in w and not _is_test_source(w):
             sources.append(w)
     if cc_path not in sources:
         sources.append(cc_path)

@@ -28,6 +28,7 @@ from reviewbot.model.executed import Executed, ExecutedTable
 from reviewbot.model.review import Review
 from reviewbot.model.truthtable import TruthTable
 from reviewbot.review.pipeline import ReviewSettings, review_change, tables_for_context
+from tests.execution.test_executed_tables import _review as review_mini
 
 CC = "rtp_llm/cpp/config/ModelConfig.cc"
 STYLE, KV, INPUT = "config.rope_config.style", "use_kvcache", "attn_config.need_rope_kv_cache"
@@ -221,3 +222,60 @@ def test_row_lines_read_back_a_value_an_exception_a_crash_and_a_compile_error(tm
     assert found[("t0", "r1")] == Executed("raised", "std::exception: bad rope")
     assert found[("t0", "r2")] == Executed("raised", "the row's process was killed by signal 6")
     assert broken == {"t1": "t1_test.cc:21:5: error: 'RopeStyle' does not name a type"}
+
+
+CONFIG_H = """#pragma once
+
+namespace app {
+
+enum class Mode { Fast, Slow, Off };
+
+struct Config {
+    Mode mode = Mode::Fast;
+    bool cache = false;
+    bool use_rope = true;
+
+    void finalize();
+};
+
+}  // namespace app
+"""
+CONFIG_BASE = """#include "config/Config.h"
+
+namespace app {
+
+void Config::finalize() {
+    if (mode == Mode::Slow) {
+        use_rope = false;
+    }
+}
+
+}  // namespace app
+"""
+CONFIG_HEAD = CONFIG_BASE.replace("if (mode == Mode::Slow) {", "if (mode == Mode::Slow || !cache) {")
+
+
+def test_a_member_written_by_a_non_const_method_is_read_from_the_owner(tmp_path: Path) -> None:
+    """A mini repository: `void Config::finalize()` writes the member; its tests compile objects only
+    (`-c -o build/config.o`), which the generated test drops to link a program of its own."""
+    others: dict[str, str | bytes | None] = {
+        "config/Config.h": CONFIG_H,
+        "run_tests.sh": "mkdir -p build\ng++ -std=c++17 -I. -c -o build/config.o config/Config.cc\n",
+        ".reviewbot.toml": '[tests]\ncommand = "sh run_tests.sh"\ntimeout = 120\n',
+    }
+    _, doc = review_mini(tmp_path, CONFIG_BASE, CONFIG_HEAD, "config/Config.cc", others)
+    (t,) = doc["executed_tables"]
+    h = t["harness"]
+    assert (h["kind"], h["owner"], h["function"], h["target"]) == (
+        "cpp",
+        "app::Config",
+        "finalize",
+        "use_rope",
+    )
+    assert t["executed"] and t["reason"] == "" and t["wrong_rows"] == [] and t["verified"]
+    assert len(t["rows"]) == 8 and all(r["agrees"] == {"base": True, "head": True} for r in t["rows"])
+    # The changed row: (Mode <other>, no cache, use_rope true) keeps true on the base, false on the head.
+    (changed,) = [r for r in t["rows"] if r["changed"]]
+    assert changed["executed"]["head"]["value"] == "False" and changed["executed"]["base"]["value"] == "True"
+    assert "    owner.finalize();\n    return owner.use_rope;\n" in t["test"]
+    assert "-c" not in t["test"].split("//   g++", 1)[1].split("\n", 1)[0].split()
