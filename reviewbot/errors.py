@@ -11,6 +11,11 @@ ReviewbotError
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails  # pydantic's own dependency, for the type only
+
 __all__ = [
     "ReviewbotError",
     "UsageError",
@@ -19,6 +24,7 @@ __all__ = [
     "StoreError",
     "GitHubError",
     "RateLimited",
+    "validation_problem",
 ]
 
 
@@ -52,3 +58,21 @@ class RateLimited(GitHubError):
     def __init__(self, message: str, reset_at: float | None = None) -> None:
         super().__init__(message)
         self.reset_at = reset_at
+
+
+def validation_problem(error: ErrorDetails) -> str:
+    """What is wrong with a value, in words that do not repeat the value."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return "must be a whole number"
+    if kind in ("bool_parsing", "bool_type"):
+        return "must be true or false"
+    if kind in ("float_parsing", "float_type", "finite_number"):
+        return "must be a number of seconds"
+    if kind == "greater_than_equal":
+        return "must not be negative" if ctx.get("ge") == 0 else f"must be at least {ctx.get('ge')}"
+    if kind == "value_error":
+        return str(ctx.get("error", "is not valid"))
+    if kind in ("string_type", "path_type"):
+        return "must be text" if kind == "string_type" else "must be a path"
+    return "is not valid"

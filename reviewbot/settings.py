@@ -22,11 +22,11 @@ import yaml
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
-from reviewbot.errors import UsageError
+from reviewbot.errors import UsageError, validation_problem
 from reviewbot.model.budget import RoundBudget
 
 if TYPE_CHECKING:
-    from pydantic_core import ErrorDetails  # pydantic's own dependency, for the type only
+    pass  # pydantic's own dependency, for the type only
 
 __all__ = [
     "Settings",
@@ -318,31 +318,13 @@ def _read_file(path: Path) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None}
 
 
-def _problem(error: ErrorDetails) -> str:
-    """What is wrong with a value, in words that do not repeat the value."""
-    kind, ctx = error["type"], error.get("ctx") or {}
-    if kind in ("int_parsing", "int_type", "int_from_float"):
-        return "must be a whole number"
-    if kind in ("bool_parsing", "bool_type"):
-        return "must be true or false"
-    if kind in ("float_parsing", "float_type", "finite_number"):
-        return "must be a number of seconds"
-    if kind == "greater_than_equal":
-        return "must not be negative" if ctx.get("ge") == 0 else f"must be at least {ctx.get('ge')}"
-    if kind == "value_error":
-        return str(ctx.get("error", "is not valid"))
-    if kind in ("string_type", "path_type"):
-        return "must be text" if kind == "string_type" else "must be a path"
-    return "is not valid"
-
-
 def _usage_error(exc: ValidationError, origin: Mapping[str, str]) -> UsageError:
     first = exc.errors()[0]
     field = _field_of(str(first["loc"][0])) if first["loc"] else ""
     where = origin.get(field, field)
     more = exc.error_count() - 1
     tail = f" (and {more} more problem(s))" if more else ""
-    return UsageError(f"{where} {_problem(first)}{_HINTS.get(field, '')}{tail}")
+    return UsageError(f"{where} {validation_problem(first)}{_HINTS.get(field, '')}{tail}")
 
 
 def _expand_tilde(value: Any, home: Path) -> Any:
