@@ -68,32 +68,6 @@ def _alias(d: DroppedFlag) -> str:
     return f'{{"{new}", "{d.removed.flag}"}}'
 
 
-def _finding(d: DroppedFlag) -> Finding:
-    r = d.removed
-    evidence = [
-        msg("flag-removed-without-alias.was", place=place(r.path, r.base_line), text=clip(r.text, 100))
-    ]
-    if d.replacements:
-        evidence.append(msg("flag-removed-without-alias.replaced", flags=list(d.replacements)))
-    evidence.append(msg("flag-removed-without-alias.nowhere", flag=r.flag))
-    auxiliary = _AUXILIARY.search(r.path) is not None
-    return Finding.make(
-        rule=id,
-        severity=Severity.P3 if auxiliary else Severity.P1,
-        path=r.path,
-        line=r.line,
-        anchor=r.flag,
-        title=msg("flag-removed-without-alias.title", flag=r.flag),
-        evidence=tuple(evidence),
-        suggestion=msg("flag-removed-without-alias.suggestion", flag=r.flag, alias=_alias(d)),
-        extra=(
-            ("field", d.field),
-            ("flag", r.flag),
-            ("replacement", ", ".join(d.replacements)),
-        ),
-    )
-
-
 def _key_finding(d: DroppedKey) -> Finding:
     return Finding.make(
         rule=id,
@@ -113,11 +87,28 @@ def _key_finding(d: DroppedKey) -> Finding:
     )
 
 
-def _grouped(group: list[DroppedFlag]) -> Finding:
+def _finding(group: list[DroppedFlag]) -> Finding:
     """The flags one removed block registered, reported at the line that took its place as one finding:
     one decision of the change (an options block dropped or rewritten), read once, not once per flag."""
-    first = group[0].removed
-    flags = [d.removed.flag for d in group]
+    d, first = group[0], group[0].removed
+    flags = [g.removed.flag for g in group]
+    evidence = [
+        msg(
+            "flag-removed-without-alias.was",
+            place=place(first.path, first.base_line),
+            text=clip(first.text, 100),
+        )
+    ]
+    if len(group) > 1:
+        title = msg("flag-removed-without-alias.title.many", flags=listing([f"`{f}`" for f in flags], 3))
+        evidence.append(
+            msg("flag-removed-without-alias.also", flags=listing([f"`{f}`" for f in flags[1:]], 8))
+        )
+    else:
+        title = msg("flag-removed-without-alias.title", flag=first.flag)
+        if d.replacements:
+            evidence.append(msg("flag-removed-without-alias.replaced", flags=list(d.replacements)))
+    evidence.append(msg("flag-removed-without-alias.nowhere", flag=", ".join(flags[:3])))
     auxiliary = _AUXILIARY.search(first.path) is not None
     return Finding.make(
         rule=id,
@@ -125,21 +116,13 @@ def _grouped(group: list[DroppedFlag]) -> Finding:
         path=first.path,
         line=first.line,
         anchor="|".join(flags),
-        title=msg("flag-removed-without-alias.title.many", flags=listing([f"`{f}`" for f in flags], 3)),
-        evidence=(
-            msg(
-                "flag-removed-without-alias.was",
-                place=place(first.path, first.base_line),
-                text=clip(first.text, 100),
-            ),
-            msg("flag-removed-without-alias.also", flags=listing([f"`{f}`" for f in flags[1:]], 8)),
-            msg("flag-removed-without-alias.nowhere", flag=", ".join(flags[:3])),
-        ),
-        suggestion=msg("flag-removed-without-alias.suggestion", flag=first.flag, alias=_alias(group[0])),
+        title=title,
+        evidence=tuple(evidence),
+        suggestion=msg("flag-removed-without-alias.suggestion", flag=first.flag, alias=_alias(d)),
         extra=(
-            ("field", ", ".join(dict.fromkeys(d.field for d in group))),
+            ("field", ", ".join(dict.fromkeys(g.field for g in group))),
             ("flag", ", ".join(flags)),
-            ("replacement", ", ".join(dict.fromkeys(r for d in group for r in d.replacements))),
+            ("replacement", ", ".join(dict.fromkeys(r for g in group for r in g.replacements))),
         ),
     )
 
@@ -153,6 +136,6 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     for d in dropped_flags(changed, texts, ctx.change.head_tree, ctx.index):
         groups.setdefault((d.removed.path, d.removed.line), []).append(d)
     for group in groups.values():
-        yield _finding(group[0]) if len(group) == 1 else _grouped(group)
+        yield _finding(group)
     for k in dropped_keys(changed, texts, ctx.change.head_tree):
         yield _key_finding(k)
