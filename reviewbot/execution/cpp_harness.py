@@ -270,10 +270,13 @@ def _locate(
     owner = owner.rsplit("::", 1)[-1]
     if not owner or head_text is None:
         return f"the derivation runs in `{fn or 'a free function'}`, not in a method of a class"
+    if not (re.fullmatch(_IDENT, owner) and re.fullmatch(_IDENT, method)) or "\n" in table.path:
+        return f"`{fn}` in `{table.path}` is not spelled as a method the generated test can name"
     m = _method(head_text, owner, method)
     if m is None:
         return f"the definition of `{fn}` was not found in `{table.path}`"
     header = _header(index, owner)
+    header = header if re.fullmatch(r"[\w./+-]+", header) else ""  # included as `#include "header"`
     header_text = read_at(repo, sha, header) if header else None
     if header_text is None:
         return f"`{owner}` is declared in no header of the repository"
