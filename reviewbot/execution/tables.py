@@ -10,6 +10,8 @@ real pytest file (one case per row, and the all-defaults build). Each case recor
 in the run directory, read back like every JUnit file (no link followed, inside the run, names made
 safe). The files run with the same sandbox, limits, environment
 and deadline as the repository's tests, once on an export of the head and once on the base.
+C++ tables go to execution/cpp_harness_run.py instead (a generated `_test.cc`, compiled as the
+repository compiles its tests, each row run in its own process, in the same sandbox).
 """
 
 from __future__ import annotations
