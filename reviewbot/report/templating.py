@@ -20,7 +20,7 @@ from markupsafe import Markup
 from reviewbot import DATA_DIR
 from reviewbot.model.yamltext import load_yaml
 from reviewbot.report import sanitize
-from reviewbot.report.truth_tables import shown
+from reviewbot.report.truth_tables import executed_counts, shown
 
 __all__ = ["Chrome", "LANGS", "TEMPLATES", "cache_templates", "chrome", "macros", "plain_strings", "tidy"]
 
@@ -87,6 +87,7 @@ def _env() -> jinja2.Environment:
     env.filters["fence"] = _safe(sanitize.fence_block)
     env.filters["cell"] = _cell
     env.filters["outcome"] = shown
+    env.filters["executed_counts"] = executed_counts
     return env
 
 

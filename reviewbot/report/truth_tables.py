@@ -11,9 +11,18 @@ from __future__ import annotations
 from typing import TypedDict
 
 from reviewbot.lang.facts import Lang
+from reviewbot.model.executed import ExecutedTable
 from reviewbot.model.truthtable import Outcome, Row, TruthTable, Value, Variable
 
-__all__ = ["KEEPS_INPUT", "RowJson", "TruthTableJson", "VariableJson", "shown", "table_json"]
+__all__ = [
+    "KEEPS_INPUT",
+    "RowJson",
+    "TruthTableJson",
+    "VariableJson",
+    "executed_counts",
+    "shown",
+    "table_json",
+]
 
 KEEPS_INPUT = "keeps input"
 _BOOLS = ("True", "False")
@@ -99,3 +108,11 @@ def table_json(table: TruthTable) -> TruthTableJson:
         "truncated": table.truncated,
         "note": table.note,
     }
+
+
+def executed_counts(table: ExecutedTable) -> dict[str, int]:
+    """What the tests section says of a table run in the sandbox: its rows, the rows whose executed values
+    were the predicted ones (on the head, and on the base where it ran) and the rows the table got wrong
+    (the `executed_counts` template filter; the same counts as the JSON's `agreed` and `wrong_rows`)."""
+    agreed = sum(1 for r in table.rows if r.agrees_head is True and r.agrees_base is not False)
+    return {"rows": len(table.rows), "agreed": agreed, "wrong": len(table.wrong_rows)}

@@ -27,6 +27,7 @@ from reviewbot.model.change import ChangeSet
 from reviewbot.model.executed import Executed, ExecutedTable
 from reviewbot.model.review import Review
 from reviewbot.model.truthtable import TruthTable
+from reviewbot.report.comment import render_markdown
 from reviewbot.review.pipeline import ReviewSettings, review_change, tables_for_context
 from tests.execution.test_executed_tables import _review as review_mini
 
@@ -279,3 +280,11 @@ def test_a_member_written_by_a_non_const_method_is_read_from_the_owner(tmp_path:
     assert changed["executed"]["head"]["value"] == "False" and changed["executed"]["base"]["value"] == "True"
     assert "    owner.finalize();\n    return owner.use_rope;\n" in t["test"]
     assert "-c" not in t["test"].split("//   g++", 1)[1].split("\n", 1)[0].split()
+
+
+def test_the_markdown_tests_section_says_the_table_ran_and_was_verified(round1: Round) -> None:
+    text = render_markdown(round1.review)
+    assert (
+        "Truth table of `config.need_rope_kv_cache` run in the sandbox (cpp harness): 8 of 8 rows as predicted "
+        "on the head and the base. Its generated test is verified: it passes on the head and fails on the base."
+    ) in text
