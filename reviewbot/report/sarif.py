@@ -143,6 +143,13 @@ def render_sarif(review: Review) -> dict[str, Any]:
 
     rules = [_rule(rid, m.summary, m.severity.value, doc(rid)) for rid, m in CHECKS.items()]
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
+    # The round's verdict, for a CI step that fails on BLOCKING after the upload (action.yml); and the
+    # truth tables run in the sandbox with their executed rows (the generated test file is in the JSON).
+    properties: dict[str, Any] = {"status": review.status.value, "summary": review.summary()}
+    if review.executed_tables:
+        properties["executedTables"] = [
+            {k: v for k, v in t.to_json().items() if k != "test"} for t in review.executed_tables
+        ]
     return {
         "version": "2.1.0",
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -156,8 +163,7 @@ def render_sarif(review: Review) -> dict[str, Any]:
                     }
                 },
                 "results": [_result(f, rule_index) for f in review.findings],
-                # The round's verdict, for a CI step that fails on BLOCKING after the upload (action.yml).
-                "properties": {"status": review.status.value, "summary": review.summary()},
+                "properties": properties,
             }
         ],
     }

@@ -28,6 +28,7 @@ from reviewbot.model.executed import Executed, ExecutedTable
 from reviewbot.model.review import Review
 from reviewbot.model.truthtable import TruthTable
 from reviewbot.report.comment import render_markdown
+from reviewbot.report.sarif import render_sarif
 from reviewbot.review.pipeline import ReviewSettings, review_change, tables_for_context
 from tests.execution.test_executed_tables import _review as review_mini
 
@@ -288,3 +289,14 @@ def test_the_markdown_tests_section_says_the_table_ran_and_was_verified(round1: 
         "Truth table of `config.need_rope_kv_cache` run in the sandbox (cpp harness): 8 of 8 rows as predicted "
         "on the head and the base. Its generated test is verified: it passes on the head and fails on the base."
     ) in text
+
+
+def test_sarif_carries_the_executed_rows(round1: Round) -> None:
+    (table,) = render_sarif(round1.review)["runs"][0]["properties"]["executedTables"]
+    assert (table["target"], table["executed"], table["agreed"], table["verified"]) == (
+        "config.need_rope_kv_cache",
+        True,
+        8,
+        True,
+    )
+    assert len(table["rows"]) == 8 and "test" not in table  # the generated file stays in the JSON report
