@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from accuracy import Case, load_corpus  # noqa: E402
-from stub_missing import missing_imports_stubbed  # noqa: E402
+from stub_missing import importable, missing_imports_stubbed  # noqa: E402
 
 from reviewbot.analysis.tables.truthtable import build_truth_tables  # noqa: E402
 from reviewbot.change.diff import load_change  # noqa: E402
@@ -258,8 +258,12 @@ def render(results: Sequence[CommitResult], stubbed: Sequence[CommitResult], com
         "what it lacks is not executed, and says so. A derivation in a method no constructor calls is run",
         "by building the object the same way and calling the method (no arguments beyond the columns).",
         "",
-        f"Imports this environment has: {_importable()}. Installed on this machine for the measurement",
-        "only (no dependency of reviewbot): the CPU build of torch (`pip install torch==2.13.0`) and tqdm.",
+        f"Imports this environment has: {importable()}. Installed on this machine for the measurement",
+        "only (no dependency of reviewbot): the CPU build of torch (`pip install torch==2.13.0`) and what",
+        "the harness modules import without a GPU (tqdm, psutil, safetensors, pyzmq, huggingface_hub,",
+        "transformers, aiohttp, pybase64, pillow, fastapi, openai, partial_json_parser, dill,",
+        "sentencepiece). GPU packages (apex, sgl_kernel, triton) are not installed: a module that needs",
+        "one is not executed.",
         "",
         "Columns: tables of the change; with a construction path; executed (on the head, at least one",
         "row run); rows run on the head; rows that agreed with the predicted table (head, and base where",
@@ -295,36 +299,6 @@ def render(results: Sequence[CommitResult], stubbed: Sequence[CommitResult], com
             *_per_commit(stubbed),
         ]
     return "\n".join(lines) + "\n"
-
-
-_PROBED = (
-    "torch",
-    "numpy",
-    "tqdm",
-    "transformers",
-    "triton",
-    "tvm",
-    "deepspeed",
-    "flashinfer",
-    "vllm",
-    "sglang",
-)
-
-
-def _importable() -> str:
-    """Which of the packages the corpus's repositories import are importable here (and their versions)."""
-    from importlib import metadata, util
-
-    found, absent = [], []
-    for name in _PROBED:
-        if util.find_spec(name) is None:
-            absent.append(name)
-            continue
-        try:
-            found.append(f"{name} {metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            found.append(name)
-    return f"{', '.join(found) or 'none'}; not: {', '.join(absent) or 'none'}"
 
 
 def _family(reason: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["STUB_MISSING", "missing_imports_stubbed"]
+__all__ = ["STUB_MISSING", "importable", "missing_imports_stubbed"]
 
 STUB_MISSING = """from abc import ABCMeta as _ABCMeta
 import importlib.abc as _abc, importlib.machinery as _machinery, sys as _sys, types as _types
@@ -113,3 +113,33 @@ def missing_imports_stubbed() -> Iterator[None]:
         yield
     finally:
         setattr(tables, "generate", plain)  # noqa: B010
+
+
+_PROBED = (
+    "torch",
+    "numpy",
+    "tqdm",
+    "transformers",
+    "triton",
+    "tvm",
+    "deepspeed",
+    "flashinfer",
+    "vllm",
+    "sglang",
+)
+
+
+def importable() -> str:
+    """Which of the packages the corpus's repositories import are importable here (and their versions)."""
+    from importlib import metadata, util
+
+    found, absent = [], []
+    for name in _PROBED:
+        if util.find_spec(name) is None:
+            absent.append(name)
+            continue
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            found.append(name)
+    return f"{', '.join(found) or 'none'}; not: {', '.join(absent) or 'none'}"
