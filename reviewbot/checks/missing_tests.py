@@ -39,8 +39,9 @@ and its guard's reach), and the first evidence line names that population:
   a fallback that fills an unset field from another setting (`if (dft.n_gpu_layers < 0)
   dft.n_gpu_layers = base.n_gpu_layers;`). A maintainer asked "what would this test pin?" has no
   answer for these: the row is what the user typed, what the base already did, or not reproducible.
-The suggestion lists the rows a focused test must pin and a ready-to-paste parametrised test sketch,
-valid code in the test language.
+The suggestion lists the rows a focused test must pin; when the truth table was executed in the sandbox
+and its generated test passes on the head and fails on the base (verified), that test is the code to
+paste. No unexecuted sketch is offered: one nobody ran may call a helper the project does not have.
 
 ## Why is this bad?
 A derived flag that is wrong produces no error, only wrong behaviour somewhere downstream (a skipped
@@ -82,7 +83,7 @@ from reviewbot.checks.missing_tests_search import (
     guard_inputs,
     mentions,
 )
-from reviewbot.checks.pinning import PinTable, constant, cpp_sketch, pin_table, python_sketch
+from reviewbot.checks.pinning import constant, pin_table
 from reviewbot.checks.util import (
     MAX_TITLE,
     assignment_anchor,
@@ -94,7 +95,7 @@ from reviewbot.checks.util import (
     short_function,
     statement,
 )
-from reviewbot.lang.facts import Assignment, Lang
+from reviewbot.lang.facts import Assignment
 from reviewbot.lang.index import RepoIndex
 from reviewbot.model.executed import verified_for
 from reviewbot.model.finding import Finding, Severity
@@ -128,21 +129,16 @@ def _survived(ex: ExecutionResults, path: str, line: int) -> Message:
     return msg("missing-tests.survived", command=ex.command, what=what, sandbox=ex.sandbox)
 
 
-def _sketch(table: PinTable, python_tests: bool) -> tuple[str, str]:
-    if python_tests or table.lang is Lang.PYTHON:
-        return python_sketch(table), "python"
-    return cpp_sketch(table), "cpp"
-
-
 def _offer(
-    ctx: CheckContext, a: Assignment, rows_text: str, sketch: tuple[str, str]
+    ctx: CheckContext, a: Assignment, rows_text: str
 ) -> tuple[Message, tuple[str, str], tuple[tuple[str, str], ...]]:
     """The suggestion, its code and the `verified` extra: the executed truth table's own test when it
-    ran in the sandbox and passes on the head and fails on the base (model.executed), else the sketch."""
+    ran in the sandbox and passes on the head and fails on the base (model.executed); else the rows to
+    pin in prose and no code (a sketch nobody ran may call a helper the project does not have)."""
     ex = ctx.execution
     proven = verified_for(ex.tables, a.path, a.function, a.target) if ex is not None else None
     if ex is None or proven is None:
-        return msg("missing-tests.suggestion", rows=rows_text), sketch, ()
+        return msg("missing-tests.suggestion", rows=rows_text), ("", ""), ()
     failing = ", ".join(str(r) for r in proven.fails_on_base)
     said = msg("missing-tests.suggestion.verified", rows=rows_text, sandbox=ex.sandbox, failing=failing)
     lang = "cpp" if proven.harness is not None and proven.harness.kind == "cpp" else "python"
@@ -330,7 +326,6 @@ def _evidence(ctx: CheckContext, u: _Untested) -> list[Message | str]:
 
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
-    python_tests = any(p.endswith(".py") for p in ctx.test_files)
     for u in _untested(ctx):
         survived, untested, fn = u.survived, u.branches, u.function
         d = untested[0]
@@ -343,7 +338,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             "(" + ", ".join(f"{c}={v}" for c, v in zip(cols, inp, strict=True)) + f") -> {exp}"
             for inp, exp in rows
         )
-        suggestion, (code, code_lang), verified = _offer(ctx, a, rows_text, _sketch(table, python_tests))
+        suggestion, (code, code_lang), verified = _offer(ctx, a, rows_text)
         more: Message | str = msg("missing-tests.more", count=len(untested) - 1) if len(untested) > 1 else ""
         title = msg(
             "missing-tests.title." + ("new" if d.new_branch else "changed"),

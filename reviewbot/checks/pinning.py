@@ -1,9 +1,10 @@
-"""The truth-table rows a focused test must pin for one derivation, and a test sketch that pins them.
+"""The truth-table rows a focused test must pin for one derivation (missing-tests' prose rows).
 
-Pure: a changed derivation and the repository index in, typed rows and source text out. Every value has
-a spelling in both languages; a value the index cannot name (the member of an enum it has not seen, a
-value other than `None`) becomes a named placeholder that the sketch declares (Python) or names in a
-comment (C++), so the sketch is always valid code: `compile()` accepts the Python one.
+Pure: a changed derivation and the repository index in, typed rows out. Every value has a spelling in
+both languages; a value the index cannot name (the member of an enum it has not seen, a value other than
+`None`) becomes a named placeholder that says what it stands for. The test code reviewbot offers is the
+executed truth table's own generated test (execution.table_tests, execution.cpp_harness), never a sketch
+from these rows: a sketch nobody ran may call a helper the project does not have.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
-from reviewbot.checks.util import class_of, identifier, is_constructor, short_function
+from reviewbot.checks.util import identifier
 from reviewbot.lang.facts import Lang
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import Atom, literals
@@ -24,8 +25,6 @@ __all__ = [
     "PinRow",
     "PinTable",
     "pin_table",
-    "python_sketch",
-    "cpp_sketch",
     "column_name",
     "in_source_order",
     "split_comparison",
@@ -296,70 +295,3 @@ def pin_table(d: ChangedDerivation, index: RepoIndex) -> PinTable:
     if forced.kind != "placeholder":
         rows.append(PinRow((*sat, forced), forced, False))
     return PinTable(a.function or "", a.field, a.lang, tuple(cols), tuple(rows))
-
-
-def _placeholders(table: PinTable) -> list[Value]:
-    found: dict[str, Value] = {}
-    for row in table.rows:
-        for v in (*row.inputs, row.expected):
-            if v.kind == "placeholder":
-                found.setdefault(v.py, v)
-    return [found[k] for k in sorted(found)]
-
-
-def _test_name(table: PinTable) -> str:
-    fn = short_function(table.function)
-    return identifier(f"test_{fn}_{table.field}" if fn and not fn.startswith("<") else f"test_{table.field}")
-
-
-def python_sketch(table: PinTable) -> str:
-    """A pytest test, parametrised by the rows (valid Python: `compile()` accepts it)."""
-    names = [c.name for c in table.columns]
-    fn = short_function(table.function)
-    lines = ["import pytest", ""]
-    holes = _placeholders(table)
-    if holes:
-        lines += [f"{p.py} = ...  # fill in: {p.note}" for p in holes] + [""]
-    lines.append("")
-    header = ", ".join(f'"{n}"' for n in [*names, "expected"])
-    lines += ["@pytest.mark.parametrize(", f"    ({header}),", "    ["]
-    for row in table.rows:
-        cells = ", ".join(v.py for v in (*row.inputs, row.expected))
-        lines.append(f"        ({cells}),")
-    lines += ["    ],", ")"]
-    lines.append(f"def {_test_name(table)}({', '.join([*names, 'expected'])}):")
-    last = len(table.columns) - 1
-    keys = [c.name for c in table.columns[:last]]
-    keys.append(table.field if table.field not in keys else table.columns[last].name)
-    kwargs = ", ".join(f"{k}={c.name}" for k, c in zip(keys, table.columns, strict=True))
-    lines.append("    # Build the config from the row with the project's config builder.")
-    lines.append(f"    config = make_config({kwargs})")
-    if table.lang is Lang.CPP and fn:
-        lines.append(f"    assert config.{fn}().{table.field} == expected")
-    else:
-        if fn and not is_constructor(table.function) and not fn.startswith("<"):
-            lines.append(f"    config.{fn}()" if class_of(table.function) else f"    {fn}(config)")
-        lines.append(f"    assert config.{table.field} == expected")
-    return "\n".join(lines) + "\n"
-
-
-def cpp_sketch(table: PinTable) -> str:
-    """A gtest over the rows (balanced, no placeholder markup; placeholders are named in a comment)."""
-    fn = short_function(table.function) or "derive"
-    lines = [f"// Pins the truth table of {table.function or fn} for {table.field}."]
-    for p in _placeholders(table):
-        lines.append(f"// Fill in {p.cpp}: {p.note}.")
-    lines.append("struct Row {")
-    for c in table.columns:
-        lines.append(f"    {c.cpp_type} {c.name};")
-    lines.append(f"    {table.columns[-1].cpp_type} expected;")
-    lines += ["};", "", f"TEST({identifier(fn, 'Derive')}Test, Pins_{identifier(table.field)}) {{"]
-    lines.append("    const Row rows[] = {")
-    for row in table.rows:
-        lines.append("        {" + ", ".join(v.cpp for v in (*row.inputs, row.expected)) + "},")
-    lines += ["    };", "    for (const auto& row : rows) {"]
-    lines.append(
-        f"        // Build the config from the row, call {fn}(...), compare .{table.field} with row.expected."
-    )
-    lines += ["    }", "}"]
-    return "\n".join(lines) + "\n"
