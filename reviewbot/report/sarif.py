@@ -145,11 +145,12 @@ def render_sarif(review: Review) -> dict[str, Any]:
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     # The round's verdict, for a CI step that fails on BLOCKING after the upload (action.yml); and the
     # truth tables run in the sandbox with their executed rows (the generated test file is in the JSON).
-    properties: dict[str, Any] = {"status": review.status.value, "summary": review.summary()}
-    if review.executed_tables:
-        properties["executedTables"] = [
-            {k: v for k, v in t.to_json().items() if k != "test"} for t in review.executed_tables
-        ]
+    executed = [{k: v for k, v in t.to_json().items() if k != "test"} for t in review.executed_tables]
+    properties = {
+        "status": review.status.value,
+        "summary": review.summary(),
+        **({"executedTables": executed} if executed else {}),
+    }
     return {
         "version": "2.1.0",
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
