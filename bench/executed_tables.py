@@ -308,7 +308,8 @@ def _family(reason: str) -> str:
     if "did not import" in reason:
         return "the module does not import here: " + reason.split("did not import: ", 1)[-1]
     if reason.startswith("no row ran on the head: "):
-        return "no row ran on the head: " + reason.split(": ", 2)[1].split("`")[0]
+        words = reason.split(": ", 2)[1].split("`")
+        return "no row ran on the head: " + "`…`".join(words[::2])
     words = reason.split("`")
     return "`…`".join(words[::2]) if len(words) > 1 else reason
 
@@ -331,7 +332,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="diagnostic: imports this environment lacks (torch, ...) get inert stubs in the table runs",
     )
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        help="render the page from the figures an earlier run wrote with --json (reviews nothing)",
+    )
     args = parser.parse_args(argv)
+    if args.from_json:
+        return _rerender(args.from_json, args.out)
     cases = [c for c in load_corpus(args.corpus) if c.lang == "python"]
     if args.only:
         cases = [c for c in cases if any(o in c.id for o in args.only)]
@@ -351,8 +359,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         Path(args.out).write_text(page, encoding="utf-8")
     if args.json:
-        figures = {"plain": [r.__dict__ for r in results], "stubbed": [r.__dict__ for r in stubbed]}
+        figures = {
+            "command": command,
+            "plain": [r.__dict__ for r in results],
+            "stubbed": [r.__dict__ for r in stubbed],
+        }
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
+    return 0
+
+
+def _rerender(figures: Path, out: str) -> int:
+    """The page again from an earlier run's --json figures (its command recorded there, else the full run's)."""
+    data = json.loads(figures.read_text(encoding="utf-8"))
+    results = [CommitResult(**r) for r in data["plain"]]
+    stubbed = [CommitResult(**r) for r in data["stubbed"]]
+    command = data.get("command", "python3 bench/executed_tables.py --stub-missing")
+    page = render(
+        results, stubbed, f"{command}`, the page rendered again from that run's figures by `--from-json"
+    )
+    if out == "-":
+        sys.stdout.write(page)
+    else:
+        Path(out).write_text(page, encoding="utf-8")
     return 0
 
 

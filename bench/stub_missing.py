@@ -115,17 +115,18 @@ def missing_imports_stubbed() -> Iterator[None]:
         setattr(tables, "generate", plain)  # noqa: B010
 
 
+# what the corpus's repositories import: torch and its CPU neighbours, and the GPU packages
 _PROBED = (
     "torch",
     "numpy",
     "tqdm",
     "transformers",
     "triton",
+    "apex",
+    "sgl_kernel",
     "tvm",
     "deepspeed",
     "flashinfer",
-    "vllm",
-    "sglang",
 )
 
 
