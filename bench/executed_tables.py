@@ -332,11 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="diagnostic: imports this environment lacks (torch, ...) get inert stubs in the table runs",
     )
-    parser.add_argument(
-        "--from-json",
-        type=Path,
-        help="render the page from the figures an earlier run wrote with --json (reviews nothing)",
-    )
+    parser.add_argument("--from-json", type=Path, help="the page from an earlier run's --json figures")
     args = parser.parse_args(argv)
     if args.from_json:
         return _rerender(args.from_json, args.out)
