@@ -17,8 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reviewbot.change.git import checkout
-from reviewbot.errors import ReviewbotError
 from reviewbot.execution import reaper
 from reviewbot.execution.config import TestConfig
 from reviewbot.execution.cpp_harness import CppPlan, cpp_harness
@@ -26,8 +24,8 @@ from reviewbot.execution.cpp_harness_code import CppCase, cpp_cases, cpp_predict
 from reviewbot.execution.cpp_harness_compile import Compile, cpp_compile
 from reviewbot.execution.junit import UnsafeFile, open_inside
 from reviewbot.execution.sandbox import Limits, run_sandboxed
+from reviewbot.execution.table_sides import Side, on_both_sides
 from reviewbot.lang.index import RepoIndex
-from reviewbot.model.budget import ROUND_DEADLINE
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.executed import NOT_RUN, Executed, ExecutedRow, ExecutedTable
 from reviewbot.model.messages import msg
@@ -56,7 +54,7 @@ class _Plan:
 
 
 # per plan slot: row id -> what it gave; per slot: why it did not compile; a problem of the whole run
-_Side = tuple[dict[tuple[str, str], Executed], dict[str, str], str]
+_Side = Side
 
 
 def _script(plans: list[_Plan], tt: Path) -> str:
@@ -230,21 +228,16 @@ def run_cpp_tables(
     out = CppRuns(tables=refused)
     if not plans:
         return out
-    deadline = ROUND_DEADLINE.get() or float("inf")
-    sides: dict[str, _Side] = {}
-    for side, sha in (("head", change.head_sha), ("base", change.base_sha)):
-        limit = min(timeout, deadline - time.monotonic())
-        if limit < 1.0:
-            sides[side] = ({}, {}, "the round's time budget was used up")
-            continue
-        tree = scratch / f"cpp-{side}-tree"
-        try:
-            checkout(repo_path, sha, tree)
-        except ReviewbotError as exc:
-            sides[side] = ({}, {}, f"could not export {sha[:12]}: {exc}")
-            continue
-        run = _RunArgs(sandbox, limits, limit)
-        sides[side] = _run(list(plans.values()), tree, scratch / f"cpp-run-{side}", cfg=cfg, run=run)
+    sides = on_both_sides(
+        change,
+        repo_path,
+        scratch,
+        "cpp-",
+        timeout,
+        lambda tree, run_dir, limit: _run(
+            list(plans.values()), tree, run_dir, cfg=cfg, run=_RunArgs(sandbox, limits, limit)
+        ),
+    )
     seconds = round(time.monotonic() - started, 1)
     for n, p in plans.items():
         out.tables[n] = _executed(p, sides, seconds)

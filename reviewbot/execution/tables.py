@@ -25,8 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reviewbot.change.git import checkout
-from reviewbot.errors import ReviewbotError
 from reviewbot.execution import reaper
 from reviewbot.execution.call_sites import sites_of
 from reviewbot.execution.config import TestConfig
@@ -34,10 +32,10 @@ from reviewbot.execution.cpp_harness_run import run_cpp_tables
 from reviewbot.execution.harness import find_harness
 from reviewbot.execution.junit import UnsafeFile, open_inside
 from reviewbot.execution.sandbox import Limits, run_sandboxed
+from reviewbot.execution.table_sides import Side, on_both_sides
 from reviewbot.execution.table_tests import Case, cases_of, generate, predicted
 from reviewbot.lang.facts import FileFacts
 from reviewbot.lang.index import RepoIndex
-from reviewbot.model.budget import ROUND_DEADLINE
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.executed import NOT_RUN, Executed, ExecutedRow, ExecutedTable, Harness, unbuildable
 from reviewbot.model.messages import msg
@@ -117,7 +115,7 @@ def _read_results(xml: Path, run_root: Path) -> tuple[dict[tuple[str, str], Exec
     return found, broken, ""
 
 
-_Side = tuple[dict[tuple[str, str], Executed], dict[str, str], str]
+_Side = Side
 
 
 def _run(
@@ -345,28 +343,22 @@ def run_tables(
         plans[n] = _Plan(t, found, cases, generate(t, found, cases), f"test_reviewbot_table_{n}")
     out = TableRuns()
     if plans:
-        deadline = ROUND_DEADLINE.get() or float("inf")
-        sides: dict[str, _Side] = {}
-        for side, sha in (("head", change.head_sha), ("base", change.base_sha)):
-            limit = min(timeout, deadline - time.monotonic())
-            if limit < 1.0:
-                sides[side] = ({}, {}, "the round's time budget was used up")
-                continue
-            tree = scratch / f"{side}-tree"
-            try:
-                checkout(repo_path, sha, tree)
-            except ReviewbotError as exc:
-                sides[side] = ({}, {}, f"could not export {sha[:12]}: {exc}")
-                continue
-            sides[side] = _run(
+        sides = on_both_sides(
+            change,
+            repo_path,
+            scratch,
+            "",
+            timeout,
+            lambda tree, run_dir, limit: _run(
                 list(plans.values()),
                 tree,
-                scratch / f"run-{side}",
+                run_dir,
                 sandbox=sandbox,
                 limits=limits,
                 timeout=limit,
                 env=cfg.env,
-            )
+            ),
+        )
         seconds = round(time.monotonic() - started, 1)
         for n, p in plans.items():
             by_table[n] = _executed_table(p, sides, seconds)
