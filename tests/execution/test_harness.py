@@ -117,12 +117,12 @@ def test_the_import_root_is_above_the_topmost_package_when_the_packages_are_know
     )
 
 
-def test_a_cpp_derivation_is_not_executed_yet(tmp_path: Path) -> None:
+def test_a_cpp_derivation_is_left_to_the_cpp_harness(tmp_path: Path) -> None:
     base = "void derive(Config& c) {\n}\n"
     head = "void derive(Config& c) {\n    if (!c.cache) {\n        c.use_rope = false;\n    }\n}\n"
     assert (
         _harness(tmp_path, "cfg.cc", base, head)
-        == "C++ derivations are not executed yet (only Python constructors and argparse validation)"
+        == "a C++ derivation: the C++ harness (execution.cpp_harness) builds it, not the Python one"
     )
 
 
