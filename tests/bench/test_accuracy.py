@@ -191,6 +191,24 @@ def test_unknown_rule_in_labels_is_a_miss() -> None:
     assert "not in reviewbot" in text
 
 
+def test_other_label_whose_kind_is_a_rule_id_is_scored_as_that_rule() -> None:
+    # labelled blind before the rule existed: `other` with the kind spelled as the rule id
+    c = case(
+        expect=(
+            expect("other", line=10, severity="P1", kind="flag-removed-without-alias"),
+            expect("other", line=40, severity="P1", kind="flag removed"),  # only resembles it
+        )
+    )
+    found = [finding("flag-removed-without-alias", line=11, severity="P2")]
+    report = acc.score([(c, found)], known_rules=["flag-removed-without-alias"])
+    r = rule_of(report, "flag-removed-without-alias")
+    assert (r.tp, r.fp, r.matched, r.labels) == (1, 0, 1, 1)
+    assert [m.label.miss_kind for m in report.misses] == ["other: flag removed"]
+    # without knowing reviewbot's rules the label stays `other` and the finding is unlabelled
+    blind = acc.score([(c, found)])
+    assert rule_of(blind, "flag-removed-without-alias").fp == 1
+
+
 def test_pass_cases_with_a_blocking_finding_are_counted() -> None:
     quiet = case("quiet", verdict="pass")
     noisy = case("noisy", verdict="pass")
@@ -578,9 +596,15 @@ def test_rule_standing_needs_three_train_commits_and_test_precision() -> None:
         "3",
         "2",
         "0.50",
+        "2",
+        "0.50",
         "below the bar on test",
     ]
-    assert rows["missing-tests"][2:] == ["0", "0", "—", "under 3 train commits"]
+    assert rows["missing-tests"][2:] == ["0", "0", "—", "0", "—", "under 3 train commits"]
+    # the same FP lowered to P3 by the rule no longer blocks: the bar holds, the precision column does not
+    runs[-1] = acc.CaseRun(held_out, [finding(), finding(line=80, severity="P3")])
+    lowered = {r[0]: r for r in acc.standing_rows(runs, known)}["unconditional-override"]
+    assert lowered[3:] == ["2", "0.50", "1", "1.00", "holds"]
     assert rows["flag-overloading"][-1] == "P3 (a nit: not held to the bar)"
 
 
