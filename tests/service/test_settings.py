@@ -157,3 +157,14 @@ def test_the_database_and_the_paths_to_hide_follow_the_state_directory(tmp_path:
     s = load_settings(environ=env)
     assert s.database_url == f"sqlite:///{tmp_path / 'st' / 'reviewbot.sqlite3'}"
     assert s.private_paths() == [tmp_path / ".cache" / "reviewbot", tmp_path / "st", Path("/q/q.db")]
+
+
+def test_a_setting_comes_whole_from_the_first_source_that_has_it(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("budget: {files: 0, mutants: 3}\nqueue_name:\n")
+    # The environment's budget replaces the file's, keys and all: the file's bad `files` is never read.
+    s = load_settings(config, environ={"REVIEWBOT_BUDGET": '{"mutants": 8}'})
+    assert (s.budget.files, s.budget.mutants) == (1000, 8)
+    assert s.queue_name == "reviewbot"  # a key without a value is no setting
+    with pytest.raises(UsageError, match=r"budget \(in .*c.yaml\) budget files must be positive"):
+        load_settings(config, environ={})

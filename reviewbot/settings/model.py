@@ -1,32 +1,24 @@
-"""The process settings of reviewbot: one pydantic-settings model for the CLI, `serve` and `worker`.
+"""The settings model: every setting a reviewbot process reads, its validation, and `load_settings`.
 
-Precedence (highest first): environment variables (`REVIEWBOT_*`, and GitHub's own `GITHUB_TOKEN`),
-the config file (`--config`, else $REVIEWBOT_CONFIG; YAML, or TOML when it ends in `.toml`), built-in
-defaults (the XDG state and cache directories). `load_settings()` is the only reader of those
-sources: the rounds store, the test sandbox and the GitHub client take their settings from here.
-
-Secrets are `SecretStr` and passwords inside URLs are replaced by `***` in `repr`/`str`; errors name
-the key (the environment variable, or the file and key), never its value.
+The sources and their order are `reviewbot.settings.sources`; the package docstring says the
+precedence.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
-import yaml
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from reviewbot.errors import UsageError, validation_problem
 from reviewbot.model.budget import RoundBudget
-
-if TYPE_CHECKING:
-    pass  # pydantic's own dependency, for the type only
+from reviewbot.settings import sources as _sources
+from reviewbot.settings.sources import default_cache_dir, default_state_dir
 
 __all__ = [
     "Settings",
@@ -39,6 +31,10 @@ __all__ = [
     "default_state_dir",
     "DEFAULT_API_URL",
     "MAX_WEBHOOK_BYTES",
+    "ENV_PREFIX",
+    "FILE_KEYS",
+    "LeftOutConclusion",
+    "env_var",
 ]
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -48,6 +44,8 @@ ENV_PREFIX = "REVIEWBOT_"
 _PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.\-]*://[^:/@]*):[^@/]*@")
 _URL_FIELDS = frozenset({"queue_url", "db_url", "api_url"})
 _QUEUE_SCHEMES = ("redis://", "rediss://", "unix://", "sqlite://")
+# The check run of a round that left out a changed file that could hold a derivation.
+LeftOutConclusion = Literal["failure", "action_required"]
 
 
 def redact_url(url: str | None) -> str | None:
@@ -79,22 +77,6 @@ def require_github_credentials(*, token: str | None, app_id: int | None, has_pri
         "no GitHub credentials: set GITHUB_TOKEN, "
         "or REVIEWBOT_APP_ID and REVIEWBOT_PRIVATE_KEY_PATH for a GitHub App"
     )
-
-
-def _home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home())
-
-
-def default_state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """$XDG_STATE_HOME/reviewbot, else ~/.local/state/reviewbot (of `env`, default os.environ)."""
-    env = os.environ if env is None else env
-    return Path(env.get("XDG_STATE_HOME") or _home(env) / ".local" / "state") / "reviewbot"
-
-
-def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """$XDG_CACHE_HOME/reviewbot, else ~/.cache/reviewbot (of `env`, default os.environ)."""
-    env = os.environ if env is None else env
-    return Path(env.get("XDG_CACHE_HOME") or _home(env) / ".cache") / "reviewbot"
 
 
 class Settings(BaseSettings):
@@ -145,7 +127,7 @@ class Settings(BaseSettings):
     github_request_limit_seconds: float = Field(default=10.0, ge=0)
     # The check run of a round that left out a changed file that could hold a derivation: "failure" or
     # "action_required" (never neutral, which branch protection reads as passing; docs/reliability.md).
-    left_out_conclusion: Literal["failure", "action_required"] = "failure"
+    left_out_conclusion: LeftOutConclusion = "failure"
     # Retention (service/retention.py), in days (0: keep for good); the worker prunes every interval.
     keep_deliveries_days: float = Field(default=30.0, ge=0)  # deliveries that queued a round
     keep_ignored_days: float = Field(default=3.0, ge=0)  # the rest (ignored events, duplicates, pings)
@@ -167,9 +149,13 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # The environment and the file are read by `load_settings`, which knows where each value came
-        # from (for the error message) and can be given another environment than os.environ.
-        return (init_settings,)
+        # The arguments, then the environment, the config file and the default directories that
+        # `load_settings` reads (its environment need not be os.environ); outside `load_settings`
+        # there are no others: `Settings(...)` takes exactly its arguments.
+        reading = _sources.READING.get()
+        if reading is None:
+            return (init_settings,)
+        return (init_settings, *_sources.sources(settings_cls, reading))
 
     @field_validator("private_key_path", "cache_dir", "state_dir", "config")
     @classmethod
@@ -193,11 +179,11 @@ class Settings(BaseSettings):
             )
         return value
 
-    def __repr_args__(self) -> Any:
+    def __repr_args__(self) -> Iterator[tuple[str | None, object]]:
         for name, value in super().__repr_args__():
             yield name, redact_url(value) if name in _URL_FIELDS and isinstance(value, str) else value
 
-    def with_(self, **changes: Any) -> Settings:
+    def with_(self, **changes: object) -> Settings:
         """A copy with `changes`, validated like the original."""
         return type(self).model_validate({**self.model_dump(), **changes})
 
@@ -251,112 +237,42 @@ class Settings(BaseSettings):
         return [p for p in named if p is not None]
 
 
-# Keys a config file may hold: every setting but `config` (the file does not name itself).
-FILE_KEYS: tuple[str, ...] = tuple(sorted(set(Settings.model_fields) - {"config"}))
-_PATH_FIELDS = frozenset({"private_key_path", "cache_dir", "state_dir", "config"})
+FILE_KEYS: tuple[str, ...] = _sources.file_keys(Settings)
 # The settings that place secrets and state (see `private_paths`).
 _PLACES = ("private_key_path", "cache_dir", "state_dir", "db_url", "queue_url")
 _HINTS = {"app_id": " (the App's numeric id)"}
 
 
-def env_var(field: str) -> str:
+def env_var(name: str) -> str:
     """The environment variable of a setting (GITHUB_TOKEN for the token)."""
-    alias = Settings.model_fields[field].validation_alias
-    if isinstance(alias, AliasChoices):
-        return str(alias.choices[0])
-    return f"{ENV_PREFIX}{field.upper()}"
-
-
-class _Environment(EnvSettingsSource):
-    """pydantic-settings' environment source over a given mapping instead of os.environ."""
-
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        self._environ = environ
-        super().__init__(Settings)
-
-    def _load_env_vars(self) -> Mapping[str, str | None]:
-        # As the base class reads os.environ: names without regard to case, empty values left out.
-        return {k.lower(): v for k, v in self._environ.items() if v != ""}
-
-
-def _field_of(key: str) -> str:
-    """The field a source's key stands for (the environment source answers with an alias)."""
-    for name, info in Settings.model_fields.items():
-        alias = info.validation_alias
-        if key == name or (isinstance(alias, AliasChoices) and key in alias.choices):
-            return name
-    return key
-
-
-def _read_file(path: Path) -> dict[str, Any]:
-    """The config file as a mapping of setting -> value; UsageError without quoting its text."""
-    toml = path.suffix == ".toml"
-    kind = "TOML" if toml else "YAML"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(
-            f"cannot read the config file {path}: {exc.strerror}; check --config / REVIEWBOT_CONFIG"
-        ) from exc
-    try:
-        data = tomllib.loads(text) if toml else yaml.safe_load(text)
-    except tomllib.TOMLDecodeError as exc:
-        # tomllib's message gives the position, never the text (which may hold a secret).
-        raise UsageError(f"the config file {path} is not valid TOML ({exc}); fix it and retry") from None
-    except yaml.YAMLError as exc:
-        # The YAML error quotes the offending text, which may be a secret: give the position only.
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise UsageError(f"the config file {path} is not valid {kind}{where}; fix it and retry") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise UsageError(f"the config file {path} must be a mapping of keys to values (e.g. `app_id: 123`)")
-    unknown = sorted(str(k) for k in data if k not in FILE_KEYS)
-    if unknown:
-        raise UsageError(f"unknown key(s) {', '.join(unknown)} in {path}; valid keys: {', '.join(FILE_KEYS)}")
-    return {k: v for k, v in data.items() if v is not None}
+    return _sources.env_var(Settings, name)
 
 
 def _usage_error(exc: ValidationError, origin: Mapping[str, str]) -> UsageError:
     first = exc.errors()[0]
-    field = _field_of(str(first["loc"][0])) if first["loc"] else ""
-    where = origin.get(field, field)
+    name = _sources.field_of(Settings, str(first["loc"][0])) if first["loc"] else ""
     more = exc.error_count() - 1
     tail = f" (and {more} more problem(s))" if more else ""
-    return UsageError(f"{where} {validation_problem(first)}{_HINTS.get(field, '')}{tail}")
-
-
-def _expand_tilde(value: Any, home: Path) -> Any:
-    """'~/x' under the home of the environment being read (it may not be this process's)."""
-    if isinstance(value, str) and (value == "~" or value.startswith("~/")):
-        return str(home / value[2:]) if value != "~" else str(home)
-    return value
+    return UsageError(f"{origin.get(name, name)} {validation_problem(first)}{_HINTS.get(name, '')}{tail}")
 
 
 def load_settings(
     config_path: str | Path | None = None, environ: Mapping[str, str] | None = None
 ) -> Settings:
     """Settings from `environ` (default: os.environ) over the config file `config_path` (default:
-    $REVIEWBOT_CONFIG, if set). Raises UsageError naming the bad key (never its value)."""
+    $REVIEWBOT_CONFIG, if set). Raises UsageError naming where a bad value came from, never the value."""
     env = os.environ if environ is None else environ
     path = config_path or env.get("REVIEWBOT_CONFIG") or None
-    values: dict[str, Any] = {"state_dir": default_state_dir(env), "cache_dir": default_cache_dir(env)}
-    origin: dict[str, str] = {}
+    reading = _sources.Reading(env, Path(path) if path else None)
     if path:
-        for key, raw in _read_file(Path(path)).items():
-            values[key], origin[key] = raw, f"{key} (in {path})"
-    for key, raw in _Environment(env)().items():
-        field = _field_of(key)
-        values[field], origin[field] = raw, env_var(field)
-    if path:
-        values["config"] = str(path)
-    home = _home(env)
-    values = {k: _expand_tilde(v, home) if k in _PATH_FIELDS else v for k, v in values.items()}
+        reading.origin["config"] = "--config / REVIEWBOT_CONFIG"  # named here, never read from a source
+    token = _sources.READING.set(reading)
     try:
-        return Settings(**values)
+        return Settings(config=Path(path)) if path else Settings()
     except ValidationError as exc:
-        raise _usage_error(exc, origin) from None
+        raise _usage_error(exc, reading.origin) from None
+    finally:
+        _sources.READING.reset(token)
 
 
 def _settings_to_hide(env: Mapping[str, str]) -> Settings:
