@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
+from reviewbot.model.jsonvalue import JSONObject, JSONValue
 from reviewbot.service.payload import (
     LOGIN,
     REPOSITORY,
@@ -80,11 +80,11 @@ class Decision:
     command_key: str | None = None
 
 
-def _repository(payload: dict[str, Any]) -> str:
+def _repository(payload: JSONObject) -> str:
     return text(payload, "repository.full_name", 140, REPOSITORY)
 
 
-def _installation(payload: dict[str, Any]) -> int | None:
+def _installation(payload: JSONObject) -> int | None:
     if optional_obj(payload, "installation") is None:
         return None
     return optional_integer(payload, "installation.id")
@@ -96,7 +96,7 @@ def _ignored(
     return Decision(event, action, "ignored", reason, repository=repo, pr=pr)
 
 
-def _pull_request(payload: dict[str, Any], action: str | None, review_drafts: bool) -> Decision:
+def _pull_request(payload: JSONObject, action: str | None, review_drafts: bool) -> Decision:
     repo = _repository(payload)
     obj(payload, "pull_request")
     number = integer(payload, "pull_request.number")
@@ -133,7 +133,7 @@ def _command_line(body: str, command: str) -> tuple[str, str | None] | None:
     return found
 
 
-def _issue_comment(payload: dict[str, Any], action: str | None, command: str) -> Decision:
+def _issue_comment(payload: JSONObject, action: str | None, command: str) -> Decision:
     repo = _repository(payload)
     obj(payload, "issue")
     number = integer(payload, "issue.number")
@@ -177,7 +177,7 @@ def _issue_comment(payload: dict[str, Any], action: str | None, command: str) ->
     )
 
 
-def _rerun(event: str, payload: dict[str, Any], action: str | None, app_id: int | None, key: str) -> Decision:
+def _rerun(event: str, payload: JSONObject, action: str | None, app_id: int | None, key: str) -> Decision:
     """A re-run asked for one of reviewbot's checks: `check_run` (one check) or `check_suite`
     ("Re-run all checks"). The PRs come from the payload's pull_requests; GitHub leaves that list
     empty for PRs from forks, so then from the check run's external_id (reviewbot writes
@@ -214,7 +214,7 @@ def _rerun(event: str, payload: dict[str, Any], action: str | None, app_id: int 
     return Decision(event, action, "round", how, requests, repo, first)
 
 
-def _installation_event(event: str, payload: dict[str, Any], action: str | None) -> Decision:
+def _installation_event(event: str, payload: JSONObject, action: str | None) -> Decision:
     """The App installed, uninstalled, suspended, or given other repositories. Nothing to queue:
     every job carries the installation id of the event that made it, and a worker whose cached id
     differs (a reinstall gives a new one) drops its cache for the repository (github.auth); an id
@@ -239,7 +239,7 @@ def _installation_event(event: str, payload: dict[str, Any], action: str | None)
 
 def classify(
     event: str,
-    payload: Any,
+    payload: JSONValue,
     *,
     review_drafts: bool = False,
     command: str = "/reviewbot review",
@@ -270,7 +270,7 @@ def classify(
     )
 
 
-def _named_repository(payload: dict[str, Any]) -> str | None:
+def _named_repository(payload: JSONObject) -> str | None:
     """The repository an event we do not handle names, if it names one well (for its log line and
     record); never a refusal: the event's shape is not ours to check."""
     try:

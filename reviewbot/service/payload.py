@@ -14,9 +14,10 @@ import json
 import math
 import re
 import urllib.parse
-from typing import Any
+from typing import NoReturn
 
 from reviewbot.errors import ReviewbotError
+from reviewbot.model.jsonvalue import JSONObject, JSONValue
 
 __all__ = [
     "MAX_DEPTH",
@@ -57,7 +58,7 @@ class MalformedPayload(ReviewbotError):
     exit_code = 2
 
 
-def _kind(value: Any) -> str:
+def _kind(value: JSONValue) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -75,14 +76,14 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
-def depth(value: Any, limit: int = MAX_DEPTH) -> int:
+def depth(value: JSONValue, limit: int = MAX_DEPTH) -> int:
     """How deeply `value` nests (a scalar: 0), counted without recursion up to `limit` + 1."""
     deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[JSONValue, int]] = [(value, 0)]
     while stack:
         node, level = stack.pop()
         if isinstance(node, dict | list):
@@ -95,7 +96,7 @@ def depth(value: Any, limit: int = MAX_DEPTH) -> int:
     return deepest
 
 
-def parse_body(body: bytes, content_type: str) -> dict[str, Any]:
+def parse_body(body: bytes, content_type: str) -> JSONObject:
     """The payload object: JSON, or the `payload` field of a form-encoded delivery (a webhook setting)."""
     try:
         if content_type.split(";")[0].strip().lower() == "application/x-www-form-urlencoded":
@@ -105,7 +106,7 @@ def parse_body(body: bytes, content_type: str) -> dict[str, Any]:
             raw: str | bytes = fields["payload"][0]
         else:
             raw = body
-        payload = json.loads(raw, parse_constant=_refuse_constant)
+        payload: JSONValue = json.loads(raw, parse_constant=_refuse_constant)
     except RecursionError:
         raise MalformedPayload(f"the body nests deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, a 5,000-digit number, NaN
@@ -118,8 +119,8 @@ def parse_body(body: bytes, content_type: str) -> dict[str, Any]:
     return payload
 
 
-def _node(payload: dict[str, Any], path: str) -> tuple[bool, Any]:
-    node: Any = payload
+def _node(payload: JSONObject, path: str) -> tuple[bool, JSONValue]:
+    node: JSONValue = payload
     for key in path.split("."):
         if not isinstance(node, dict):
             raise MalformedPayload(f"{path}: {key!r} is inside {_kind(node)}, not an object")
@@ -129,21 +130,21 @@ def _node(payload: dict[str, Any], path: str) -> tuple[bool, Any]:
     return True, node
 
 
-def _required(payload: dict[str, Any], path: str) -> Any:
+def _required(payload: JSONObject, path: str) -> JSONValue:
     present, value = _node(payload, path)
     if not present:
         raise MalformedPayload(f"the payload has no {path}; is this delivery really from GitHub?")
     return value
 
 
-def obj(payload: dict[str, Any], path: str) -> dict[str, Any]:
+def obj(payload: JSONObject, path: str) -> JSONObject:
     value = _required(payload, path)
     if not isinstance(value, dict):
         raise MalformedPayload(f"{path} must be an object, not {_kind(value)}")
     return value
 
 
-def optional_obj(payload: dict[str, Any], path: str) -> dict[str, Any] | None:
+def optional_obj(payload: JSONObject, path: str) -> JSONObject | None:
     present, value = _node(payload, path)
     if not present or value is None:
         return None
@@ -152,7 +153,7 @@ def optional_obj(payload: dict[str, Any], path: str) -> dict[str, Any] | None:
     return value
 
 
-def _int(path: str, value: Any, lo: int, hi: int) -> int:
+def _int(path: str, value: JSONValue, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise MalformedPayload(f"{path} must be an integer, not {_kind(value)}")
     if not lo <= value <= hi:
@@ -162,22 +163,22 @@ def _int(path: str, value: Any, lo: int, hi: int) -> int:
     return value
 
 
-def as_integer(path: str, value: Any, lo: int = 1, hi: int = INT32) -> int:
+def as_integer(path: str, value: JSONValue, lo: int = 1, hi: int = INT32) -> int:
     """`value` (found at `path`) as an integer in [lo, hi]."""
     return _int(path, value, lo, hi)
 
 
-def integer(payload: dict[str, Any], path: str, lo: int = 1, hi: int = INT32) -> int:
+def integer(payload: JSONObject, path: str, lo: int = 1, hi: int = INT32) -> int:
     """A required integer in [lo, hi] (default: a positive 32-bit one, as PR numbers are)."""
     return _int(path, _required(payload, path), lo, hi)
 
 
-def optional_integer(payload: dict[str, Any], path: str, lo: int = 1, hi: int = INT64) -> int | None:
+def optional_integer(payload: JSONObject, path: str, lo: int = 1, hi: int = INT64) -> int | None:
     present, value = _node(payload, path)
     return None if not present or value is None else _int(path, value, lo, hi)
 
 
-def _text(path: str, value: Any, limit: int, pattern: re.Pattern[str] | None) -> str:
+def _text(path: str, value: JSONValue, limit: int, pattern: re.Pattern[str] | None) -> str:
     if not isinstance(value, str):
         raise MalformedPayload(f"{path} must be a string, not {_kind(value)}")
     if len(value) > limit:
@@ -187,18 +188,18 @@ def _text(path: str, value: Any, limit: int, pattern: re.Pattern[str] | None) ->
     return value
 
 
-def text(payload: dict[str, Any], path: str, limit: int = 256, pattern: re.Pattern[str] | None = None) -> str:
+def text(payload: JSONObject, path: str, limit: int = 256, pattern: re.Pattern[str] | None = None) -> str:
     return _text(path, _required(payload, path), limit, pattern)
 
 
 def optional_text(
-    payload: dict[str, Any], path: str, limit: int = 256, pattern: re.Pattern[str] | None = None
+    payload: JSONObject, path: str, limit: int = 256, pattern: re.Pattern[str] | None = None
 ) -> str | None:
     present, value = _node(payload, path)
     return None if not present or value is None else _text(path, value, limit, pattern)
 
 
-def flag(payload: dict[str, Any], path: str) -> bool:
+def flag(payload: JSONObject, path: str) -> bool:
     """An optional boolean (absent or null: False)."""
     present, value = _node(payload, path)
     if not present or value is None:
@@ -208,7 +209,7 @@ def flag(payload: dict[str, Any], path: str) -> bool:
     return value
 
 
-def items(payload: dict[str, Any], path: str, limit: int = 100) -> list[Any]:
+def items(payload: JSONObject, path: str, limit: int = 100) -> list[JSONValue]:
     """An optional list of at most `limit` items (absent or null: empty)."""
     present, value = _node(payload, path)
     if not present or value is None:
