@@ -20,11 +20,56 @@ import select
 import subprocess
 import sys
 import time
-from typing import IO, Any
+from dataclasses import dataclass
+from typing import IO
 
-__all__ = ["Beating", "main"]
+from reviewbot.model.jsonvalue import JSONObject, JSONValue
+
+__all__ = ["BeatOrders", "Beating", "main"]
 
 log = logging.getLogger(__name__)
+
+
+def _number(orders: JSONObject, key: str) -> float:
+    value = orders[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"the beater's orders: {key} is not a number")
+    return value
+
+
+@dataclass(frozen=True)
+class BeatOrders:
+    """What a beater is told on its stdin, as one JSON line."""
+
+    db_url: str
+    owner: str  # the worker that runs the job
+    job_id: int
+    beat: float  # seconds between beats
+    lifetime: float = float("inf")  # seconds; past them the beater stops
+
+    def to_line(self) -> str:
+        return json.dumps(
+            {
+                "db_url": self.db_url,
+                "owner": self.owner,
+                "job_id": self.job_id,
+                "beat": self.beat,
+                "lifetime": self.lifetime,
+            }
+        )
+
+    @classmethod
+    def from_line(cls, line: str) -> BeatOrders:
+        orders: JSONValue = json.loads(line)
+        if not isinstance(orders, dict):
+            raise ValueError("the beater's orders are not a JSON object")
+        return cls(
+            str(orders["db_url"]),
+            str(orders["owner"]),
+            int(_number(orders, "job_id")),
+            _number(orders, "beat"),
+            _number(orders, "lifetime") if "lifetime" in orders else float("inf"),
+        )
 
 
 class Beating:
@@ -38,9 +83,7 @@ class Beating:
         """Start beating for `job_id` for at most `lifetime` seconds (a round stuck past every bound
         of its own must look dead, so another worker can take the job); a beater that cannot start is
         logged, and the worker's heartbeat thread still refreshes the job as before."""
-        orders = json.dumps(
-            {"db_url": db_url, "owner": owner, "job_id": job_id, "beat": beat, "lifetime": lifetime}
-        )
+        orders = BeatOrders(db_url, owner, job_id, beat, lifetime).to_line()
         try:
             proc = subprocess.Popen(  # noqa: S603 - this interpreter, a fixed module
                 [sys.executable, "-m", "reviewbot.service.beater"],
@@ -82,7 +125,7 @@ def _closed(stream: IO[str], timeout: float) -> bool:
 
 
 def main(stdin: IO[str] = sys.stdin) -> int:
-    orders: dict[str, Any] = json.loads(stdin.readline())
+    orders = BeatOrders.from_line(stdin.readline())
     # JobBook.heartbeat's update for one job, without importing the jobs book and what it pulls in
     # (a second of start-up for every round).
     import sqlalchemy as sa
@@ -91,10 +134,10 @@ def main(stdin: IO[str] = sys.stdin) -> int:
     from reviewbot.store.db import engine_url
     from reviewbot.store.tables import jobs
 
-    url = engine_url(str(orders["db_url"]))
+    url = engine_url(orders.db_url)
     engine = sa.create_engine(url, connect_args={"timeout": 30} if url.get_backend_name() == "sqlite" else {})
-    owner, job_id, beat = str(orders["owner"]), int(orders["job_id"]), float(orders["beat"])
-    ends = time.monotonic() + float(orders.get("lifetime", float("inf")))
+    owner, job_id, beat = orders.owner, orders.job_id, orders.beat
+    ends = time.monotonic() + orders.lifetime
     refresh = sa.update(jobs).where(jobs.c.owner == owner, jobs.c.state == "running", jobs.c.id == job_id)
     try:
         while True:

@@ -20,7 +20,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from reviewbot.errors import StoreError
 from reviewbot.service import counters
 from reviewbot.service.events import BY_HEAD, Decision, RoundRequest
-from reviewbot.service.job_records import Accepted, Dispatch, utcnow
+from reviewbot.service.job_records import Accepted, DeliveryRecord, Dispatch, utcnow
 from reviewbot.store.store import rounds
 from reviewbot.store.tables import commands, deliveries, jobs
 
@@ -267,11 +267,11 @@ class DeliveryIntake(Ledger):
             return f"head {str(request.head_sha)[:12]} was reviewed in round {round_index}"
         return None
 
-    def delivery(self, delivery_id: str) -> dict[str, Any] | None:
+    def delivery(self, delivery_id: str) -> DeliveryRecord | None:
         """The recorded outcome of one delivery, or None."""
         with self._tx() as conn:
             row = conn.execute(sa.select(deliveries).where(deliveries.c.delivery_id == delivery_id)).first()
-        return None if row is None else dict(row._mapping)
+        return None if row is None else DeliveryRecord.from_row(row)
 
 
 def _pr_of_head(conn: Connection, repository: str, head_sha: str) -> int | None:

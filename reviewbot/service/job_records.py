@@ -8,9 +8,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
-__all__ = ["Job", "Accepted", "Claim", "Dispatch", "Recovered", "utcnow", "as_utc", "jobs_table"]
+__all__ = [
+    "Job",
+    "JobJson",
+    "Accepted",
+    "Claim",
+    "DeliveryRecord",
+    "Dispatch",
+    "Recovered",
+    "utcnow",
+    "as_utc",
+    "jobs_table",
+]
 
 
 def utcnow() -> datetime:
@@ -29,6 +40,38 @@ class Dispatch(NamedTuple):
     job_id: int
     dispatch: int
     delay: float = 0.0
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+class JobJson(TypedDict):
+    """A job as `reviewbot rounds --format json` and the API show it (times in ISO 8601 UTC)."""
+
+    id: int
+    repository: str
+    pr: int
+    head_sha: str | None
+    installation_id: int | None
+    trigger: str
+    delivery_id: str | None
+    requested_by: str | None
+    force: bool
+    state: str
+    attempts: int
+    dispatch: int
+    owner: str | None
+    reason: str | None
+    round_index: int | None
+    result_head: str | None
+    created_at: str
+    updated_at: str
+    not_before: str | None
+    started_at: str | None
+    heartbeat_at: str | None
+    finished_at: str | None
+    command: str | None
 
 
 @dataclass(frozen=True)
@@ -67,12 +110,65 @@ class Job:
         m["force"] = bool(m["force"])
         return cls(**m)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JobJson:
         """The job as `reviewbot rounds --format json` and the API show it (times in ISO 8601 UTC)."""
-        out: dict[str, Any] = {}
-        for key, value in self.__dict__.items():
-            out[key] = value.isoformat() if isinstance(value, datetime) else value
-        return out
+        return JobJson(
+            id=self.id,
+            repository=self.repository,
+            pr=self.pr,
+            head_sha=self.head_sha,
+            installation_id=self.installation_id,
+            trigger=self.trigger,
+            delivery_id=self.delivery_id,
+            requested_by=self.requested_by,
+            force=self.force,
+            state=self.state,
+            attempts=self.attempts,
+            dispatch=self.dispatch,
+            owner=self.owner,
+            reason=self.reason,
+            round_index=self.round_index,
+            result_head=self.result_head,
+            created_at=self.created_at.isoformat(),
+            updated_at=self.updated_at.isoformat(),
+            not_before=_iso(self.not_before),
+            started_at=_iso(self.started_at),
+            heartbeat_at=_iso(self.heartbeat_at),
+            finished_at=_iso(self.finished_at),
+            command=self.command,
+        )
+
+
+@dataclass(frozen=True)
+class DeliveryRecord:
+    """What the server recorded of one webhook delivery (the deliveries table)."""
+
+    delivery_id: str
+    event: str
+    action: str | None
+    repository: str | None
+    pr: int | None
+    outcome: (
+        str  # queued | cancelled | ping | ignored | duplicate_delivery | duplicate_round | duplicate_command
+    )
+    detail: str
+    received_at: datetime
+
+    @classmethod
+    def from_row(cls, row: Any) -> DeliveryRecord:
+        m = row._mapping
+        received = as_utc(m["received_at"])
+        assert received is not None  # the column is NOT NULL
+        return cls(
+            str(m["delivery_id"]),
+            str(m["event"]),
+            m["action"],
+            m["repository"],
+            m["pr"],
+            str(m["outcome"]),
+            str(m["detail"]),
+            received,
+        )
 
 
 class Accepted(NamedTuple):

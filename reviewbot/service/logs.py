@@ -21,7 +21,6 @@ import logging
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 __all__ = [
     "FORMATS",
@@ -55,7 +54,8 @@ class JsonFormatter(logging.Formatter):
     """One JSON object per record: time, level, logger, message, then the record's fields."""
 
     def format(self, record: logging.LogRecord) -> str:
-        out: dict[str, Any] = {
+        # A record's fields are whatever the caller passed: written with str() when not JSON.
+        out: dict[str, object] = {
             "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
 
 from reviewbot.service.app import create_app
+from reviewbot.service.job_records import DeliveryRecord
 from reviewbot.service.runtime import Runtime
 from reviewbot.service.signature import sign
 from tests.service.helpers import (
@@ -40,7 +40,7 @@ def nothing_queued(runtime: Runtime) -> None:
     assert runtime.book.read_counters().get("deliveries") is None
 
 
-def recorded(runtime: Runtime, delivery: str) -> dict[str, Any]:
+def recorded(runtime: Runtime, delivery: str) -> DeliveryRecord:
     row = runtime.book.delivery(delivery)
     assert row is not None, f"delivery {delivery} was not recorded"
     return row
@@ -64,7 +64,7 @@ def test_signed_pull_request_is_queued_with_its_head(server: ServerThread, runti
     )
     assert job.installation_id == 77
     assert runtime.queue.pending() == 1
-    assert recorded(runtime, "d-1")["outcome"] == "queued"
+    assert recorded(runtime, "d-1").outcome == "queued"
 
 
 @pytest.mark.parametrize(
@@ -180,7 +180,7 @@ def test_drafts_are_skipped_and_said_why(server: ServerThread, runtime: Runtime)
     assert r.json()["outcome"] == "ignored"
     assert "draft" in r.json()["detail"]
     assert runtime.book.list() == []
-    assert recorded(runtime, "dr")["outcome"] == "ignored"
+    assert recorded(runtime, "dr").outcome == "ignored"
 
 
 def test_review_command_queues_a_forced_round_for_the_worker_to_authorise(
@@ -217,7 +217,7 @@ def test_ping_is_answered_and_recorded(server: ServerThread, runtime: Runtime) -
     r = deliver(server.url, "ping", ping_event(), delivery="p-1")
     assert r.status_code == 200
     assert r.json()["outcome"] == "ping"
-    assert recorded(runtime, "p-1")["event"] == "ping"
+    assert recorded(runtime, "p-1").event == "ping"
     assert runtime.book.list() == []
 
 
