@@ -1,4 +1,4 @@
-"""missing-tests (P1; P2 when only an opt-in reaches it): a new or changed derivation branch no test pins.
+"""missing-tests (P1; P2 when only an opt-in reaches it; P3 outside config code): a new or changed derivation branch no test pins.
 
 ## What it does
 A changed truth-table row can only be pinned by a test that changed in the same change (an unchanged
@@ -22,6 +22,9 @@ and its guard's reach), and the first evidence line names that population:
   (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
 - **P2**: an opt-in: only a deployment that sets an environment variable, or a switch away from a
   default that keeps the old behaviour, reaches it, and nothing in the repository sets it.
+- **P3**: outside config code (`analysis.scope`: the object written, the function and the file all say
+  nothing of configuration: a loader's scratch size, a weight's bookkeeping), unless a test run showed the
+  branch untested (a surviving mutant): a nit, not a merge blocker. The evidence says so.
 - **not reported**: nothing new to pin: every row of the table equals the old one (a rewritten
   condition); a rename (`n_ctx / params.n_parallel` -> `n_ctx / params_base.n_parallel`); a
   pass-through (an unguarded call that reads or parses an input, `self.x = get_x(param_dict)`,
@@ -75,6 +78,7 @@ from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach.untested import Population, population, table_of
+from reviewbot.analysis.scope import in_config_code
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.missing_tests_search import (
     ChangedTest,
@@ -191,6 +195,7 @@ class _Untested:
     tests: list[ChangedTest]
     severity: Severity  # from who reaches the changed rows of the anchor (the first branch)
     population: Population  # the anchor's
+    config: bool = True  # config code (`analysis.scope`) or a surviving mutant: may block a merge
 
 
 def reached(ctx: CheckContext) -> dict[tuple[str, int, str, str], Population]:
@@ -269,7 +274,10 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
         if untested:
             who = who_reaches[_key(untested[0])]
             sev = Severity.P1 if who.kind == "production" else Severity.P2
-            yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who)
+            config = bool(survivors) or in_config_code(untested[0].head, ctx.index.is_config_owner)
+            if not config:
+                sev = Severity.P3  # no config written, no executed proof: a nit, not a merge blocker
+            yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who, config)
 
 
 _RANK = {"production": 0, "opt-in": 1, "none": 2}
@@ -318,6 +326,8 @@ def _evidence(ctx: CheckContext, u: _Untested) -> list[Message | str]:
         )
     if u.population.evidence:
         evidence.append(u.population.evidence)  # who reaches the changed rows: the severity's ground
+    if not u.config:
+        evidence.append(msg("missing-tests.outside-config", target=a.target, where=u.function or a.path))
     older = [r for r in ctx.index.tests_mentioning(u.own) if r.path not in {t.path for t in u.tests}]
     if older:
         at = listing(sorted(dict.fromkeys(f"{r.path}:{r.line}" for r in older)), 2)

@@ -1,0 +1,56 @@
+"""Is a write config code? The scope in which "this derivation has no test" is worth blocking a merge.
+
+A derived setting that is wrong fails silently downstream; a tensor's shape, a loader's scratch size or a
+request's bookkeeping that is wrong fails loudly or is another kind of code, with its own tests. So a
+rule that asks for a focused test of a truth table (missing-tests) blocks only where the write is
+configuration: the object written holds configuration (its type or name says so: `ModelConfig`,
+`server_args`, `params`), the function derives configuration (`getAttentionConfigs`, `validate_args`,
+`__post_init__` of a config class), or the file is the project's configuration module
+(`server_args.py`, `arguments.py`, `config.cc`, `arg_utils.py`). Elsewhere the finding is a nit.
+
+Names, not types: the facts of one file do not say what a receiver is beyond its spelling and its owner,
+and projects spell configuration the same few ways (see `lang/owners.py`).
+
+Pure: an assignment and the repository's config-owner lookup in, an answer out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from reviewbot.lang.facts import Assignment
+from reviewbot.lang.owners import is_config_name
+
+__all__ = ["in_config_code"]
+
+# A receiver or member spelled like configuration: `config`, `model_cfg`, `params`, `server_args`, `opts`.
+_CONFIG_WORD = re.compile(
+    r"(?i)conf|cfg|settings|(?:^|_)(?:params?|parameters|args|arguments|options|opts|hparams|flags)$"
+)
+# A function that derives or checks configuration.
+_CONFIG_FUNCTION = re.compile(
+    r"(?i)conf|cfg|settings|args|arguments|params|parameters|options|flags|__post_init__|validat|verify"
+)
+# The project's configuration module: `server_args.py`, `arguments.py`, `config.cc`, `arg_utils.py`,
+# `gpt_init_model_parameters.py`, `envs.py`, `common/arg.cpp`.
+_CONFIG_FILE = re.compile(
+    r"(?i)(?:conf|cfg|settings|args|arguments|arg_utils|params|parameters|options|flags|envs?)[^/]*$"
+    r"|(?:^|/)(?:arg|common)\.(?:cpp|cc|h)$"
+)
+
+
+def in_config_code(a: Assignment, is_config_owner: Callable[[str], bool]) -> bool:
+    """The write lands in configuration, happens in a function that derives it, or in a config file."""
+    if _CONFIG_FILE.search(a.path) is not None:
+        return True
+    *classes, short = (a.function or "").replace("::", ".").split(".")
+    if short and _CONFIG_FUNCTION.search(short) is not None:
+        return True
+    if any(is_config_name(c) or is_config_owner(c) for c in classes if c):
+        return True  # a method of a config class: `ModelConfig::getAttentionConfigs`, `ServerArgs.resolve`
+    owner_root = a.owner.split(".", 1)[0] if a.owner else ""
+    if owner_root and (is_config_name(owner_root) or is_config_owner(owner_root)):
+        return True
+    receiver = re.split(r"\.|->", a.target)[:-1]
+    return any(_CONFIG_WORD.search(part) is not None for part in receiver if part != "self")
