@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Collection
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 
@@ -84,7 +84,7 @@ class ReviewTable(_Table):
 
     @field_validator("checklists", "disabled", "exclude", mode="before")
     @classmethod
-    def _a_list(cls, value: Any) -> Any:
+    def _a_list(cls, value: object) -> object:
         # A bare string would otherwise be read as a sequence of letters.
         if not isinstance(value, list):
             raise ValueError("not a list")
@@ -106,7 +106,7 @@ class TestConfig(_Table):
 
     @field_validator("env", mode="before")
     @classmethod
-    def _env_names(cls, value: Any) -> Any:
+    def _env_names(cls, value: object) -> object:
         if not isinstance(value, list):
             raise ValueError("not a list")
         bad = [v for v in value if not isinstance(v, str) or not _ENV_NAME.fullmatch(v)]
@@ -137,7 +137,7 @@ class CppTable(_Table):
 
     @field_validator("macros", mode="before")
     @classmethod
-    def _identifiers(cls, value: Any) -> Any:
+    def _identifiers(cls, value: object) -> object:
         if not isinstance(value, list):
             raise ValueError("not a list")
         bad = [v for v in value if not isinstance(v, str) or not _MACRO_NAME.fullmatch(v)]
@@ -197,7 +197,7 @@ def _keys(section: str) -> list[str]:
     return [k for k, f in model.model_fields.items() if not f.exclude]
 
 
-def _unknown(data: dict[str, Any]) -> str | None:
+def _unknown(data: Mapping[str, object]) -> str | None:
     """Every unknown section or key at once: a typo is rarely alone."""
     allowed = ", ".join(f"[{s}]" for s in _SECTIONS)
     sections = sorted(f"[{k}]" for k, v in data.items() if k not in _SECTIONS and isinstance(v, dict))
@@ -273,13 +273,13 @@ def parse_repo_config(
     return _validate(data, origin, rules, checklists)
 
 
-def parse_tests_table(tests: dict[str, Any], origin: str = CONFIG_PATH) -> TestConfig | None:
+def parse_tests_table(tests: Mapping[str, object], origin: str = CONFIG_PATH) -> TestConfig | None:
     """A `[tests]` table on its own (None when empty); RepoConfigError names what to fix."""
     return _validate({"tests": tests}, origin, None, None).tests if tests else None
 
 
 def _validate(
-    data: dict[str, Any], origin: str, rules: Collection[str] | None, checklists: Collection[str] | None
+    data: Mapping[str, object], origin: str, rules: Collection[str] | None, checklists: Collection[str] | None
 ) -> RepoConfig:
     problem = _unknown(data)
     if problem is None:

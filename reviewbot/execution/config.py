@@ -10,8 +10,8 @@ The head of a pull request must not choose what reviewbot executes, so the head'
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from reviewbot.config import BASE_ORIGIN, CONFIG_PATH, TestConfig, parse_repo_config, parse_tests_table
 from reviewbot.model.change import ChangeSet
@@ -34,7 +34,7 @@ def parse_test_config(text: str | None) -> TestConfig | None:
     return parse_repo_config(text, BASE_ORIGIN).tests
 
 
-def test_config_from_table(tests: dict[str, Any]) -> TestConfig | None:
+def test_config_from_table(tests: Mapping[str, object]) -> TestConfig | None:
     """Validate a `[tests]` table on its own; None when empty."""
     return parse_tests_table(tests, BASE_ORIGIN)
 
