@@ -74,3 +74,68 @@ def test_declared_macros_are_read_and_kept_apart_in_the_facts_cache(tmp_path: Pa
     assert plain is not None and own is not None and again is not None
     assert plain.error_spans == ((1, 1),) and own.error_spans == ()
     assert again.error_spans == plain.error_spans  # the declared parse did not replace the plain one
+
+
+# A C header the way the engines write one: export macros defined in the header itself, `extern "C"`
+# inside `#ifdef __cplusplus` guards, deprecated wrappers whose message holds a comma, and a config
+# struct whose defaults are the derivations a change touches.
+HEADER = """\
+#ifdef LLAMA_SHARED
+#    define LLAMA_API __declspec(dllexport)
+#else
+#    define LLAMA_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+    struct llama_context_params {
+        uint32_t n_ctx;
+        float    yarn_ext_factor;
+    };
+
+    LLAMA_API struct llama_context_params llama_context_default_params(void);
+
+    LLAMA_API DEPRECATED(int llama_eval(struct llama_context * ctx, int n_past),
+            "avoid using this, it will be removed in the future");
+
+#ifdef __cplusplus
+}
+#endif
+"""
+
+PARSER = """\
+bool parse_arg(int argc, char ** argv, int i, gpt_params & params) {
+    std::string arg = argv[i];
+    if (arg == "-ctk") {
+        CHECK_ARG
+        params.cache_type_k = argv[++i];
+        return true;
+    }
+    return false;
+}
+
+enum mode {
+    ONLY_MODE
+};
+"""
+
+
+def test_a_c_header_with_export_macros_extern_c_and_deprecated_wrappers_parses() -> None:
+    raw = HEADER.encode()
+    out = blank_macros(raw)
+    assert len(out) == len(raw) and out.count(b"\n") == raw.count(b"\n")
+    assert b"#    define LLAMA_API __declspec(dllexport)" in out  # a directive stays as written
+    assert b"int llama_eval(struct llama_context * ctx, int n_past)" in out  # the wrapped declaration
+    assert b"avoid using this" not in out
+    facts = parse("llama.h", HEADER)
+    assert facts.error_spans == ()
+
+
+def test_a_statement_macro_alone_on_its_line_is_blanked_and_an_enumerator_is_not() -> None:
+    out = blank_macros(PARSER.encode()).decode()
+    assert "CHECK_ARG" not in out and "ONLY_MODE" in out
+    facts = parse("common.cpp", PARSER)
+    assert facts.error_spans == ()
+    assert any(a.field == "cache_type_k" and a.line == 5 for a in facts.assignments)

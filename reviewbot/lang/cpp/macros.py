@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["ATTRIBUTE_MACROS", "CALL_MACROS", "blank_macros", "declared", "extra_macros"]
+__all__ = ["ATTRIBUTE_MACROS", "CALL_MACROS", "WRAPPER_MACROS", "blank_macros", "declared", "extra_macros"]
 
 _EXTRA: ContextVar[tuple[str, ...]] = ContextVar("reviewbot_cpp_macros", default=())
 
@@ -76,6 +76,7 @@ ATTRIBUTE_MACROS: tuple[str, ...] = (
     "LLAMA_API",
     "GGML_API",
     "GGML_CALL",
+    "GGML_RESTRICT",
     "TVM_DLL",
     "MLC_API",
 )
@@ -90,7 +91,13 @@ CALL_MACROS: tuple[str, ...] = (
     "C10_LAUNCH_BOUNDS_1",
     "LLAMA_ATTRIBUTE_FORMAT",
     "GGML_ATTRIBUTE_FORMAT",
+    "LLAMA_COMMON_ATTRIBUTE_FORMAT",
 )
+
+
+# Macros that wrap a whole declaration and add a message: `DEPRECATED(int f(int x), "use g")`. The name,
+# its parenthesis and the trailing `, "message")` go; the declaration inside is read as written.
+WRAPPER_MACROS: tuple[str, ...] = ("DEPRECATED", "GGML_DEPRECATED", "LLAMA_DEPRECATED")
 
 
 def _alternation(names: tuple[str, ...]) -> bytes:
@@ -101,7 +108,63 @@ _WORDS = re.compile(rb"(?<![\w])(?:" + _alternation(ATTRIBUTE_MACROS) + rb")(?![
 _CALLS = re.compile(rb"(?<![\w])(?:" + _alternation(CALL_MACROS) + rb")\s*\(")
 # A CUDA launch configuration: `<<<grid, block[, shared[, stream]]>>>`, on one or a few lines.
 _LAUNCH = re.compile(rb"<<<[^;{}]*?>>>")
-_QUICK = re.compile(rb"__|<<<|C10_|TORCH_API|CUB_|CUTLASS_|LLAMA_|GGML_|TVM_DLL|MLC_API")
+_WRAPPERS = re.compile(rb"(?<![\w])(?:" + _alternation(WRAPPER_MACROS) + rb")\s*\(")
+_QUICK = re.compile(
+    rb"__|<<<|C10_|TORCH_API|CUB_|CUTLASS_|LLAMA_|GGML_|TVM_DLL|MLC_API|DEPRECATED|\"C\"|\n[ \t]*[A-Z][A-Z0-9_]{2,}[ \t]*\n"
+)
+# A preprocessor directive, with its continuation lines: a macro's own `#define LLAMA_API ...` must stay
+# a definition (blanking its name leaves `#define  __declspec(...)`, an error that swallows the file).
+_DIRECTIVE = re.compile(rb"(?m)^[ \t]*#(?:[^\n]*\\\n)*[^\n]*")
+# A C header's `extern "C" {` and its `}`, each inside its own `#ifdef __cplusplus`: tree-sitter cannot
+# pair braces across two conditional blocks and reads the whole header as one ERROR; without them the
+# declarations between are read as at file scope, which is what a C++ compiler sees of them.
+_EXTERN_C = re.compile(
+    rb'#[ \t]*ifdef[ \t]+__cplusplus[ \t]*\n\s*(?:extern[ \t]+"C"[ \t]*\{|\})[ \t]*\n\s*#[ \t]*endif'
+)
+
+
+# A statement-like macro written alone on its line with no semicolon, after a statement or a brace
+# (`CHECK_ARG` in an argument parser expands to `if (++i >= argc) { ... }`): not C++ as written, and
+# tree-sitter wraps it and the next statement in an ERROR. An upper-case name alone on a line in that
+# place is nothing else in C++ (a constant would end an expression, need a `;` or be an enumerator with
+# a `,`); the next line must start a statement, so a lone enumerator before `};` is left alone.
+_STATEMENT_MACRO = re.compile(
+    rb"(?m)(?<=[;{}])[ \t]*(?://[^\n]*)?\n[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*(?=\n[ \t]*[A-Za-z_/#])"
+)
+
+
+def _close(source: bytes, open_paren: int) -> int | None:
+    """The index of the `)` that closes the `(` at `open_paren`, or None when it is not closed."""
+    depth = 0
+    for i in range(open_paren, len(source)):
+        ch = source[i]
+        if ch == 0x28:  # (
+            depth += 1
+        elif ch == 0x29:  # )
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def _last_top_comma(source: bytes, open_paren: int, close: int) -> int | None:
+    """The last comma at the top level of the parenthesis (before a wrapper macro's message), string
+    literals skipped (a message may hold commas)."""
+    depth, last, i = 0, None, open_paren
+    while i < close:
+        ch = source[i]
+        i += 1
+        if ch == 0x22:  # a string literal: to its closing quote
+            while i < close and source[i] != 0x22:
+                i += 2 if source[i] == 0x5C else 1  # a backslash escapes the next byte
+            i += 1
+        elif ch in b"([{":
+            depth += 1
+        elif ch in b")]}":
+            depth -= 1
+        elif ch == 0x2C and depth == 1:  # ,
+            last = i - 1
+    return last
 
 
 def blank_macros(source: bytes, extra: tuple[str, ...] = ()) -> bytes:
@@ -125,16 +188,19 @@ def blank_macros(source: bytes, extra: tuple[str, ...] = ()) -> bytes:
     for m in _LAUNCH.finditer(source):
         blank(m.start(), m.end())
     for m in _CALLS.finditer(source):
-        depth, i = 0, m.end() - 1
-        while i < len(source):
-            ch = source[i]
-            if ch == 0x28:  # (
-                depth += 1
-            elif ch == 0x29:  # )
-                depth -= 1
-                if depth == 0:
-                    break
-            i += 1
-        if depth == 0:  # an unbalanced call is left as written
-            blank(m.start(), i + 1)
+        close = _close(source, m.end() - 1)
+        if close is not None:  # an unbalanced call is left as written
+            blank(m.start(), close + 1)
+    for m in _WRAPPERS.finditer(source):
+        close = _close(source, m.end() - 1)
+        comma = _last_top_comma(source, m.end() - 1, close) if close is not None else None
+        if close is not None and comma is not None:
+            blank(m.start(), m.end())
+            blank(comma, close + 1)
+    for m in _EXTERN_C.finditer(source):
+        blank(m.start(), m.end())
+    for m in _STATEMENT_MACRO.finditer(source):
+        blank(m.start(1), m.end(1))
+    for m in _DIRECTIVE.finditer(source):
+        out[m.start() : m.end()] = source[m.start() : m.end()]  # directives as written (see _DIRECTIVE)
     return bytes(out)
