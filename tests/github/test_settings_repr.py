@@ -2,6 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from reviewbot.errors import UsageError
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.settings import Settings
 
@@ -34,3 +37,42 @@ def test_a_command_line_round_reads_the_config_file_and_refuses_a_bad_repo_confi
     gh = GitHubSettings.from_env({"REVIEWBOT_CONFIG": str(config), "GITHUB_TOKEN": "t"})
     assert (gh.api_url, gh.bot_login, gh.token) == ("https://ghe.example.com/api/v3", "from-file", "t")
     assert gh.review_drafts and gh.repo_config_errors == "raise"
+
+
+def test_drafts_are_reviewed_as_the_settings_say_unless_a_person_asked(tmp_path: Path) -> None:
+    import argparse
+
+    from reviewbot.commands.github_run import settings_from_args
+
+    # One default, the settings' (docs/github-app.md: drafts are skipped unless review_drafts).
+    assert Settings().review_drafts is False
+    assert GitHubSettings().review_drafts is False
+    assert GitHubSettings.from_settings(Settings()).review_drafts is False
+    assert GitHubSettings.from_settings(Settings(review_drafts=True)).review_drafts is True
+    # `reviewbot run --pr N`: a person asked for this PR, so a draft is reviewed.
+    args = argparse.Namespace(
+        api_url=None, db=None, cache_dir=None, lang=None, no_tests=False, checklist=None
+    )
+    assert settings_from_args(args, Settings()).review_drafts is True
+    assert GitHubSettings.from_env({"GITHUB_TOKEN": "t"}).review_drafts is True
+
+
+def test_the_process_settings_are_derived_not_copied(tmp_path: Path) -> None:
+    gh = GitHubSettings(token="t", timeout=5.0, seconds_between_writes=0.0, cache_dir=tmp_path, lang="zh")
+    assert gh.process.token() == "t" and gh.process.github_timeout_seconds == 5.0
+    assert (gh.timeout, gh.seconds_between_writes, gh.seconds_between_requests) == (5.0, 0.0, 0.25)
+    assert gh.cache_root == tmp_path and gh.db_url == gh.process.database_url
+    changed = gh.with_(lang="en", bot_login="bot", api_url=None)
+    assert (changed.lang, changed.bot_login, changed.process.bot_login, changed.token) == (
+        "en",
+        "bot",
+        "bot",
+        "t",
+    )
+    assert gh.bot_login is None and gh.lang == "zh"  # the original is unchanged
+    with pytest.raises(TypeError, match="unexpected option.*github_token"):
+        GitHubSettings.from_settings(Settings(), github_token="t")  # the settings' name, not the GitHub one
+    with pytest.raises(UsageError, match="^timeout "):
+        GitHubSettings(timeout=0)
+    with pytest.raises(UsageError, match="^max_attempts must be at least 1"):
+        GitHubSettings(max_attempts=0)
