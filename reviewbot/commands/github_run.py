@@ -18,12 +18,14 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from reviewbot.commands.run import fail_level, failing, output_format
 from reviewbot.errors import UsageError
-from reviewbot.github.dryrun import plan_json, plan_text
+from reviewbot.github.client import ApiKpi
+from reviewbot.github.dryrun import PlanJson, plan_json, plan_text
 from reviewbot.github.round import PrRoundOutcome, run_pr_round
 from reviewbot.github.settings import GitHubSettings
 from reviewbot.report.render import render_sarif
@@ -34,6 +36,26 @@ from reviewbot.settings import Settings
 __all__ = ["main", "repo_from_checkout", "settings_from_args"]
 
 EXIT_INCOMPLETE = 3
+
+
+class PublishedJson(TypedDict):
+    steps: list[str]
+    notes: list[str]
+    comment_url: str | None
+
+
+class RunJson(TypedDict):
+    """`reviewbot run --pr N --format json`: the round, its plan, what was published."""
+
+    status: str  # github.sink.Publication
+    repository: str
+    pr: int
+    head_sha: str | None
+    api: ApiKpi
+    code_source: str  # "" when the round never got to the code
+    review: Mapping[str, object] | None  # the round's JSON document (reviewbot.report)
+    plan: PlanJson | None
+    published: NotRequired[PublishedJson]
 
 
 def repo_from_checkout(path: Path) -> str:
@@ -77,22 +99,22 @@ def _text(outcome: PrRoundOutcome, fmt: str) -> str:
         assert outcome.review is not None
         return render_github(outcome.review)
     if fmt == "json":
-        doc: dict[str, Any] = {
-            "status": outcome.status,
-            "repository": outcome.repo,
-            "pr": outcome.pr,
-            "head_sha": outcome.head_sha,
-            "api": outcome.api,
-            "code_source": outcome.code_source or "",  # "" when the round never got to the code
-            "review": outcome.json,
-            "plan": plan_json(outcome.plan) if outcome.plan else None,
-        }
+        doc = RunJson(
+            status=outcome.status,
+            repository=outcome.repo,
+            pr=outcome.pr,
+            head_sha=outcome.head_sha,
+            api=outcome.api,
+            code_source=outcome.code_source or "",
+            review=outcome.json,
+            plan=plan_json(outcome.plan) if outcome.plan else None,
+        )
         if outcome.published is not None:
-            doc["published"] = {
-                "steps": outcome.published.steps,
-                "notes": outcome.published.notes,
-                "comment_url": outcome.published.comment.html_url if outcome.published.comment else None,
-            }
+            doc["published"] = PublishedJson(
+                steps=outcome.published.steps,
+                notes=outcome.published.notes,
+                comment_url=outcome.published.comment.html_url if outcome.published.comment else None,
+            )
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     if outcome.status == "dry_run":
         assert outcome.plan is not None

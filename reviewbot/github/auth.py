@@ -31,6 +31,7 @@ from github import Auth, Github, GithubIntegration
 from reviewbot.errors import UsageError
 from reviewbot.github.client import ApiCounter, ApiError, GitHubClient
 from reviewbot.github.pacing import WritePacer
+from reviewbot.github.payloads import UserJson, answer
 from reviewbot.github.settings import GitHubSettings
 
 __all__ = [
@@ -116,7 +117,7 @@ def _token_login(client: GitHubClient, env: Mapping[str, str]) -> str:
                 "login it posts as, or use App credentials (REVIEWBOT_APP_ID, REVIEWBOT_PRIVATE_KEY_PATH)"
             ) from exc
         raise
-    return str(data["login"])
+    return str(answer(data, UserJson, "GET /user")["login"])
 
 
 class InstallationToken(Auth.Token):

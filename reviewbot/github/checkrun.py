@@ -10,9 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from reviewbot.github.limits import CHECK_TEXT_LIMIT, STATE_LINE, fit_body
+from reviewbot.github.payloads import (
+    AnnotationBody,
+    CheckRunCreateBody,
+    CheckRunOutputBody,
+    CheckRunUpdateBody,
+)
 from reviewbot.model.finding import Finding
 from reviewbot.model.review import Review, Status
 from reviewbot.report import sanitize
@@ -56,37 +61,51 @@ class CheckRunPlan:
     title: str
     summary: str
     text: str
-    annotations: tuple[dict[str, Any], ...]
+    annotations: tuple[AnnotationBody, ...]
     external_id: str
 
-    def batches(self) -> list[list[dict[str, Any]]]:
+    def batches(self) -> list[list[AnnotationBody]]:
         a = list(self.annotations)
         return [a[i : i + ANNOTATION_BATCH] for i in range(0, len(a), ANNOTATION_BATCH)] or [[]]
 
-    def _output(self, annotations: list[dict[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {"title": self.title, "summary": self.summary, "text": self.text}
+    def _output(self, annotations: list[AnnotationBody]) -> CheckRunOutputBody:
+        out = CheckRunOutputBody(title=self.title, summary=self.summary, text=self.text)
         if annotations:
             out["annotations"] = annotations
         return out
 
-    def create_payload(self, details_url: str | None = None) -> dict[str, Any]:
-        payload: dict[str, Any] = {
-            "name": self.name,
-            "head_sha": self.head_sha,
-            "status": "completed",
-            "conclusion": self.conclusion,
-            "external_id": self.external_id,
-            "output": self._output(self.batches()[0]),
-        }
+    def create_payload(self, details_url: str | None = None) -> CheckRunCreateBody:
+        payload = CheckRunCreateBody(
+            name=self.name,
+            head_sha=self.head_sha,
+            status="completed",
+            conclusion=self.conclusion,
+            external_id=self.external_id,
+            output=self._output(self.batches()[0]),
+        )
         if details_url:
             payload["details_url"] = details_url
         return payload
 
-    def update_payloads(self) -> list[dict[str, Any]]:
-        """The PATCH bodies that append the annotations beyond the first 50."""
-        return [{"output": self._output(batch)} for batch in self.batches()[1:]]
+    def in_place_payload(self, details_url: str | None = None) -> CheckRunUpdateBody:
+        """The PATCH body that makes an earlier run of this head this plan's run: the create payload
+        without the head and external_id (they are the run's already) and without annotations
+        (GitHub appends them: those it has would be listed twice)."""
+        payload = CheckRunUpdateBody(
+            name=self.name,
+            status="completed",
+            conclusion=self.conclusion,
+            output=self._output([]),
+        )
+        if details_url:
+            payload["details_url"] = details_url
+        return payload
 
-    def output_with(self, annotations: list[dict[str, Any]]) -> dict[str, Any]:
+    def update_payloads(self) -> list[CheckRunUpdateBody]:
+        """The PATCH bodies that append the annotations beyond the first 50."""
+        return [CheckRunUpdateBody(output=self._output(batch)) for batch in self.batches()[1:]]
+
+    def output_with(self, annotations: list[AnnotationBody]) -> CheckRunOutputBody:
         """The run's output carrying `annotations` (appended by GitHub to those it has)."""
         return self._output(annotations)
 
@@ -95,17 +114,17 @@ def annotated(review: Review) -> list[Finding]:
     return [f for f in review.findings if f.state in ("new", "still_open")]
 
 
-def _annotation(f: Finding) -> dict[str, Any]:
+def _annotation(f: Finding) -> AnnotationBody:
     message = f.title + (f"\n\n{f.suggestion}" if f.suggestion else "")
-    a: dict[str, Any] = {
-        "path": f.path,
-        "start_line": max(f.line, 1),
-        "end_line": max(f.line, 1),
+    a = AnnotationBody(
+        path=f.path,
+        start_line=max(f.line, 1),
+        end_line=max(f.line, 1),
         # A dismissed finding stays visible but must not read as a failure of the check.
-        "annotation_level": _LEVEL[f.severity.value] if f.dismissal is None else "notice",
-        "title": f"[{f.severity.value}] {f.rule}{' (dismissed)' if f.dismissal else ''}"[:255],
-        "message": message[:60_000],
-    }
+        annotation_level=_LEVEL[f.severity.value] if f.dismissal is None else "notice",
+        title=f"[{f.severity.value}] {f.rule}{' (dismissed)' if f.dismissal else ''}"[:255],
+        message=message[:60_000],
+    )
     if f.evidence:
         a["raw_details"] = "\n".join(f.evidence)[:60_000]
     return a

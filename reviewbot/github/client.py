@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypedDict, TypeVar
 
 import requests
 from github import GithubException
@@ -36,12 +36,14 @@ from reviewbot.errors import GitHubError, RateLimited, UsageError
 from reviewbot.github.pacing import WritePacer
 from reviewbot.github.resilience import Decision, Failure, decide, describe
 from reviewbot.github.settings import GitHubSettings
+from reviewbot.model.jsonvalue import JSONValue
 
-__all__ = ["ApiCounter", "ApiError", "GitHubClient", "Unreachable"]
+__all__ = ["ApiCounter", "ApiError", "ApiKpi", "GitHubClient", "Headers", "Unreachable"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
+Headers: TypeAlias = dict[str, str]  # an answer's HTTP headers
 
 
 class ApiError(GitHubError):
@@ -65,6 +67,16 @@ class Unreachable(ApiError):
 def _named(method: str, label: str) -> str:
     """`label` as logs show it: with its method once (labels usually start with it)."""
     return label if label.startswith(f"{method} ") else f"{method} {label}"
+
+
+class ApiKpi(TypedDict):
+    """A round's API figures, as its KPI, its `--format json` output and the App's job show them."""
+
+    api_calls: int
+    api_reads: int
+    api_writes: int
+    api_retries: int
+    api_auth_calls: int
 
 
 @dataclass
@@ -98,7 +110,7 @@ class ApiCounter:
     def calls(self) -> int:
         return self.reads + self.writes
 
-    def kpi(self) -> dict[str, Any]:
+    def kpi(self) -> ApiKpi:
         return {
             "api_calls": self.calls,
             "api_reads": self.reads,
@@ -261,36 +273,50 @@ class GitHubClient:
             self.counter.waited_s += wait  # a look, not a send: no retry is counted
             self._sleep(wait)
 
+    def send(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str | int] | None = None,
+        body: Mapping[str, object] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[Headers, JSONValue]:
+        """One attempt of one REST request, neither counted nor retried: `call` (or `request`) runs it."""
+        out: tuple[Headers, JSONValue] = self.requester.requestJsonAndCheck(
+            method,
+            path,
+            parameters=dict(params) if params else None,
+            headers=dict(headers) if headers else None,
+            input=body,
+        )
+        return out
+
     def request(
         self,
         method: str,
         path: str,
         *,
         label: str | None = None,
-        params: Mapping[str, Any] | None = None,
-        body: Any = None,
+        params: Mapping[str, str | int] | None = None,
+        body: Mapping[str, object] | None = None,
         headers: Mapping[str, str] | None = None,
-        reconcile: Callable[[], tuple[dict[str, Any], Any] | None] | None = None,
-    ) -> tuple[dict[str, Any], Any]:
+        reconcile: Callable[[], tuple[Headers, JSONValue] | None] | None = None,
+    ) -> tuple[Headers, JSONValue]:
         """One REST request (path relative to the API URL, or an absolute URL on the same host)."""
 
-        def send() -> tuple[dict[str, Any], Any]:
-            out: tuple[dict[str, Any], Any] = self.requester.requestJsonAndCheck(
-                method,
-                path,
-                parameters=dict(params) if params else None,
-                headers=dict(headers) if headers else None,
-                input=body,
-            )
-            return out
+        def send() -> tuple[Headers, JSONValue]:
+            return self.send(method, path, params=params, body=body, headers=headers)
 
         return self.call(method, label or f"{method} {path}", send, reconcile=reconcile)
 
-    def paginate(self, path: str, *, label: str, params: Mapping[str, Any] | None = None) -> list[Any]:
+    def paginate(
+        self, path: str, *, label: str, params: Mapping[str, str | int] | None = None
+    ) -> list[JSONValue]:
         """All items of a list endpoint: 100 per page, following the `link` header's rel="next"."""
-        items: list[Any] = []
+        items: list[JSONValue] = []
         url: str | None = path
-        query: dict[str, Any] | None = {"per_page": 100, **(params or {})}
+        query: dict[str, str | int] | None = {"per_page": 100, **(params or {})}
         while url is not None:
             headers, data = self.request("GET", url, label=label, params=query)
             if not isinstance(data, list):

@@ -2,38 +2,72 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
+from reviewbot.github.payloads import CheckRunCreateBody, CheckRunUpdateBody, ReviewBody
 from reviewbot.github.plan import PublicationPlan
 
-__all__ = ["plan_text", "plan_json"]
+__all__ = ["PlanJson", "plan_text", "plan_json"]
 
 _RULE = "=" * 100
 
 
-def plan_json(plan: PublicationPlan) -> dict[str, Any]:
+class SummaryCommentJson(TypedDict):
+    action: str  # create | update | unchanged
+    body: str
+    comment_id: NotRequired[int]  # the comment edited or left as it is
+
+
+class CheckRunRequestsJson(TypedDict):
+    create: CheckRunCreateBody
+    updates: list[CheckRunUpdateBody]  # the annotations beyond the first 50
+
+
+class ThreadToResolveJson(TypedDict):
+    thread_id: str
+    fingerprint: str
+    path: str
+    line: int | None
+
+
+class PlanJson(TypedDict):
+    """A dry run's plan in `--format json`: every request `--post` would send."""
+
+    repository: str
+    pr: int
+    head_sha: str
+    summary_comment: SummaryCommentJson
+    review: ReviewBody | None
+    check_run: CheckRunRequestsJson
+    not_inline: list[str]
+    resolve_threads: list[ThreadToResolveJson]
+    shortened: bool
+    write_calls: int
+
+
+def plan_json(plan: PublicationPlan) -> PlanJson:
     """Every request `--post` would send for this plan (the check run's details_url aside)."""
-    summary: dict[str, Any] = {"action": plan.summary_action, "body": plan.summary_body}
+    summary = SummaryCommentJson(action=plan.summary_action, body=plan.summary_body)
     if plan.summary_comment_id is not None:
         summary["comment_id"] = plan.summary_comment_id
-    return {
-        "repository": plan.repo,
-        "pr": plan.pr,
-        "head_sha": plan.head_sha,
-        "summary_comment": summary,
-        "review": plan.review.payload() if plan.review else None,
-        "check_run": {
-            "create": plan.check_run.create_payload(),
-            "updates": plan.check_run.update_payloads(),
-        },
-        "not_inline": [f"{f.path}:{f.line}" for f in plan.not_inline],
-        "resolve_threads": [
-            {"thread_id": th.id, "fingerprint": th.fingerprint, "path": th.path, "line": th.line}
+    return PlanJson(
+        repository=plan.repo,
+        pr=plan.pr,
+        head_sha=plan.head_sha,
+        summary_comment=summary,
+        review=plan.review.payload() if plan.review else None,
+        check_run=CheckRunRequestsJson(
+            create=plan.check_run.create_payload(),
+            updates=plan.check_run.update_payloads(),
+        ),
+        not_inline=[f"{f.path}:{f.line}" for f in plan.not_inline],
+        resolve_threads=[
+            ThreadToResolveJson(thread_id=th.id, fingerprint=th.fingerprint, path=th.path, line=th.line)
             for th in plan.resolve_threads
         ],
-        "shortened": plan.shortened,
-        "write_calls": plan.write_calls,
-    }
+        shortened=plan.shortened,
+        write_calls=plan.write_calls,
+    )
 
 
 def plan_text(plan: PublicationPlan) -> str:

@@ -15,6 +15,7 @@ import logging
 import urllib.parse
 
 from reviewbot.github.client import ApiError, GitHubClient
+from reviewbot.github.payloads import PermissionJson, answer
 
 __all__ = ["Permissions", "WRITE_ROLES"]
 
@@ -52,7 +53,8 @@ class Permissions:
                 raise
             log.info("%s: the permission of %s is unknown (%s); treated as none", self.repo, user, exc.status)
             return "none"
-        legacy = str((data or {}).get("permission") or "none")
-        role = str((data or {}).get("role_name") or legacy)
+        found = answer(data or {}, PermissionJson, "a collaborator's permission")
+        legacy = str(found.get("permission") or "none")
+        role = str(found.get("role_name") or legacy)
         # A custom role carries its base level in `permission`: the higher of the two decides.
         return role if role in WRITE_ROLES or legacy not in WRITE_ROLES else legacy

@@ -23,7 +23,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from reviewbot.github.checkrun import (
     ANNOTATION_BATCH,
@@ -34,6 +33,7 @@ from reviewbot.github.checkrun import (
     held_back_line,
 )
 from reviewbot.github.limits import COMMENT_LIMIT, STATE_LINE, fit_body
+from reviewbot.github.payloads import ReviewBody, ReviewCommentBody
 from reviewbot.github.settings import LEFT_OUT_CONCLUSIONS
 from reviewbot.github.threads import ReviewThread, finding_marker
 from reviewbot.model.change import ChangeSet, FileStatus
@@ -84,8 +84,8 @@ class InlineComment:
     body: str
     fingerprint: str
 
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "side": "RIGHT", "body": self.body}
+    def to_json(self) -> ReviewCommentBody:
+        return ReviewCommentBody(path=self.path, line=self.line, side="RIGHT", body=self.body)
 
 
 @dataclass(frozen=True)
@@ -94,14 +94,14 @@ class ReviewPlan:
     body: str
     comments: tuple[InlineComment, ...]
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self) -> ReviewBody:
         # COMMENT, never REQUEST_CHANGES or APPROVE: the check run is the gate, the review carries text.
-        return {
-            "commit_id": self.commit_id,
-            "body": self.body,
-            "event": "COMMENT",
-            "comments": [c.to_json() for c in self.comments],
-        }
+        return ReviewBody(
+            commit_id=self.commit_id,
+            body=self.body,
+            event="COMMENT",
+            comments=[c.to_json() for c in self.comments],
+        )
 
 
 @dataclass(frozen=True)

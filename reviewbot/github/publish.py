@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 from reviewbot.errors import GitHubError
 from reviewbot.github.api import IssueComment, RestApi, ReviewInfo
 from reviewbot.github.checkrun import ANNOTATION_BATCH
 from reviewbot.github.client import ApiError
+from reviewbot.github.payloads import CheckRunJson, CheckRunUpdateBody, ReviewBody
 from reviewbot.github.plan import PublicationPlan, review_marker
 from reviewbot.github.resilience import errors_of
 from reviewbot.github.threads import resolve_thread
@@ -134,9 +134,12 @@ def _review(api: RestApi, plan: PublicationPlan, bot_login: str, done: Published
     if not plan.review.comments or not any(p in e.lower() for e in errors for p in _PLACEMENT):
         raise refused
     # GitHub placed the diff differently than we did; the findings are in the summary anyway.
-    payload = {**plan.review.payload(), "comments": []}
     places = "\n".join(f"- {sanitize.code_span(f'{c.path}:{c.line}')}" for c in plan.review.comments)
-    payload["body"] = f"{plan.review.body}\n\nGitHub refused the inline placement of:\n{places}"
+    payload: ReviewBody = {
+        **plan.review.payload(),
+        "body": f"{plan.review.body}\n\nGitHub refused the inline placement of:\n{places}",
+        "comments": [],
+    }
     done.review = api.create_review(plan.repo, plan.pr, payload, reconcile=already_there)
     done.notes.append(f"inline comments refused by GitHub ({refused}); posted a review without them")
     done.steps.append(f"review {done.review.id} without inline comments")
@@ -160,7 +163,7 @@ def _resolve_threads(api: RestApi, plan: PublicationPlan, done: Published) -> No
 
 def find_check_run(
     api: RestApi, repo: str, head_sha: str, name: str, external_id: str
-) -> dict[str, Any] | None:
+) -> CheckRunJson | None:
     """This head's check run from an earlier run of the round (same name, head and external_id):
     a retry after the round published but could not record it, or a re-run of the head."""
     for run in api.list_check_runs(repo, head_sha, name):
@@ -169,8 +172,9 @@ def find_check_run(
     return None
 
 
-def _annotations_on(run: dict[str, Any]) -> int:
-    return int((run.get("output") or {}).get("annotations_count") or 0)
+def _annotations_on(run: CheckRunJson) -> int:
+    output = run.get("output")
+    return int(output.get("annotations_count") or 0) if output else 0
 
 
 def _append_annotations(api: RestApi, plan: PublicationPlan, run_id: int, have: int) -> int:
@@ -184,29 +188,25 @@ def _append_annotations(api: RestApi, plan: PublicationPlan, run_id: int, have: 
         batch = rest[at : at + ANNOTATION_BATCH]
         target = have + at + len(batch)
 
-        def landed(target: int = target) -> dict[str, Any] | None:
+        def landed(target: int = target) -> CheckRunJson | None:
             run = api.get_check_run(plan.repo, run_id)
             return run if _annotations_on(run) >= target else None
 
-        api.update_check_run(
-            plan.repo, run_id, {"output": plan.check_run.output_with(batch)}, reconcile=landed
-        )
+        payload = CheckRunUpdateBody(output=plan.check_run.output_with(batch))
+        api.update_check_run(plan.repo, run_id, payload, reconcile=landed)
         sent += 1
     return sent
 
 
 def _check_run(
-    api: RestApi, plan: PublicationPlan, done: Published, found: dict[str, Any] | None = None
+    api: RestApi, plan: PublicationPlan, done: Published, found: CheckRunJson | None = None
 ) -> None:
     details = done.comment.html_url if done.comment and done.comment.html_url else None
     if found is not None:
         # Updated in place, without the annotations it has: GitHub appends annotations, so sending
         # them again would list each twice. The ones an earlier run did not get to are sent.
         done.check_run_id = int(found["id"])
-        payload = plan.check_run.create_payload(details)
-        payload = {k: v for k, v in payload.items() if k not in ("head_sha", "external_id")}
-        payload["output"] = {k: v for k, v in payload["output"].items() if k != "annotations"}
-        api.update_check_run(plan.repo, done.check_run_id, payload)
+        api.update_check_run(plan.repo, done.check_run_id, plan.check_run.in_place_payload(details))
         added = _append_annotations(api, plan, done.check_run_id, _annotations_on(found))
         done.steps.append(
             f"check run {done.check_run_id} of this head updated in place: {plan.check_run.conclusion}"
@@ -268,7 +268,7 @@ def publish_into(
     bot_login: str,
     done: Published,
     *,
-    existing_check_run: dict[str, Any] | None = None,
+    existing_check_run: CheckRunJson | None = None,
 ) -> None:
     """Like `publish`, recording into `done` step by step (it holds what happened if this raises).
 

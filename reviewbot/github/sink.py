@@ -10,17 +10,16 @@ plan built once from it, and — with `post` — published. The store keeps the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any
 
 from reviewbot.change.select import could_hold_derivation
 from reviewbot.errors import StoreError
 from reviewbot.github.api import IssueComment, PullRequestInfo, RestApi
 from reviewbot.github.auth import Connection
 from reviewbot.github.checkrun import external_id
-from reviewbot.github.client import ApiCounter, ApiError
+from reviewbot.github.client import ApiCounter, ApiError, ApiKpi
 from reviewbot.github.failure import gate_line, with_line
 from reviewbot.github.plan import PublicationPlan, build_plan, commentable_lines, inline_split, planned_writes
 from reviewbot.github.publish import Published, find_bot_review, find_check_run, publish_into
@@ -57,10 +56,10 @@ class PrRoundOutcome:
     reason: str = ""
     review: Review | None = None
     markdown: str = ""
-    json: dict[str, Any] | None = None
+    json: Mapping[str, object] | None = None  # the round's JSON document (reviewbot.report)
     plan: PublicationPlan | None = None
     published: Published | None = None
-    api: dict[str, Any] = field(default_factory=dict)  # the counter: api_calls, reads, writes, retries...
+    api: ApiKpi = field(default_factory=lambda: ApiCounter().kpi())  # the round's requests, once it ends
     code_source: CodeOrigin | None = None
     retry_at: float | None = None  # epoch seconds, when rate-limited
     recorded: bool = False  # the round was saved in the rounds store
@@ -92,15 +91,14 @@ def held_back(change: ChangeSet) -> tuple[str, ...]:
 
 def _kpi(review: Review, counter: ApiCounter, planned: int, code: Code, bot: str) -> None:
     """The round's API figures, writes as planned (the report is written before it is posted)."""
-    review.kpi.update(
-        api_calls=counter.calls + planned,
-        api_reads=counter.reads,
-        api_writes=planned,
-        api_auth_calls=counter.auth_calls,
-        code_source=code.source,
-        partial_clone=code.partial_clone,
-        bot_login=bot,
-    )
+    kpi = review.kpi
+    kpi["api_calls"] = counter.calls + planned
+    kpi["api_reads"] = counter.reads
+    kpi["api_writes"] = planned
+    kpi["api_auth_calls"] = counter.auth_calls
+    kpi["code_source"] = code.source
+    kpi["partial_clone"] = code.partial_clone
+    kpi["bot_login"] = bot
 
 
 @dataclass
@@ -190,7 +188,9 @@ class PullRequestSink:
         return self.before_publish() or _closed_meanwhile(self.api, self.pr.repo, self.pr.number)
 
 
-def _record(settings: GitHubSettings, review: Review, markdown_en: str, doc: dict[str, Any], pr: int) -> bool:
+def _record(
+    settings: GitHubSettings, review: Review, markdown_en: str, doc: Mapping[str, object], pr: int
+) -> bool:
     from reviewbot.store.round_history import save_review
     from reviewbot.store.store import Store
 
