@@ -19,9 +19,18 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from reviewbot.github.client import ApiError, GitHubClient
+from reviewbot.github.client import ApiError, GitHubClient, Headers
+from reviewbot.github.payloads import (
+    ActorJson,
+    ResolveVariables,
+    ThreadJson,
+    ThreadsPageJson,
+    ThreadsVariables,
+    answer,
+    walk,
+)
+from reviewbot.model.jsonvalue import JSONValue
 from reviewbot.model.review import Review
 
 __all__ = [
@@ -87,7 +96,7 @@ class ReviewThread:
     comment_id: int | None  # the REST id of the first comment
 
 
-def _by_bot(author: Any, bot_login: str) -> bool:
+def _by_bot(author: ActorJson | None, bot_login: str) -> bool:
     """Whether a GraphQL comment author is the bot reviewbot posts as (`bot_login`, as REST spells it)."""
     if not isinstance(author, dict):
         return False  # a deleted account
@@ -99,10 +108,11 @@ def _by_bot(author: Any, bot_login: str) -> bool:
     return login == bot_login.lower()  # a token's user
 
 
-def _thread(node: Any, bot_login: str) -> ReviewThread | None:
+def _thread(node: ThreadJson | None, bot_login: str) -> ReviewThread | None:
     if not isinstance(node, dict):
         return None
-    comments = ((node.get("comments") or {}).get("nodes")) or []
+    connection = node.get("comments")
+    comments = (connection.get("nodes") if connection else None) or []
     first = comments[0] if comments and isinstance(comments[0], dict) else None
     if first is None:
         return None
@@ -122,17 +132,15 @@ def _thread(node: Any, bot_login: str) -> ReviewThread | None:
     )
 
 
-def parse_threads_page(data: Any, bot_login: str) -> tuple[list[ReviewThread], str | None]:
+def parse_threads_page(data: JSONValue, bot_login: str) -> tuple[list[ReviewThread], str | None]:
     """The bot's threads on one page of THREADS_QUERY's answer, and the cursor of the next page."""
-    try:
-        connection = data["data"]["repository"]["pullRequest"]["reviewThreads"]
-    except (KeyError, TypeError) as exc:
-        raise ApiError(
-            "GitHub answered the review-thread query without the pull request's threads", None
-        ) from exc
+    found = walk(data, "data", "repository", "pullRequest", "reviewThreads")
+    if not isinstance(found, dict):
+        raise ApiError("GitHub answered the review-thread query without the pull request's threads", None)
+    connection = answer(found, ThreadsPageJson, "the review-thread query")
     threads = [t for t in (_thread(n, bot_login) for n in connection.get("nodes") or []) if t is not None]
-    info = connection.get("pageInfo") or {}
-    after = info.get("endCursor") if info.get("hasNextPage") else None
+    info = connection.get("pageInfo")
+    after = info.get("endCursor") if info and info.get("hasNextPage") else None
     return threads, str(after) if after else None
 
 
@@ -142,10 +150,11 @@ def list_bot_threads(client: GitHubClient, repo: str, pr: int, bot_login: str) -
     out: list[ReviewThread] = []
     after: str | None = None
     for _ in range(_MAX_PAGES):
-        variables: dict[str, Any] = {"owner": owner, "name": name, "number": pr, "after": after}
+        variables = ThreadsVariables(owner=owner, name=name, number=pr, after=after)
 
-        def send(v: dict[str, Any] = variables) -> tuple[dict[str, Any], dict[str, Any]]:
-            return client.requester.graphql_query(THREADS_QUERY, v)
+        def send(v: ThreadsVariables = variables) -> tuple[Headers, JSONValue]:
+            out: tuple[Headers, JSONValue] = client.requester.graphql_query(THREADS_QUERY, dict(v))
+            return out
 
         _, data = client.call("POST", "POST graphql reviewThreads", send, read=True)
         threads, after = parse_threads_page(data, bot_login)
@@ -158,14 +167,15 @@ def list_bot_threads(client: GitHubClient, repo: str, pr: int, bot_login: str) -
 def resolve_thread(client: GitHubClient, thread_id: str) -> bool:
     """Resolve one thread; True when GitHub says it is resolved. Resolving twice is harmless, so a
     failed attempt is simply sent again."""
-    _, data = client.call(
-        "POST",
-        "POST graphql resolveReviewThread",
-        lambda: client.requester.graphql_query(RESOLVE_MUTATION, {"threadId": thread_id}),
-        read=False,
-    )
-    thread = (((data or {}).get("data") or {}).get("resolveReviewThread") or {}).get("thread") or {}
-    return bool(thread.get("isResolved"))
+
+    def send() -> tuple[Headers, JSONValue]:
+        variables = ResolveVariables(threadId=thread_id)
+        out: tuple[Headers, JSONValue] = client.requester.graphql_query(RESOLVE_MUTATION, dict(variables))
+        return out
+
+    _, data = client.call("POST", "POST graphql resolveReviewThread", send, read=False)
+    thread = walk(data, "data", "resolveReviewThread", "thread")
+    return isinstance(thread, dict) and bool(thread.get("isResolved"))
 
 
 def threads_for_round(
