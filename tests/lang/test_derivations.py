@@ -144,6 +144,19 @@ def test_cpp_local_through_an_expression_into_a_member() -> None:
     ]
 
 
+def test_a_local_whose_value_holds_a_backslash_is_inlined_as_written() -> None:
+    # A string escape in the local's value (`"\\u00e9"`) is code, not a replacement-template escape:
+    # it once raised `re.error: bad escape \\u` and failed the whole review.
+    base = """
+    void Params::derive(Cfg& c) const {
+        std::string sep = "-";
+        c.sep = sep + c.name;
+    }
+    """
+    head = base.replace('std::string sep = "-";', 'std::string sep = "\\u00e9";')
+    assert _rows(_derive("src/Params.cc", base, head)) == [(3, "c.sep", '("\\u00e9")+c.name', "", "")]
+
+
 def test_constructor_declarations_parameter_copies_and_pickling_are_not_derivations() -> None:
     base = """
     class GptParams:

@@ -78,7 +78,9 @@ def _substitute(expr: str, name: str, value: str, ambiguous: bool) -> str:
         return value
     if ambiguous:
         return expr
-    return re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", f"({value})", expr)
+    # A function as the replacement: the value is code, and its backslashes (`"\\u00e9"`) are not
+    # escapes of a replacement template.
+    return re.sub(rf"(?<![\w.]){re.escape(name)}(?!\w)", lambda _: f"({value})", expr)
 
 
 def _members_named(a: Assignment, name: str) -> bool:

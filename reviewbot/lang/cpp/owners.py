@@ -244,10 +244,16 @@ class CppOwners(Walker):
                         self.binding_write(f"{owner}.{b.group(4)}", b.group(1), line)
 
 
+def _literal(text: str) -> str:
+    """`text` as a replacement template of `re.sub` that inserts it as written."""
+    return text.replace("\\", "\\\\")
+
+
 def _expand(body: str, args: dict[str, str]) -> str:
     """A macro body with its parameters replaced: `#p` -> `"arg"`, `p##_` -> `arg_`, `p` -> `arg`."""
     out = re.sub(r"\\\r?\n", " ", body)
     for param, arg in args.items():
-        out = re.sub(rf"#\s*{re.escape(param)}\b", f'"{arg}"', out)
-        out = re.sub(rf"\b{re.escape(param)}\b", arg, out)
+        # Escaped replacements: an argument is code, its backslashes are no template escapes.
+        out = re.sub(rf"#\s*{re.escape(param)}\b", _literal(f'"{arg}"'), out)
+        out = re.sub(rf"\b{re.escape(param)}\b", _literal(arg), out)
     return out.replace("##", "").replace(" ## ", "")
