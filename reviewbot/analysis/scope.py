@@ -22,7 +22,7 @@ from collections.abc import Callable
 from reviewbot.lang.facts import Assignment
 from reviewbot.lang.owners import is_config_name
 
-__all__ = ["in_config_code"]
+__all__ = ["in_config_code", "in_config_scope"]
 
 # A receiver or member spelled like configuration: `config`, `model_cfg`, `params`, `server_args`, `opts`.
 _CONFIG_WORD = re.compile(
@@ -40,17 +40,32 @@ _CONFIG_FILE = re.compile(
 )
 
 
-def in_config_code(a: Assignment, is_config_owner: Callable[[str], bool]) -> bool:
-    """The write lands in configuration, happens in a function that derives it, or in a config file."""
-    if _CONFIG_FILE.search(a.path) is not None:
+def in_config_code(a: Assignment, is_config_owner: Callable[[str], bool] = lambda _: False) -> bool:
+    """The write lands in configuration, happens in a function that derives it, or in a config file.
+
+    `is_config_owner` may add the repository's own config classes; the checks pass none: the index
+    counts every C++ struct with member defaults as one (`llama_context`, a runtime state), too wide to
+    decide what blocks a merge."""
+    return in_config_scope(a.path, a.function, a.target, a.owner, is_config_owner)
+
+
+def in_config_scope(
+    path: str,
+    function: str | None,
+    target: str,
+    owner: str = "",
+    is_config_owner: Callable[[str], bool] = lambda _: False,
+) -> bool:
+    """`in_config_code` for what a write is made of: its file, function, target and owner type."""
+    if _CONFIG_FILE.search(path) is not None:
         return True
-    *classes, short = (a.function or "").replace("::", ".").split(".")
+    *classes, short = (function or "").replace("::", ".").split(".")
     if short and _CONFIG_FUNCTION.search(short) is not None:
         return True
     if any(is_config_name(c) or is_config_owner(c) for c in classes if c):
         return True  # a method of a config class: `ModelConfig::getAttentionConfigs`, `ServerArgs.resolve`
-    owner_root = a.owner.split(".", 1)[0] if a.owner else ""
+    owner_root = owner.split(".", 1)[0] if owner else ""
     if owner_root and (is_config_name(owner_root) or is_config_owner(owner_root)):
         return True
-    receiver = re.split(r"\.|->", a.target)[:-1]
+    receiver = re.split(r"\.|->", target)[:-1]
     return any(_CONFIG_WORD.search(part) is not None for part in receiver if part != "self")

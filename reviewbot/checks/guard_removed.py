@@ -1,4 +1,4 @@
-"""guard-removed (P1; P2 for a validation, P0 in every model's constructor): a guard, validation or derivation present at base is removed without a test change.
+"""guard-removed (P1; P2 for a validation, P0 in every model's constructor, P3 outside config code): a guard, validation or derivation present at base is removed without a test change.
 
 ## What it does
 Compares each function the change touches before and after it and flags, when no test file changed in
@@ -15,7 +15,9 @@ The evidence is the deleted lines (base `path:line`) and the test lines changed 
 (none that mention it). P0 when the dropped guard sits in the constructor of a class that the models
 derive from (three or more subclasses in the repository): every model's start-up now runs it. P2 for a
 removed validation: it only changes what happens to configurations it rejected before (they now run,
-silently); every configuration that ran before still runs the same way.
+silently); every configuration that ran before still runs the same way. P3 for a dropped guard or a
+removed derivation outside config code (`analysis.scope`: no config object, config function or config
+file: a context's tensors, a timer): a nit, not a merge blocker.
 
 Not flagged: a derivation or validation that moved (the same target and value, receivers aside, or
 the same condition, written in another function or file of the head); a condition that was rewritten
@@ -52,6 +54,7 @@ import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.removals.guards import Removal, RemovalKind, removals, subclasses
+from reviewbot.analysis.scope import in_config_scope
 from reviewbot.analysis.sides import changed_tests, sides, test_lines_mentioning
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import MAX_EVIDENCE, clip, place
@@ -153,9 +156,13 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         ]
         if every:
             evidence.append(msg("guard-removed.subclasses", cls=cls, count=every, examples=_examples(subs)))
+        sev = Severity.P0 if every else Severity.P2 if r.kind is RemovalKind.VALIDATION else severity
+        if sev is severity and not in_config_scope(r.path, r.function, r.target or ""):
+            sev = Severity.P3  # a runtime write (a context's tensors, timers), not a setting: a nit
+            evidence.append(msg("guard-removed.outside-config", function=r.function or r.path))
         yield Finding.make(
             rule=id,
-            severity=Severity.P0 if every else Severity.P2 if r.kind is RemovalKind.VALIDATION else severity,
+            severity=sev,
             path=r.path,
             line=r.line,
             anchor=f"{r.kind.value}|{r.function}|{r.text}",

@@ -274,7 +274,7 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
         if untested:
             who = who_reaches[_key(untested[0])]
             sev = Severity.P1 if who.kind == "production" else Severity.P2
-            config = bool(survivors) or in_config_code(untested[0].head, ctx.index.is_config_owner)
+            config = bool(survivors) or in_config_code(untested[0].head)
             if not config:
                 sev = Severity.P3  # no config written, no executed proof: a nit, not a merge blocker
             yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who, config)

@@ -128,3 +128,13 @@ def test_a_removed_validation_is_p2(tmp_path: Path) -> None:
     found = _findings("cpp-validation-removed", tmp_path)
     validations = [f for f in found if dict(f.extra).get("kind") == "validation"]
     assert validations and all(f.severity is Severity.P2 for f in validations)
+
+
+def test_a_removed_runtime_write_outside_config_code_is_a_p3_nit(tmp_path: Path) -> None:
+    # The same removal as a config derivation's, but of a scheduler's state in scheduler code: it is
+    # reported, and says why it does not block the merge.
+    [f] = _findings("cpp-runtime-guard-dropped", tmp_path)
+    assert (f.severity, f.path, f.line) == (Severity.P3, "cpp/Batch.cc", 13)
+    assert "`Scheduler::finish` is outside config code" in str(f.evidence[-1])
+    [kept] = _findings("cpp-guard-dropped", tmp_path / "config")
+    assert kept.severity is Severity.P1  # `ModelConfig::getAttentionConfigs`: config code, still blocks
