@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from reviewbot.model.executed import DefaultsCall, Harness
 from reviewbot.model.truthtable import TruthTable
 
-__all__ = ["argparse_harness", "option_dests"]
+__all__ = ["argparse_harness", "option_defaults", "option_dests"]
 
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -66,6 +66,32 @@ def option_dests(node: ast.AST) -> set[str]:
             dest = _dest(call)
             if dest is not None:
                 out.add(dest)
+    return out
+
+
+def _default_source(call: ast.Call) -> str | None:
+    """The default an `add_argument(...)` call gives its dest, as Python source (argparse's own rule:
+    `store_true` False, `store_false` True, else `default=`, else None); None when it is no literal."""
+    given = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    action = given.get("action")
+    flag = action.value if isinstance(action, ast.Constant) else None
+    if "default" not in given:
+        return {"store_true": "False", "store_false": "True"}.get(str(flag), "None")
+    try:
+        ast.literal_eval(given["default"])
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return ast.unparse(given["default"])
+
+
+def option_defaults(node: ast.AST) -> dict[str, str]:
+    """Dest -> default (Python source) of every `add_argument(...)` call in `node` whose default is a literal."""
+    out: dict[str, str] = {}
+    for call in _calls(node):
+        if _called_name(call) == "add_argument":
+            dest, default = _dest(call), _default_source(call)
+            if dest is not None and default is not None:
+                out.setdefault(dest, default)
     return out
 
 

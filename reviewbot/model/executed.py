@@ -19,6 +19,7 @@ from reviewbot.model.truthtable import Value
 __all__ = [
     "HarnessKind",
     "DefaultsCall",
+    "ReadFrom",
     "Harness",
     "Outcome",
     "Executed",
@@ -30,12 +31,17 @@ __all__ = [
     "verified_for",
 ]
 
-HarnessKind = Literal["dataclass", "pydantic", "class", "argparse", "cpp"]  # cpp: execution/cpp_harness.py
+# cpp: execution/cpp_harness.py; function: execution/harness_function.py
+HarnessKind = Literal["dataclass", "pydantic", "class", "argparse", "cpp", "function"]
 # argparse: how the defaults are had, from the module's `defaults_from` function: "parser" returns the
 # parser (`get_parser().parse_args([])`), "args" parses the command line itself (`parse_args()`, run
 # with no arguments)
 DefaultsCall = Literal["", "parser", "args"]
 Outcome = Literal["value", "raised", "not_run"]
+# the function harness: where the target is read after the call: the return value ("return"), the object
+# returned ("returned"), a namespace passed as a parameter ("param"), a local of the function's frame as
+# it returns ("local")
+ReadFrom = Literal["", "return", "returned", "param", "local"]
 
 
 @dataclass(frozen=True)
@@ -64,11 +70,36 @@ class Harness:
     call: bool = False
     sets: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
+    # the function harness (kind "function"): `owner.function(...)` for a static or class method
+    # (`static` names which), `function(...)` for a module function (owner == function); `args` are the
+    # parameters the columns give, `namespaces` the parameters passed as `types.SimpleNamespace` with the
+    # defaults of the attributes the function reads (param -> ((attribute, value source), ...)); `fixed`
+    # columns are attributes of a local the function builds, run only at their known default; the target
+    # is read as `reads` says, on the object `read_from` names (`config.special_tokens`, `args`)
+    static: str = ""
+    namespaces: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    fixed: tuple[str, ...] = ()
+    reads: ReadFrom = ""
+    read_from: str = ""
+
+    @property
+    def called(self) -> bool:
+        """The harness calls the changed function itself (a method on the built object, or a function
+        with the row's values): a raise on the defaults is no start-up path the project is known to take."""
+        return self.call or self.kind == "function"
+
+    @property
+    def callable(self) -> str:
+        """The function harness's callee as Python (`Owner.method`, `function`)."""
+        return f"{self.owner}.{self.function}" if self.static else self.function
 
     @property
     def construction(self) -> str:
         """The all-defaults build as Python (`Config()`, `validate_args(get_parser().parse_args([]))`,
         `Config().update()`)."""
+        if self.kind == "function":
+            passed = [f"{p}=SimpleNamespace(...)" for p, _ in self.namespaces]
+            return f"{self.callable}({', '.join(passed)})"
         if self.kind == "cpp":  # `given` are the method's arguments
             return f"{self.owner}().{self.function}({', '.join(v for _, v in self.given)})"
         if self.kind != "argparse":
@@ -78,6 +109,18 @@ class Harness:
         return f"{self.function}({self.defaults_from}{parsed})"
 
     def to_json(self) -> dict[str, Any]:
+        out = self._json()
+        if self.kind == "function":
+            out.update(
+                static=self.static,
+                namespaces={p: dict(attrs) for p, attrs in self.namespaces},
+                fixed=list(self.fixed),
+                reads=self.reads,
+                read_from=self.read_from,
+            )
+        return out
+
+    def _json(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "module": self.module,
@@ -206,13 +249,14 @@ class ExecutedTable:
         """The all-defaults construction raised on the head: the configuration nobody sets cannot be
         built. Not so when the build lacked arguments (a `TypeError` for a missing argument says the
         harness did not know how to build it, not that the code rejects its defaults), nor for the
-        method harness (a method called on the defaults is no start-up path the project is known to
-        take: its raise is shown as the row's executed value, never a defaults finding)."""
+        method and the function harnesses (a method or a function called on the defaults is no start-up
+        path the project is known to take: its raise is shown as the row's executed value, never a
+        defaults finding)."""
         h = self.harness
         return (
             self.defaults_head.outcome == "raised"
             and h is not None
-            and not h.call
+            and not h.called
             and not unbuildable(self.defaults_head.value)
         )
 
