@@ -9,8 +9,9 @@ need must be importable from the same module (declared or imported there). A der
 module-level function that validates a parsed namespace (`validate_args(args)`) is built through the
 module's argument parser instead (execution/harness_argparse.py). A derivation in a method no
 constructor calls is run by building the object the same way and calling that method on it
-(execution/harness_method.py). Anything else gets a reason and no harness: no runnable claim is made
-for it.
+(execution/harness_method.py). A derivation in any other module-level function, or in a staticmethod
+or classmethod, is run by calling that function with the row's values (execution/harness_function.py).
+Anything else gets a reason and no harness: no runnable claim is made for it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Collection, Mapping
 
 from reviewbot.execution.call_sites import Sites, literal_call
 from reviewbot.execution.harness_argparse import argparse_harness
+from reviewbot.execution.harness_function import function_harness, static_kind
 from reviewbot.execution.harness_method import MethodPlan, method_plan
 from reviewbot.lang.facts import FileFacts, OwnerKind
 from reviewbot.model.executed import Harness, HarnessKind
@@ -284,6 +286,9 @@ def _constructor_harness(
             return f"`{fn}` is not a method of a top-level class: only top-level classes are constructed"
         return f"`{owner}` is not a top-level class of `{table.path}`"
     kind = _kind(facts, owner, cls)
+    static = static_kind(cls, method)
+    if static and (kind is None or not _called_on_construction(cls, method, kind)):
+        return function_harness(table, tree, located, cls, _module_names(tree))
     if kind is None:
         return f"`{owner}` is neither a dataclass, a pydantic model nor a plain class"
     via = ""
@@ -354,6 +359,12 @@ def find_harness(
     if isinstance(tree, str):
         return tree
     if not owner:
-        return argparse_harness(table, tree, located, why_not + " nor in a validation of parsed options")
+        parsed = argparse_harness(table, tree, located, "")
+        if isinstance(parsed, Harness):
+            return parsed
+        called = function_harness(table, tree, located, None, _module_names(tree))
+        if isinstance(called, Harness) or not parsed:
+            return called
+        return f"{parsed}; called as a function: {called}"
     assert facts is not None  # parsed: the facts exist
     return _constructor_harness(table, facts, tree, located, sites)

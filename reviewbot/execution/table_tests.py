@@ -4,8 +4,9 @@
 with each column's value as Python source; `generate` writes one pytest module: one parametrized case
 per row, the expected value the table's head outcome, and a last case that builds the config with
 every default (one parametrized test: its rows pin the table together). How a row becomes a config
-is the harness's: a class built with the columns as keywords, or an argument parser's defaults with
-the columns set as options and the validation function run on them.
+is the harness's: a class built with the columns as keywords, an argument parser's defaults with
+the columns set as options and the validation function run on them, or the changed function called
+with the row's values (execution/harness_function_code.py).
 Each case records what it saw (`record_property`: the target's value as Python source, or the
 exception's last line and where it was raised); execution/tables.py runs the files and reads it back.
 """
@@ -16,6 +17,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from reviewbot.execution.harness_function_code import FUNCTION_STDLIB, function_build
 from reviewbot.lang.index import RepoIndex
 from reviewbot.model.executed import Harness
 from reviewbot.model.truthtable import OTHER, Outcome, Row, TruthTable, Value
@@ -82,14 +84,20 @@ def cases_of(table: TruthTable, harness: Harness, index: RepoIndex) -> list[Case
     rows = list(enumerate(table.rows))
     if len(rows) > MAX_CASES:
         rows = [(i, r) for i, r in rows if r.default or r.changed][:MAX_CASES]
+    # columns the harness cannot set (an attribute of an object the function builds): only the rows at
+    # their known default run
+    fixed = {v.name: v.default for v in table.variables if v.name in harness.fixed}
     out: list[Case] = []
     for i, row in rows:
+        if any(row.inputs.get(name) != default for name, default in fixed.items()):
+            continue
         kwargs: list[tuple[str, str]] = []
         for v in table.variables:
             src = _value_source(row.inputs.get(v.name), v.enum, others.get(v.name, []))
             if src is None:
                 break
-            kwargs.append((keyword[v.name], src))
+            if v.name not in fixed:
+                kwargs.append((keyword[v.name], src))
         else:
             out.append(Case(i, tuple(kwargs), predicted(row.head, table, row)))
     return out
@@ -215,6 +223,11 @@ def _how(h: Harness) -> tuple[str, str]:
             f"Each case parses the defaults of `{h.defaults_from}`, sets the row's options on the namespace,\n"
             f"runs `{h.function}(args)` and checks `args.{h.target}` against the table's outcome."
         )
+    if h.kind == "function":
+        return h.callable, (
+            f"Each case calls `{h.callable}` with one row of the table (its parameters, or attributes of a\n"
+            f"namespace passed for a parameter) and checks `{h.target}` against the table's outcome."
+        )
     if h.call:
         return f"{h.owner}.{h.function}", (
             f"Each case builds `{h.owner}`, sets the row's values, calls `{h.function}()` on it and\n"
@@ -247,6 +260,8 @@ def _method_code(h: Harness) -> str:
 
 
 def _build_code(h: Harness) -> str:
+    if h.kind == "function":
+        return function_build(h)
     if h.call:
         return _method_code(h)
     if h.kind != "argparse":
@@ -270,13 +285,11 @@ def generate(table: TruthTable, harness: Harness, cases: Sequence[Case]) -> str:
         names.append(harness.defaults_from)
     names.extend(harness.enums)
     names.extend(_enums_of(cases, harness))
-    stdlib = (
-        ["argparse", "enum", "os", "sys", "traceback"]
-        if harness.kind == "argparse"
-        else ["enum", "os", "traceback"]
+    stdlib = {"argparse": ["argparse", "enum", "os", "sys", "traceback"], "function": FUNCTION_STDLIB}.get(
+        harness.kind, ["enum", "os", "traceback"]
     )
     if harness.defaults_call == "parser":
-        stdlib.remove("sys")
+        stdlib = [m for m in stdlib if m != "sys"]
     header = _HEADER.format(
         stdlib="\n".join(f"import {m}" for m in stdlib),
         target=harness.target,

@@ -196,8 +196,8 @@ def _unbuilt(h: Harness, got: Executed, defaults: Executed | None, everywhere: s
     """A raise that says the harness could not build the object is no executed value of the row: a
     build that did not fit the constructor's signature; the row raising exactly as every build does
     on both revisions (`everywhere`: that line; a model download in a sandbox without network); or
-    (the method harness) the method raising with the row's values as with every default (it needs a
-    state no column sets)."""
+    (the method and function harnesses) the function raising with the row's values as with every
+    default (it needs a state no column sets)."""
     if got.outcome != "raised":
         return got
     if unbuildable(got.value):
@@ -206,7 +206,7 @@ def _unbuilt(h: Harness, got: Executed, defaults: Executed | None, everywhere: s
         return got
     if got.value == everywhere:
         return Executed("not_run", f"raises as the all-defaults build does on both revisions: {got.value}")
-    if h.call:
+    if h.called:
         return Executed("not_run", f"`{h.function}` raises the same with every default: {got.value}")
     return got
 

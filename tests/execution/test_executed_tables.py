@@ -278,8 +278,9 @@ def test_a_column_the_change_adds_is_not_run_on_the_base_and_not_called_wrong(tm
         assert r["executed"]["head"] == {"outcome": "value", "value": r["predicted"]["head"]}
 
 
-MODULE_LEVEL_BASE = "def derive(cfg):\n    return cfg\n"
-MODULE_LEVEL_HEAD = "def derive(cfg):\n    if not cfg.cache:\n        cfg.use_rope = False\n    return cfg\n"
+# `cfg.name` is read and declared nowhere: no namespace can stand for `cfg` (execution/harness_function.py).
+MODULE_LEVEL_BASE = "def derive(cfg):\n    print(cfg.name)\n    return cfg\n"
+MODULE_LEVEL_HEAD = "def derive(cfg):\n    print(cfg.name)\n    if not cfg.cache:\n        cfg.use_rope = False\n    return cfg\n"
 
 
 def test_without_a_constructor_path_nothing_is_run_and_the_reason_is_given(tmp_path: Path) -> None:
@@ -287,8 +288,10 @@ def test_without_a_constructor_path_nothing_is_run_and_the_reason_is_given(tmp_p
     table = _only_table(doc)
     assert table["executed"] is False and table["harness"] is None and table["rows"] == []
     assert (
-        table["reason"] == "the derivation runs in `derive`, not in a class's `__post_init__` or `__init__` "
-        "nor in a validation of parsed options"
+        table["reason"]
+        == "`derive` reads `cfg.name`, which no column sets and for which no default is found "
+        "(no option of the module's parser, no field of the class annotating `cfg`): the namespace it "
+        "takes cannot be built"
     )
     assert table["test"] == ""
 

@@ -213,7 +213,9 @@ def test_the_method_harness_sets_attributes_and_passes_its_own_parameters(tmp_pa
     assert found.construction == "ModelConfig().update()"
 
 
-def test_a_method_that_needs_arguments_or_is_static_is_not_called(tmp_path: Path) -> None:
+def test_a_method_that_needs_arguments_is_not_called_and_a_static_one_is_called_as_a_function(
+    tmp_path: Path,
+) -> None:
     body = "        if not self.cache:\n            self.use_rope = False\n"
     head = MODEL_CONFIG.replace(
         "    def resize(self, size):\n        pass\n", f"    def resize(self, size):\n{body}"
@@ -228,7 +230,18 @@ def test_a_method_that_needs_arguments_or_is_static_is_not_called(tmp_path: Path
         "    def build():\n        x = ModelConfig()\n        if not x.cache:\n            x.use_rope = False\n",
     )
     found = _harness(tmp_path / "b", "mgr.py", MODEL_CONFIG, static)
-    assert isinstance(found, str) and "`ModelConfig.build` is a staticmethod" in found, found
+    # No object to build: the function harness calls `ModelConfig.build()` and reads `x.use_rope` off
+    # its frame as it returns; `x` is its own local, so its columns stay at what `__init__` gives them.
+    assert isinstance(found, Harness), found
+    assert (found.kind, found.static, found.reads, found.read_from, found.target) == (
+        "function",
+        "staticmethod",
+        "local",
+        "x",
+        "use_rope",
+    )
+    assert found.fixed == ("x.cache", "x.use_rope") and found.keywords == ()
+    assert found.construction == "ModelConfig.build()"
 
 
 def test_a_constructor_with_a_required_argument_has_no_all_defaults_build(tmp_path: Path) -> None:
