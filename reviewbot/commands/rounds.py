@@ -15,16 +15,48 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from reviewbot.errors import UsageError
 from reviewbot.extras import require_extras
+from reviewbot.model.finding import DismissalJson
 from reviewbot.model.messages import LANGS
+from reviewbot.model.round import RoundRowJson
 
 if TYPE_CHECKING:
     from reviewbot.store.store import RoundSummary, Store
 
 __all__ = ["add_arguments", "main", "history_table", "repository_of"]
+
+
+class DismissedJson(TypedDict):
+    """A dismissed finding of a round, as that round recorded it."""
+
+    fingerprint: str
+    rule: str
+    severity: str
+    path: str
+    line: int
+    state: str
+    dismissal: DismissalJson
+
+
+class RoundDismissedJson(DismissedJson):
+    round: int
+
+
+class HistoryRowJson(RoundRowJson):
+    created_at: str  # ISO 8601: when the round was first recorded
+
+
+class HistoryJson(TypedDict):
+    """`reviewbot rounds --pr N --format json`."""
+
+    repository: str
+    pr: int
+    rounds: list[HistoryRowJson]
+    dismissed: list[RoundDismissedJson]
+    jobs: list[Mapping[str, object]]  # the App worker's jobs of the PR (service.job_records)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +85,7 @@ def history_table(
     repository: str,
     pr: int,
     rows: list[RoundSummary],
-    dismissed: Mapping[int, Sequence[Mapping[str, Any]]] | None = None,
+    dismissed: Mapping[int, Sequence[DismissedJson]] | None = None,
 ) -> str:
     """The history as aligned text columns, one round a line, then the dismissed findings.
 
@@ -108,10 +140,10 @@ def history_table(
 
 def dismissed_findings(
     store: Store, repository: str, pr: int, rows: list[RoundSummary]
-) -> dict[int, list[dict[str, Any]]]:
+) -> dict[int, list[DismissedJson]]:
     """Round index -> its dismissed findings (fingerprint, rule, severity, path, line, dismissal),
     as each round recorded them."""
-    out: dict[int, list[dict[str, Any]]] = {}
+    out: dict[int, list[DismissedJson]] = {}
     for row in rows:
         record = store.get_round(repository, pr, row.round_index)
         if record is None:
@@ -124,10 +156,10 @@ def dismissed_findings(
                 "path": f.path,
                 "line": f.line,
                 "state": f.state,
-                "dismissal": dict(f.data["dismissal"]),
+                "dismissal": dismissal.copy(),
             }
             for f in record.findings
-            if isinstance(f.data.get("dismissal"), dict)
+            if isinstance(dismissal := f.data.get("dismissal"), dict)
         ]
     return out
 
@@ -176,7 +208,7 @@ def main(args: argparse.Namespace) -> int:
         # Jobs of the GitHub App worker: a round that failed for good is shown with its reason.
         jobs = jobs_of_pr(store.engine, repository, args.pr)
     if args.format == "json":
-        doc: dict[str, Any] = {
+        doc: HistoryJson = {
             "repository": repository,
             "pr": args.pr,
             "rounds": [{**r.history_row().to_json(), "created_at": r.created_at.isoformat()} for r in rows],

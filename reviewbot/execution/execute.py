@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.change.git import checkout
@@ -38,10 +38,18 @@ from reviewbot.lang.index import RepoIndex
 from reviewbot.model.budget import ROUND_DEADLINE
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.messages import Message, msg
-from reviewbot.model.tests import ExecutionResults, MutantResult, NewTest, TestRun
+from reviewbot.model.tests import (
+    ExecutionResults,
+    MutantResult,
+    MutantResultJson,
+    NewTest,
+    TestRun,
+    TestRunJson,
+    TestSummary,
+)
 from reviewbot.model.truthtable import TruthTable
 
-__all__ = ["ExecSettings", "Execution", "execute", "executor"]
+__all__ = ["ExecSettings", "Execution", "ExecutionJson", "execute", "executor"]
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +57,16 @@ log = logging.getLogger(__name__)
 TablesHook = Callable[[ChangeSet, list[TruthTable], dict[str, FileFacts], RepoIndex], TableRuns]
 
 
+class ExecutionJson(TypedDict):
+    summary: TestSummary
+    head: TestRunJson | None
+    mutants: list[MutantResultJson]
+    new_tests: list[str]  # their ids
+
+
 @dataclass
 class Execution:
-    summary: dict[str, Any]
+    summary: TestSummary
     head: TestRun | None = None
     mutants: list[MutantResult] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
@@ -80,7 +95,7 @@ class Execution:
         """Tests that fail with this write's branch reverted; [] when it survived; None when unknown."""
         return self.results().killed_by(assignment.path, assignment.line)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ExecutionJson:
         return {
             "summary": self.summary,
             "head": self.head.to_json() if self.head is not None else None,
@@ -89,7 +104,7 @@ class Execution:
         }
 
 
-def _summary(reason: str = "", mutants: int = 0) -> dict[str, Any]:
+def _summary(reason: str = "", mutants: int = 0) -> TestSummary:
     return {
         "ran": 0,
         "passed": 0,
@@ -164,30 +179,29 @@ def _finish(
     )
     added = new_tests(change, head) if head.cases else []
     per_test = bool(head.cases)
-    summary = _summary()
-    summary.update(
-        ran=len(head.cases) if per_test else (0 if head.timed_out else 1),
-        passed=len(head.passed) if per_test else int(head.exit_code == 0),
-        failed=len(head.failed) if per_test else int(head.exit_code not in (0, None)),
-        seconds=round(time.monotonic() - started, 1),
-        head_seconds=head.seconds,
-        mutants=len(results),
-        killed=sum(r.status == "killed" for r in results),
-        survived=sum(r.status == "survived" for r in results),
-        not_run=sum(not r.has_verdict for r in results),
-        sandbox=kind,
-        isolation=verify(kind, limits=settings.limits),  # what a probe saw inside, not what we meant
-        command=cfg.command,
-        per_test=per_test,
-        exit_code=head.exit_code,
-        timed_out=head.timed_out,
-        time_budget_s=settings.time_budget_s,
-        # The command failed on the unmodified head: its exit code and last lines say why (None: passed).
-        head_failure=failure(cfg.command, head),
-        reason_if_not_run=f"the test command did not finish within {head_limit:g} s and was killed"
+    summary: TestSummary = {
+        "ran": len(head.cases) if per_test else (0 if head.timed_out else 1),
+        "passed": len(head.passed) if per_test else int(head.exit_code == 0),
+        "failed": len(head.failed) if per_test else int(head.exit_code not in (0, None)),
+        "seconds": round(time.monotonic() - started, 1),
+        "mutants": len(results),
+        "killed": sum(r.status == "killed" for r in results),
+        "survived": sum(r.status == "survived" for r in results),
+        "not_run": sum(not r.has_verdict for r in results),
+        "sandbox": kind,
+        "isolation": verify(kind, limits=settings.limits),  # what a probe saw inside, not what we meant
+        "reason_if_not_run": f"the test command did not finish within {head_limit:g} s and was killed"
         if head.timed_out
         else "",
-    )
+        "head_seconds": head.seconds,
+        "command": cfg.command,
+        "per_test": per_test,
+        "exit_code": head.exit_code,
+        "timed_out": head.timed_out,
+        "time_budget_s": settings.time_budget_s,
+        # The command failed on the unmodified head: its exit code and last lines say why (None: passed).
+        "head_failure": failure(cfg.command, head),
+    }
     return Execution(summary, head, results, notes, added)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from reviewbot.model.tests import TestRun
+from reviewbot.model.tests import HeadFailure, TestRun
 from reviewbot.model.untrusted import secret_values, untrusted_name, untrusted_text
 
 __all__ = ["MAX_OUTPUT_CHARS", "MAX_NOTE_CHARS", "MAX_JUNIT_FILES", "TAIL_LINES", "clean_run", "failure"]
@@ -37,7 +37,7 @@ def clean_run(run: TestRun) -> TestRun:
     )
 
 
-def failure(command: str, run: TestRun) -> dict[str, object] | None:
+def failure(command: str, run: TestRun) -> HeadFailure | None:
     """What a reader needs to see why the run failed, from a cleaned run (`clean_run`): the command,
     its exit code and the last `TAIL_LINES` lines of its output (each cut to a readable length);
     None when the run passed."""

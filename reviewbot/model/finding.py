@@ -6,12 +6,21 @@ import hashlib
 import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import Any, TypedDict
 
 from reviewbot.model.messages import Message
 from reviewbot.model.round import FindingState
 
-__all__ = ["Severity", "Location", "Dismissal", "Finding", "fingerprint", "normalise_anchor"]
+__all__ = [
+    "Severity",
+    "Location",
+    "Dismissal",
+    "DismissalJson",
+    "Finding",
+    "FindingJson",
+    "fingerprint",
+    "normalise_anchor",
+]
 
 
 class Severity(str, Enum):
@@ -39,6 +48,12 @@ class Location:
         return f"{self.path}:{self.line}"
 
 
+class DismissalJson(TypedDict):
+    reason: str
+    by: str
+    at: str
+
+
 @dataclass(frozen=True)
 class Dismissal:
     """A maintainer's decision that a finding does not apply: it stays shown, but no longer blocks.
@@ -50,11 +65,11 @@ class Dismissal:
     by: str  # a GitHub login, or the local user for `reviewbot dismiss`
     at: str  # ISO 8601, UTC
 
-    def to_json(self) -> dict[str, str]:
+    def to_json(self) -> DismissalJson:
         return {"reason": self.reason, "by": self.by, "at": self.at}
 
     @classmethod
-    def from_json(cls, data: Any) -> Dismissal | None:
+    def from_json(cls, data: object) -> Dismissal | None:
         if not isinstance(data, dict) or not data.get("reason"):
             return None
         return cls(str(data["reason"]), str(data.get("by") or ""), str(data.get("at") or ""))
@@ -69,6 +84,26 @@ def normalise_anchor(text: str) -> str:
 def fingerprint(rule: str, path: str, anchor: str) -> str:
     raw = f"{rule}\x00{path}\x00{normalise_anchor(anchor)}"
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+class FindingJson(TypedDict):
+    """A finding as the JSON report, the stored rounds and the KPI's suppressed findings show it."""
+
+    fingerprint: str
+    rule: str
+    severity: str  # Severity's value
+    blocking: bool
+    path: str
+    line: int
+    title: str
+    evidence: list[str]
+    suggestion: str
+    suggestion_code: str
+    checklist: list[str]
+    state: FindingState
+    fixed_in: str | None
+    extra: dict[str, str]
+    dismissal: DismissalJson | None
 
 
 @dataclass(frozen=True)
@@ -144,7 +179,7 @@ class Finding:
     def with_(self, **changes: Any) -> Finding:
         return replace(self, **changes)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FindingJson:
         return {
             "fingerprint": self.fingerprint,
             "rule": self.rule,

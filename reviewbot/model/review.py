@@ -4,17 +4,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TypedDict
 
 from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import Note
 from reviewbot.model.executed import ExecutedTable
 from reviewbot.model.finding import Finding, Severity
+from reviewbot.model.kpi import Kpi, Recheck, no_recheck
 from reviewbot.model.messages import Message
 from reviewbot.model.round import RoundRow
+from reviewbot.model.tests import TestSummary
 from reviewbot.model.truthtable import TruthTable
 
-__all__ = ["Status", "ChecklistItemResult", "ChecklistResult", "RoundInfo", "RuleReach", "Review"]
+__all__ = [
+    "Status",
+    "ChecklistItemResult",
+    "ChecklistResult",
+    "RoundInfo",
+    "RuleReach",
+    "RuleReachJson",
+    "Review",
+]
 
 
 class Status(str, Enum):
@@ -60,10 +70,17 @@ class RoundInfo:
     fixed: list[Finding] = field(default_factory=list)  # earlier findings fixed in this round
     # earlier findings whose file is gone with no recognisable successor (see review.rounds)
     cannot_substantiate: list[Finding] = field(default_factory=list)
-    recheck: dict[str, int] = field(
-        default_factory=lambda: {"fixed": 0, "still_open": 0, "cannot_substantiate": 0, "fail": 0}
-    )
+    recheck: Recheck = field(default_factory=no_recheck)
     history: list[RoundRow] = field(default_factory=list)  # every round up to this one, oldest first
+
+
+class RuleReachJson(TypedDict):
+    target: str
+    path: str
+    line: int
+    sentence: str
+    fires_at_default: bool | None
+    models: list[str]
 
 
 @dataclass(frozen=True)
@@ -77,7 +94,7 @@ class RuleReach:
     fires_at_default: bool | None  # True: every guard input at its default makes it fire
     models: tuple[str, ...] = ()  # `Bert (rtp_llm/models/bert.py:6; task_type DENSE_EMBEDDING)`
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RuleReachJson:
         return {
             "target": self.target,
             "path": self.path,
@@ -99,10 +116,10 @@ class Review:
     checklist: ChecklistResult
     strengths: list[Message | str]  # catalogue messages (plain text from older stored rounds)
     notes: list[Note]
-    kpi: dict[str, Any]
+    kpi: Kpi
     truth_tables: list[TruthTable] = field(default_factory=list)
     executed_tables: list[ExecutedTable] = field(default_factory=list)  # the tables run (execution/tables.py)
-    tests: dict[str, Any] | None = None  # executed tests and mutants (truthtable stage), None = not run
+    tests: TestSummary | None = None  # executed tests and mutants (test stage), None = not run
     round: RoundInfo = field(default_factory=RoundInfo)
     reach: list[RuleReach] = field(default_factory=list)  # how far each changed rule reaches
     budget: RoundBudget = DEFAULT_BUDGET  # the bounds the round ran under (its report's size among them)

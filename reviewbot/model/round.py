@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TypedDict
 
-__all__ = ["FindingState", "OPEN_STATES", "RoundRow"]
+__all__ = ["FindingState", "OPEN_STATES", "RoundRow", "RoundRowJson"]
 
 
 class FindingState(StrEnum):
@@ -27,8 +27,22 @@ class FindingState(StrEnum):
 OPEN_STATES = frozenset({FindingState.NEW, FindingState.STILL_OPEN})
 
 
-def _int(value: Any) -> int:
+def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class RoundRowJson(TypedDict):
+    round: int
+    head_sha: str
+    status: str
+    summary: dict[str, int]
+    new: int
+    fixed: int
+    still_open: int
+    cannot_substantiate: int
+    full_review: bool
+    force_pushed: bool
+    reviewed_at: str
 
 
 @dataclass(frozen=True)
@@ -47,7 +61,7 @@ class RoundRow:
     force_pushed: bool = False
     reviewed_at: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> RoundRowJson:
         return {
             "round": self.round,
             "head_sha": self.head_sha,
@@ -63,7 +77,7 @@ class RoundRow:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RoundRow:
+    def from_json(cls, data: Mapping[str, object]) -> RoundRow:
         """A row as `to_json` wrote it; what is missing or of the wrong type (a marker is PR text
         anyone can edit) takes the default."""
         summary = data.get("summary")

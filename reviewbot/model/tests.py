@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from reviewbot.model.executed import ExecutedTable
 
-__all__ = ["TestCase", "Mutant", "TestRun", "MutantResult", "NewTest", "ExecutionResults", "EXIT_STATUS_TEST"]
+__all__ = [
+    "TestCase",
+    "Mutant",
+    "TestRun",
+    "TestRunJson",
+    "MutantResult",
+    "MutantResultJson",
+    "NewTest",
+    "ExecutionResults",
+    "HeadFailure",
+    "TestSummary",
+    "EXIT_STATUS_TEST",
+]
 
 # The pseudo test id used when the command writes no JUnit XML: the command as a whole.
 EXIT_STATUS_TEST = "<exit status of the test command>"
@@ -50,6 +62,16 @@ class Mutant:
         return f"{self.path}:{self.line}:{self.kind}"
 
 
+class TestRunJson(TypedDict):
+    label: str
+    exit_code: int | None
+    timed_out: bool
+    seconds: float
+    tests: dict[str, str]  # test id -> outcome
+    junit_files: list[str]
+    notes: list[str]
+
+
 @dataclass
 class TestRun:
     """One execution of the test command on one tree (the head, or a mutant of it)."""
@@ -73,7 +95,7 @@ class TestRun:
     def failed(self) -> list[str]:
         return sorted(i for i, c in self.cases.items() if c.failed)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TestRunJson:
         return {
             "label": self.label,
             "exit_code": self.exit_code,
@@ -83,6 +105,19 @@ class TestRun:
             "junit_files": self.junit_files,
             "notes": self.notes,
         }
+
+
+class MutantResultJson(TypedDict):
+    id: str
+    path: str
+    line: int
+    kind: str
+    description: str
+    covers: list[str]  # `path:line` of the reverted writes
+    status: str
+    killed_by: list[str]
+    seconds: float
+    reason: str
 
 
 @dataclass
@@ -98,7 +133,7 @@ class MutantResult:
     def has_verdict(self) -> bool:
         return self.status in ("killed", "survived")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> MutantResultJson:
         m = self.mutant
         return {
             "id": m.id,
@@ -112,6 +147,41 @@ class MutantResult:
             "seconds": self.seconds,
             "reason": self.reason,
         }
+
+
+class HeadFailure(TypedDict):
+    """Why the test command failed on the unmodified head, as a reader needs to see it."""
+
+    command: str
+    exit_code: int | None
+    timed_out: bool
+    output_tail: str  # the last lines of its output, each cut to a readable length
+
+
+class TestSummary(TypedDict):
+    """The test stage in figures (the report's tests section and the KPI's `tests`).
+
+    The first keys are there whether or not the tests ran; the others once the command ran on the
+    head. A dict, in this key order, is what the JSON report and the stored rounds show."""
+
+    ran: int
+    passed: int
+    failed: int
+    seconds: float
+    mutants: int
+    killed: int
+    survived: int
+    not_run: int
+    sandbox: str | None
+    isolation: dict[str, str]  # what the sandbox probe saw inside (execution/sandbox_probe.py)
+    reason_if_not_run: str
+    head_seconds: NotRequired[float]
+    command: NotRequired[str]
+    per_test: NotRequired[bool]  # the command wrote JUnit XML: counts are of test cases
+    exit_code: NotRequired[int | None]
+    timed_out: NotRequired[bool]
+    time_budget_s: NotRequired[float]
+    head_failure: NotRequired[HeadFailure | None]
 
 
 @dataclass(frozen=True)

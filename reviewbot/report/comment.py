@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from markupsafe import Markup
 
+from reviewbot.model.kpi import Kpi
 from reviewbot.model.messages import texts_of
 from reviewbot.model.review import Review, Status
 from reviewbot.model.truthtable import TruthTable
@@ -195,11 +195,11 @@ _TEST_KPI = ("ran", "passed", "failed", "not_run", "mutants", "killed", "survive
 _NOT_IN_COMMENT = frozenset({"timings_ms", "facts_cache", "suppressed_findings"})
 
 
-def compact_kpi(kpi: dict[str, Any]) -> str:
+def compact_kpi(kpi: Kpi) -> str:
     """The KPI as JSON, one line per key, sorted: what the comment always shows (the JSON report has
     the rest). Timings and cache hits are left out (they differ run to run, and the report is byte
     for byte reproducible), and so are the test run's prose and the list of suppressed findings."""
-    shown = {k: v for k, v in kpi.items() if k not in _NOT_IN_COMMENT}
+    shown: dict[str, object] = {k: v for k, v in kpi.items() if k not in _NOT_IN_COMMENT}
     tests = shown.get("tests")
     if isinstance(tests, dict):
         shown["tests"] = {k: tests[k] for k in _TEST_KPI if k in tests}

@@ -24,11 +24,11 @@ from reviewbot.lang.index import RepoIndex
 from reviewbot.model.budget import DEFAULT_BUDGET, RoundBudget
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.executed import ExecutedTable
-from reviewbot.model.executed import summary as executed_summary
 from reviewbot.model.finding import Finding
+from reviewbot.model.kpi import executed_counts
 from reviewbot.model.messages import msg
 from reviewbot.model.review import ChecklistResult, Review, RuleReach, Status
-from reviewbot.model.tests import ExecutionResults
+from reviewbot.model.tests import ExecutionResults, TestSummary
 from reviewbot.model.truthtable import TruthTable
 from reviewbot.review.budget import (
     ROUND_DEADLINE,
@@ -70,7 +70,7 @@ log = logging.getLogger(__name__)
 class Execution(Protocol):
     """What the test-execution stage returns (see reviewbot.execution.execute)."""
 
-    summary: dict[str, Any]
+    summary: TestSummary
     notes: list[Note]
 
     def results(self) -> ExecutionResults: ...
@@ -299,7 +299,7 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
     if execution is not None:
         kpi["tests"] = execution.summary
     if executed_tables:
-        kpi["executed_tables"] = executed_summary(executed_tables)
+        kpi["executed_tables"] = executed_counts(executed_tables)
     review = Review(
         status=verdict.status,
         base_sha=change.base_sha,

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 
 from reviewbot.model.change import ChangeSet, RepoTree, SkipReason
 from reviewbot.model.finding import Dismissal, Finding, normalise_anchor
+from reviewbot.model.kpi import Recheck
 from reviewbot.model.review import Review, RoundInfo, Status
 from reviewbot.model.round import OPEN_STATES, FindingState, RoundRow
 
@@ -226,7 +227,7 @@ def apply_round(
     incremental = since is not None
     touched, delta_files = _scope(change, full, prior, since)
 
-    recheck = {
+    recheck: Recheck = {
         "fixed": len(fixed),
         "still_open": _count(current, FindingState.STILL_OPEN),
         "cannot_substantiate": len(lost),
@@ -236,18 +237,16 @@ def apply_round(
     status = _status(review.status, bool(blocking), bool(carried))
 
     round_index = previous.round_index + 1 if previous else 1
-    kpi = dict(review.kpi)
-    kpi.update(
-        round_index=round_index,
-        full_files=len(change.files),
-        delta_files=delta_files,
-        new_findings=_count(findings, FindingState.NEW),
-        merged=int(kpi.get("merged", 0)) + merged,
-        recheck=recheck,
-        blocking=len(blocking),
-        dismissed=sum(1 for f in findings if f.dismissal is not None),
-        blocking_on_unchanged=sum(1 for f in blocking if f.line not in touched.get(f.path, frozenset())),
-    )
+    kpi = review.kpi.copy()
+    kpi["round_index"] = round_index
+    kpi["full_files"] = len(change.files)
+    kpi["delta_files"] = delta_files
+    kpi["new_findings"] = _count(findings, FindingState.NEW)
+    kpi["merged"] = kpi.get("merged", 0) + merged
+    kpi["recheck"] = recheck
+    kpi["blocking"] = len(blocking)
+    kpi["dismissed"] = sum(1 for f in findings if f.dismissal is not None)
+    kpi["blocking_on_unchanged"] = sum(1 for f in blocking if f.line not in touched.get(f.path, frozenset()))
     if moved:
         kpi["moved"] = moved
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from reviewbot.checks.suppression_without_reason import Suppression, parse_suppression
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.finding import Finding
+from reviewbot.model.kpi import SuppressedJson
 
 __all__ = ["Suppressed", "apply_suppressions"]
 
@@ -23,7 +24,7 @@ class Suppressed:
     line: int  # where the suppression comment is
     reason: str
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> SuppressedJson:
         f = self.finding
         return {
             "rule": f.rule,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reviewbot.lang.facts import lang_for_path
 from reviewbot.model.change import ChangeSet, Note, SkipReason
+from reviewbot.model.kpi import Kpi, no_recheck
 from reviewbot.model.review import Status
 
 if TYPE_CHECKING:
@@ -61,9 +62,7 @@ def verdict_stage(change: ChangeSet, checked: Checked, notes: list[Note]) -> Ver
     return Verdict(Status.LGTM, coverage)
 
 
-def kpi_stage(
-    change: ChangeSet, parsed: Parsed, indexed: Indexed, checked: Checked, verdict: Verdict
-) -> dict[str, Any]:
+def kpi_stage(change: ChangeSet, parsed: Parsed, indexed: Indexed, checked: Checked, verdict: Verdict) -> Kpi:
     findings = checked.findings
     index = indexed.index
     return {
@@ -74,7 +73,7 @@ def kpi_stage(
         "delta_files": len(change.files),
         "new_findings": len(findings),
         "merged": checked.merged,
-        "recheck": {"fixed": 0, "still_open": 0, "cannot_substantiate": 0, "fail": 0},
+        "recheck": no_recheck(),
         "blocking": sum(1 for f in findings if f.blocking),
         "blocking_on_unchanged": 0,
         "round_index": 1,

@@ -5,14 +5,37 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import NamedTuple, NotRequired, TypedDict
 
-from reviewbot.model.finding import Dismissal, Finding, Location, Severity
+from reviewbot.model.finding import Dismissal, Finding, FindingJson, Location, Severity
+from reviewbot.model.kpi import Kpi
 from reviewbot.model.messages import LANGS
 from reviewbot.model.review import Review
 from reviewbot.model.round import OPEN_STATES, FindingState, RoundRow
 
-__all__ = ["FindingRecord", "RoundRecord", "RoundSummary", "SavedRound"]
+__all__ = ["FindingRecord", "StoredFinding", "RoundRecord", "RoundSummary", "SavedRound"]
+
+
+class Sentences(TypedDict):
+    title: str
+    evidence: list[str]
+    suggestion: str
+
+
+class Exact(TypedDict):
+    """What a stored finding keeps beyond its JSON report entry, to rebuild the Finding exactly."""
+
+    anchor: str
+    suggestion_lang: str
+    replacement: str | None
+    related: list[list[str | int]]  # [path, line, text] of each related location
+    # Its sentences in the other languages, for pages that show stored rounds in any language
+    # (store.history_page); the catalogue messages themselves are not stored.
+    localized: NotRequired[dict[str, Sentences]]
+
+
+class StoredFinding(FindingJson, Exact):
+    """A finding as the store keeps it: its JSON report entry, then what rebuilds it exactly."""
 
 
 @dataclass(frozen=True)
@@ -28,22 +51,20 @@ class FindingRecord:
     anchor: str
     state: str
     fixed_in: str | None
-    data: Mapping[str, Any]
+    data: StoredFinding
 
     @classmethod
     def from_finding(cls, f: Finding) -> FindingRecord:
-        data = f.to_json()
         # to_json is the public shape; these fields are needed to rebuild the Finding exactly.
-        data.update(
-            anchor=f.anchor,
-            suggestion_lang=f.suggestion_lang,
-            replacement=f.replacement,
-            related=[[loc.path, loc.line, loc.text] for loc in f.related],
-        )
+        exact: Exact = {
+            "anchor": f.anchor,
+            "suggestion_lang": f.suggestion_lang,
+            "replacement": f.replacement,
+            "related": [[loc.path, loc.line, loc.text] for loc in f.related],
+        }
         if f.texts:
-            # Its sentences in the other languages, for pages that show stored rounds in any language
-            # (store.history_page); the catalogue messages themselves are not stored.
-            data["localized"] = {lang: _sentences(f.localized(lang)) for lang in LANGS if lang != "en"}
+            exact["localized"] = {lang: _sentences(f.localized(lang)) for lang in LANGS if lang != "en"}
+        data: StoredFinding = {**f.to_json(), **exact}
         return cls(
             f.fingerprint,
             f.rule,
@@ -84,7 +105,7 @@ class FindingRecord:
         return finding
 
 
-def _sentences(f: Finding) -> dict[str, Any]:
+def _sentences(f: Finding) -> Sentences:
     return {"title": f.title, "evidence": list(f.evidence), "suggestion": f.suggestion}
 
 
@@ -102,7 +123,7 @@ class RoundRecord:
     reviewed_at: str
     status: str
     summary: Mapping[str, int]
-    kpi: Mapping[str, Any]
+    kpi: Kpi
     full_review: bool
     force_pushed: bool
     report_markdown: str

@@ -13,15 +13,16 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, TypedDict
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from reviewbot.errors import StoreError
+from reviewbot.model.kpi import Kpi
 from reviewbot.store.db import open_engine, shown, utc
-from reviewbot.store.records import FindingRecord, RoundRecord, RoundSummary, SavedRound
+from reviewbot.store.records import FindingRecord, RoundRecord, RoundSummary, SavedRound, StoredFinding
 
 __all__ = [
     "FindingRecord",
@@ -311,7 +312,43 @@ class Store:
         return SavedRound(stored, created)
 
 
-def _round_values(r: RoundRecord) -> dict[str, Any]:
+class _RoundValues(TypedDict):
+    """The `rounds` columns a re-run of the same head replaces."""
+
+    base_sha: str
+    merge_base: str
+    previous_head: str | None
+    reviewed_at: str
+    status: str
+    p0: int
+    p1: int
+    p2: int
+    p3: int
+    full_review: bool
+    force_pushed: bool
+    kpi: Kpi
+    report_markdown: str
+    report_json: str
+
+
+class _FindingRow(TypedDict):
+    """A row of `round_findings`."""
+
+    round_id: int
+    position: int
+    fingerprint: str
+    rule: str
+    severity: str
+    path: str
+    line: int
+    title: str
+    anchor: str
+    state: str
+    fixed_in: str | None
+    data: StoredFinding
+
+
+def _round_values(r: RoundRecord) -> _RoundValues:
     """Columns that a re-run of the same head replaces (index, head and creation time stay)."""
     return {
         "base_sha": r.base_sha,
@@ -325,13 +362,13 @@ def _round_values(r: RoundRecord) -> dict[str, Any]:
         "p3": int(r.summary.get("P3", 0)),
         "full_review": r.full_review,
         "force_pushed": r.force_pushed,
-        "kpi": dict(r.kpi),
+        "kpi": r.kpi.copy(),
         "report_markdown": r.report_markdown,
         "report_json": r.report_json,
     }
 
 
-def _finding_rows(round_id: int, findings: Iterable[FindingRecord]) -> Iterator[dict[str, Any]]:
+def _finding_rows(round_id: int, findings: Iterable[FindingRecord]) -> Iterator[_FindingRow]:
     for position, f in enumerate(findings):
         yield {
             "round_id": round_id,
@@ -345,5 +382,5 @@ def _finding_rows(round_id: int, findings: Iterable[FindingRecord]) -> Iterator[
             "anchor": f.anchor,
             "state": f.state,
             "fixed_in": f.fixed_in,
-            "data": dict(f.data),
+            "data": f.data.copy(),
         }
