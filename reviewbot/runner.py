@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from reviewbot.change.diff import load_change
 from reviewbot.change.git import run_git
@@ -28,7 +28,7 @@ from reviewbot.model.change import ChangeSet
 from reviewbot.model.finding import Dismissal
 from reviewbot.model.review import Review
 from reviewbot.report.marker import State, encode_state
-from reviewbot.report.render import render_json, render_markdown, stored_json
+from reviewbot.report.render import ReportJson, render_json, render_markdown, stored_json
 from reviewbot.report.shrink import Renderer, fit_report
 from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.review.progress import terminal_progress
@@ -62,7 +62,7 @@ Settings = ReviewSettings | Callable[[ChangeSet], ReviewSettings] | None
 class RoundOutcome:
     review: Review
     markdown: str  # in the requested language, with the hidden state marker at the end (as stored)
-    json: dict[str, Any]
+    json: ReportJson
     created: bool  # a new round was recorded (False: no store/PR, or this head was reviewed before)
     lang: str = "en"  # the report's language
 
@@ -99,7 +99,7 @@ def _renderer(lang: str) -> Renderer:
 
 def fit_round(
     review: Review, lang: str = "en", budget: RoundBudget | None = None
-) -> tuple[Review, str, dict[str, Any]]:
+) -> tuple[Review, str, ReportJson]:
     """The round as reported: `review` cut to the stored-report size of `budget` (default: the one
     the round ran under) when it is over (a note says what went; see report/shrink.py), its markdown
     (with the state marker) and JSON."""
@@ -110,7 +110,7 @@ def fit_round(
 
 def render_round(
     review: Review, lang: str = "en", budget: RoundBudget | None = None
-) -> tuple[str, dict[str, Any]]:
+) -> tuple[str, ReportJson]:
     """The markdown report (with the hidden state marker) and the JSON document of a round, within
     the budget's stored-report size."""
     _, markdown, doc = fit_round(review, lang, budget)

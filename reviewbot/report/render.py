@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from reviewbot import __version__
-from reviewbot.model.review import Review
+from reviewbot.model.finding import FindingJson
+from reviewbot.model.kpi import Kpi
+from reviewbot.model.review import Review, RuleReachJson
+from reviewbot.model.round import RoundRowJson
+from reviewbot.model.tests import TestSummary
 from reviewbot.report.comment import BUDGET, GITHUB_LIMIT, render_finding, render_markdown
 from reviewbot.report.sarif import render_sarif
 from reviewbot.report.templating import LANGS
-from reviewbot.report.truth_tables import table_json
+from reviewbot.report.truth_tables import TruthTableJson, table_json
 
 __all__ = [
     "render_markdown",
     "render_finding",
     "render_json",
+    "ReportJson",
     "stored_json",
     "render_sarif",
     "LANGS",
@@ -25,7 +30,59 @@ __all__ = [
 ]
 
 
-def render_json(review: Review) -> dict[str, Any]:
+class ToolJson(TypedDict):
+    name: str
+    version: str
+
+
+class ChecklistItemJson(TypedDict):
+    id: str
+    section: str
+    label: str
+    failed: bool
+    evaluated: bool
+    findings: list[str]  # fingerprints
+
+
+class ChecklistJson(TypedDict):
+    failed: int
+    total: int
+    items: list[ChecklistItemJson]
+
+
+class NoteJson(TypedDict):
+    reason: str  # SkipReason's value
+    message: str
+    path: str | None
+
+
+class ReportJson(TypedDict):
+    """The JSON report (`--format json`), also kept by the rounds store as the round's `report_json`."""
+
+    tool: ToolJson
+    status: str
+    round: int
+    repository: str | None
+    pr: int | None
+    base_sha: str
+    head_sha: str
+    merge_base: str
+    reviewed_at: str
+    summary: dict[str, int]  # open findings per severity
+    findings: list[FindingJson]
+    fixed: list[FindingJson]
+    checklist: ChecklistJson
+    strengths: list[str]
+    notes: list[NoteJson]
+    truth_tables: list[TruthTableJson]
+    executed_tables: list[dict[str, Any]]
+    tests: TestSummary | None
+    reach: list[RuleReachJson]
+    history: list[RoundRowJson]
+    kpi: Kpi
+
+
+def render_json(review: Review) -> ReportJson:
     return {
         "tool": {"name": "reviewbot", "version": __version__},
         "status": review.status.value,
