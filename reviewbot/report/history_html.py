@@ -13,7 +13,6 @@ with its backtick spans as <code>; `block` keeps the newlines of command output 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 import jinja2
 from markupsafe import Markup, escape
@@ -103,12 +102,15 @@ def render_history_html(history: PrHistory, lang: str = "en") -> str:
     """The page of `history` in `lang` (en or zh): one HTML document, nothing external."""
     if lang not in LANGS:
         raise ValueError(f"unknown language {lang!r}; one of {', '.join(LANGS)}")
-    context: dict[str, Any] = {
-        "h": history if lang == "en" else history.in_lang(lang),
-        "t": page_texts(lang),
-        "lang": lang,
-        "csp": CSP,
-        "states": STATES,
-        "severities": ("P0", "P1", "P2", "P3"),
-    }
-    return _env().get_template("history.html.j2").render(context)
+    return (
+        _env()
+        .get_template("history.html.j2")
+        .render(
+            h=history if lang == "en" else history.in_lang(lang),
+            t=page_texts(lang),
+            lang=lang,
+            csp=CSP,
+            states=STATES,
+            severities=("P0", "P1", "P2", "P3"),
+        )
+    )

@@ -16,11 +16,18 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from reviewbot import __version__
 from reviewbot.model.finding import Finding
 from reviewbot.model.review import Review
+from reviewbot.report.sarif_json import (
+    SarifFix,
+    SarifLocation,
+    SarifLog,
+    SarifResult,
+    SarifRule,
+    SarifRunProperties,
+)
 
 __all__ = ["render_sarif", "related_places", "plain_text", "MAX_RELATED"]
 
@@ -32,7 +39,7 @@ _PLACE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z]\w*):(\d+)
 MAX_RELATED = 50
 
 
-def _rule(rule_id: str, summary: str, severity: str, text: str) -> dict[str, Any]:
+def _rule(rule_id: str, summary: str, severity: str, text: str) -> SarifRule:
     """A rule's SARIF descriptor: its one-line summary, its "What it does" as the full description and
     its whole documentation as help."""
     body = text.split("\n", 1)[1].strip() if "\n" in text else text
@@ -70,7 +77,7 @@ _HEADING = re.compile(r"^#{1,6}\s+")
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
 
 
-def _location(path: str, line: int) -> dict[str, Any]:
+def _location(path: str, line: int) -> SarifLocation:
     return {"artifactLocation": {"uri": path}, "region": {"startLine": max(line, 1)}}
 
 
@@ -92,7 +99,7 @@ def related_places(f: Finding) -> list[tuple[str, int, str]]:
     return out[:MAX_RELATED]
 
 
-def _fix(f: Finding) -> dict[str, Any]:
+def _fix(f: Finding) -> SarifFix:
     """The replacement of the finding's line: the line's text (region without column numbers: from the
     first character to the end of the line, its newline kept) becomes the replacement."""
     assert f.replacement is not None
@@ -112,11 +119,11 @@ def _fix(f: Finding) -> dict[str, Any]:
     }
 
 
-def _result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
+def _result(f: Finding, rule_index: dict[str, int]) -> SarifResult:
     paragraphs = [f.title, *f.evidence]
     if f.suggestion:
         paragraphs.append(f.suggestion)
-    result: dict[str, Any] = {
+    result: SarifResult = {
         "ruleId": f.rule,
         "level": _LEVEL[f.severity.value],
         "message": {"text": "\n\n".join(paragraphs)},
@@ -137,7 +144,7 @@ def _result(f: Finding, rule_index: dict[str, int]) -> dict[str, Any]:
     return result
 
 
-def render_sarif(review: Review) -> dict[str, Any]:
+def render_sarif(review: Review) -> SarifLog:
     """The review as one SARIF 2.1.0 log (valid against the OASIS schema; tests/report/test_sarif.py)."""
     from reviewbot.checks.registry import CHECKS, doc
 
@@ -146,11 +153,9 @@ def render_sarif(review: Review) -> dict[str, Any]:
     # The round's verdict, for a CI step that fails on BLOCKING after the upload (action.yml); and the
     # truth tables run in the sandbox with their executed rows (the generated test file is in the JSON).
     executed = [{k: v for k, v in t.to_json().items() if k != "test"} for t in review.executed_tables]
-    properties = {
-        "status": review.status.value,
-        "summary": review.summary(),
-        **({"executedTables": executed} if executed else {}),
-    }
+    properties: SarifRunProperties = {"status": review.status.value, "summary": review.summary()}
+    if executed:
+        properties["executedTables"] = executed
     return {
         "version": "2.1.0",
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
