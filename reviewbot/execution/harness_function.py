@@ -12,7 +12,8 @@ builds itself (`config = Config()`) is not set: only the rows at its known defau
 parameter keeps its default; a required one no column gives means there is no call to make.
 
 The target is read, in this order: the return value when every `return` returns the target; the object
-every `return` returns, when the target is written on it; the namespace passed, when the target is
+every `return` returns, when the target is written on it (or is a keyword of its constructor:
+`Config.x` of `return Config(x=...)`); the namespace passed, when the target is
 written on a parameter; else the function's own local as the function returns. A derivation's target is
 often a local that feeds the return (`config.x` of a `config` returned inside a tuple, turned into a
 dict, or handed to a constructor): the generated test reads it off the function's frame at its `return`
@@ -95,6 +96,11 @@ def _ends_in_return(fn: _Def) -> bool:
     return bool(fn.body) and isinstance(fn.body[-1], ast.Return | ast.Raise)
 
 
+def _constructs(value: ast.expr | None, owner: str) -> bool:
+    """`value` is a call of `owner(...)` (or `module.owner(...)`)."""
+    return isinstance(value, ast.Call) and ast.unparse(value.func).rsplit(".", 1)[-1] == owner
+
+
 def _how_read(fn: _Def, parts: list[str], params: dict[str, _Param], namespaces: set[str]) -> ReadFrom:
     """Where the target is read after the call ("" when it cannot be)."""
     returns = [n.value for n in _own(fn) if isinstance(n, ast.Return)]
@@ -104,6 +110,8 @@ def _how_read(fn: _Def, parts: list[str], params: dict[str, _Param], namespaces:
         return "return"
     if every and len(parts) > 1 and spelled == {parts[0]}:
         return "returned"
+    if every and len(parts) == 2 and all(_constructs(r, parts[0]) for r in returns):
+        return "returned"  # `Config.x` of `return Config(x=...)`: the keyword, read off the object returned
     if len(parts) > 1 and parts[0] in namespaces:
         return "param"
     if parts[0] in params or parts[0] in _stored_names(fn):

@@ -12,6 +12,10 @@ import ast
 from pathlib import Path
 from typing import Any
 
+from reviewbot.execution.harness_function import function_harness
+from reviewbot.execution.harness_function_code import function_build
+from reviewbot.model.executed import Harness
+from reviewbot.model.truthtable import Outcome, Row, TruthTable, Variable
 from tests.execution.test_executed_tables import _only_table, _review
 
 BUILD = """class Config:
@@ -168,3 +172,57 @@ def test_a_required_parameter_no_column_gives_is_no_call_and_says_why(tmp_path: 
     )
     assert table["test"] == ""
     assert doc["kpi"]["executed_tables"]["executed"] == 0
+
+
+OVERRIDE = """from dataclasses import dataclass
+
+
+@dataclass
+class Override:
+    opt: str = ""
+    fast: bool = False
+
+    @classmethod
+    def parse(cls, fast=False, source=""):
+        if fast:
+            return Override(opt="O3", fast=fast)
+        return Override(opt="O0", fast=fast)
+"""
+
+
+def _override_table(function: str) -> TruthTable:
+    """The table of `Override.opt` as the constructor keyword `parse` gives (one column: `fast`)."""
+    rows = tuple(
+        Row(
+            {"fast": fast},
+            Outcome("const", "'O0'"),
+            Outcome("const", "'O3'" if fast else "'O0'"),
+            fast,
+            not fast,
+        )
+        for fast in (True, False)
+    )
+    fast = Variable("fast", "bool", (True, False), default=False, default_from="pkg/o.py:10")
+    return TruthTable(
+        "Override.opt", function, "pkg/o.py", 11, "python", ("fast",), (fast,), None, rows, 2, False
+    )
+
+
+def test_a_classmethod_returning_a_construction_is_read_off_the_object_it_returns() -> None:
+    tree = ast.parse(OVERRIDE)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    found = function_harness(_override_table("Override.parse"), tree, ("", "pkg.o"), cls, {"Override"})
+    assert isinstance(found, Harness), found
+    # `cls` is no parameter the row gives; `opt` is a keyword of the `Override(...)` every return builds.
+    assert (found.static, found.args, found.reads, found.read_from, found.target) == (
+        "classmethod",
+        ("fast",),
+        "returned",
+        "Override",
+        "opt",
+    )
+    assert found.construction == "Override.parse()"
+    code = function_build(found)
+    assert "returned = Override.parse(**namespaces, **kwargs)" in code and code.rstrip().endswith(
+        "return returned"
+    )
