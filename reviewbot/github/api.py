@@ -240,7 +240,8 @@ class RestApi:
             label="GET commits/{sha}/check-runs",
             params={"check_name": name, "filter": "all", "per_page": 100},
         )
-        runs = answer(data, CheckRunListJson, "a list of check runs").get("check_runs")
+        found = answer(data, CheckRunListJson, "a list of check runs") if isinstance(data, dict) else None
+        runs = found.get("check_runs") if found else None
         return [r for r in runs or () if isinstance(r, dict)]
 
     def update_check_run(
