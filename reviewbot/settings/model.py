@@ -104,7 +104,7 @@ class Settings(BaseSettings):
     cache_dir: Path = Field(default_factory=default_cache_dir)  # cached clones, the facts cache
     facts_cache_mb: int = Field(default=256, ge=0)  # bound of the parsed-facts cache; 0: no cache
     state_dir: Path = Field(default_factory=default_state_dir)  # rounds store, queue
-    review_drafts: bool = False
+    review_drafts: bool = False  # the App skips drafts; `reviewbot run --pr` reviews one (a person asked)
     post: bool = True  # False: rounds are computed and stored but nothing is published
     command: str = "/reviewbot review"
     max_attempts: int = Field(default=5, ge=1)
