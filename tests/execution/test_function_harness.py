@@ -14,7 +14,7 @@ from typing import Any
 
 from reviewbot.execution.harness_function import function_harness
 from reviewbot.execution.harness_function_code import function_build
-from reviewbot.model.executed import Harness
+from reviewbot.model.executed import Executed, ExecutedTable, Harness
 from reviewbot.model.truthtable import Outcome, Row, TruthTable, Variable
 from tests.execution.test_executed_tables import _only_table, _review
 
@@ -226,3 +226,15 @@ def test_a_classmethod_returning_a_construction_is_read_off_the_object_it_return
     assert "returned = Override.parse(**namespaces, **kwargs)" in code and code.rstrip().endswith(
         "return returned"
     )
+
+
+def test_a_called_function_raising_on_its_defaults_is_no_defaults_raise() -> None:
+    # A function called with every default is no start-up path the project is known to take: its raise
+    # is the row's executed value, never a P0 about the defaults (as for the method harness).
+    tree = ast.parse(OVERRIDE)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    found = function_harness(_override_table("Override.parse"), tree, ("", "pkg.o"), cls, {"Override"})
+    assert isinstance(found, Harness) and found.called
+    raised = Executed("raised", "AssertionError: fast needs a GPU", "pkg/o.py:12")
+    table = ExecutedTable("Override.opt", "Override.parse", "pkg/o.py", 11, found, defaults_head=raised)
+    assert table.ran and not table.defaults_raise
