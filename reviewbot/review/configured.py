@@ -8,16 +8,29 @@ the report's language when it chooses one, extra checklists, the test executor, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TypedDict, Unpack
 
+from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.checks.registry import KNOWN_RULES
 from reviewbot.config import RepoConfig, load_repo_config
-from reviewbot.model.change import RepoTree
+from reviewbot.lang.cache import FactsCache
+from reviewbot.model.budget import RoundBudget
+from reviewbot.model.change import ChangeSet, Note, RepoTree
 from reviewbot.review.checklist import bundled_names
-from reviewbot.review.pipeline import ReviewSettings
+from reviewbot.review.pipeline import Execution, ReviewSettings
 
-__all__ = ["configured", "repo_config"]
+__all__ = ["CallerParts", "configured", "repo_config"]
+
+
+class CallerParts(TypedDict, total=False):
+    """What a caller adds to a repository's settings: the `ReviewSettings` fields of these names."""
+
+    execute: Callable[[ChangeSet, list[ChangedDerivation]], Execution | None] | None
+    notes: tuple[Note, ...]
+    timings_ms: dict[str, float]
+    facts_cache: FactsCache | None
+    budget: RoundBudget
 
 
 def repo_config(base_tree: RepoTree | None) -> RepoConfig:
@@ -27,11 +40,11 @@ def repo_config(base_tree: RepoTree | None) -> RepoConfig:
 
 
 def configured(
-    cfg: RepoConfig, *, lang: str | None, extra_checklists: Sequence[str] = (), **more: Any
+    cfg: RepoConfig, *, lang: str | None, extra_checklists: Sequence[str] = (), **more: Unpack[CallerParts]
 ) -> ReviewSettings:
     """The settings of a repository configured by `cfg`: `lang` (the caller's choice) wins over
     `[review] lang`, else English; `extra_checklists` come after the repository's; `more` are
-    further `ReviewSettings` fields."""
+    the caller's own parts (CallerParts)."""
     return ReviewSettings(
         lang=lang or cfg.review.lang or "en",
         checklists=list(dict.fromkeys([*cfg.checklists, *extra_checklists])),
