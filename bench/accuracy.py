@@ -1157,6 +1157,14 @@ def overall_precision(report: Report) -> float | None:
     return tp / (tp + fp) if tp + fp else None
 
 
+def blocking_precision(report: Report) -> tuple[int, int]:
+    """(true, scored) P0–P2 findings: the precision of what blocks a merge. Duplicates and findings on
+    `allow` labels are neither, as in `overall_precision`."""
+    tp = sum(1 for s in report.scored if s.finding.severity in BLOCKING and s.outcome == "tp")
+    fp = sum(1 for s in report.scored if s.finding.severity in BLOCKING and s.outcome.startswith("fp"))
+    return tp, tp + fp
+
+
 def clean_share(report: Report) -> tuple[int, int]:
     """(clean commits with a P0–P2 finding, clean commits)."""
     return len(report.pass_cases_flagged), sum(c.verdict == "pass" for c in report.cases)
@@ -1181,6 +1189,7 @@ SUMMARY_HEADER = [
     "cases",
     "findings",
     "precision (±1 band)",
+    "P0–P2 precision",
     "P0–P2 recall",
     "clean commits with P0–P2",
     "INCOMPLETE by parse error",
@@ -1198,6 +1207,7 @@ def summary_rows(runs: Sequence[CaseRun], known: Iterable[str] | None) -> list[l
             rep = score_runs(part, known)
             flagged, clean = clean_share(rep)
             b = rep.blocking
+            held, blocking = blocking_precision(rep)
             rows.append(
                 [
                     split,
@@ -1205,6 +1215,7 @@ def summary_rows(runs: Sequence[CaseRun], known: Iterable[str] | None) -> list[l
                     str(len(part)),
                     str(sum(len(r.findings or []) for r in part)),
                     _fmt(overall_precision(rep)),
+                    f"{held}/{blocking} = {ratio(held, blocking)}",
                     f"{b.matched}/{b.labels} = {_fmt(b.recall)}",
                     f"{flagged}/{clean} = {ratio(flagged, clean)}",
                     str(len(parse_incomplete(part))),

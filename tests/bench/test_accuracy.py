@@ -569,9 +569,10 @@ def test_summary_rows_put_test_first_and_count_parse_incomplete() -> None:
     rows = acc.summary_rows(runs, None)
     assert [r[:2] for r in rows] == [["test", "all"], ["test", "cpp"], ["train", "all"], ["train", "python"]]
     assert (
-        rows[0][6] == "1/1 = 1.00" and rows[0][7] == "1"
+        rows[0][7] == "1/1 = 1.00" and rows[0][8] == "1"
     )  # the clean commit was flagged; one parse INCOMPLETE
-    assert rows[2][4] == "1.00" and rows[2][5] == "1/1 = 1.00"
+    assert rows[0][5] == "0/1 = 0.00"  # its P1 blocks a clean commit: a blocking false positive
+    assert rows[2][4] == "1.00" and rows[2][5] == "1/1 = 1.00" and rows[2][6] == "1/1 = 1.00"
     assert [r.case.id for r in acc.parse_incomplete(runs)] == ["t"]
     text = acc.format_text(acc.score_runs(runs, None), runs)
     assert text.index("== test split") < text.index("== train split")
