@@ -106,6 +106,16 @@ class _Environment(EnvSettingsSource):
         # As the base class reads os.environ: names without regard to case, empty values left out.
         return {k.lower(): v for k, v in self._environ.items() if v != ""}
 
+    def prepare_field_value(
+        self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
+    ) -> Any:
+        try:
+            return super().prepare_field_value(field_name, field, value, value_is_complex)
+        except ValueError:
+            # A list or a mapping is JSON here; the decoder's message quotes the text (maybe a secret).
+            name = env_var(self.settings_cls, field_name)
+            raise UsageError(f"{name} must be JSON, e.g. '[\"CC\"]' or '{{\"files\": 500}}'") from None
+
 
 def _checked(data: object, path: Path, keys: tuple[str, ...]) -> dict[str, object]:
     """The file's mapping of setting -> value; UsageError for anything else or an unknown key."""

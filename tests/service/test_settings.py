@@ -74,6 +74,8 @@ def test_redact_url() -> None:
         ({"REVIEWBOT_MAX_ATTEMPTS": "0"}, "REVIEWBOT_MAX_ATTEMPTS must be at least 1"),
         ({"REVIEWBOT_API_URL": "ftp://u:pw@h"}, "REVIEWBOT_API_URL must start with http:// or https://"),
         ({"REVIEWBOT_QUEUE_URL": "amqp://user:pw@h"}, "REVIEWBOT_QUEUE_URL must be redis://"),
+        ({"REVIEWBOT_TESTS_ENV": "CC,pw@h"}, "REVIEWBOT_TESTS_ENV must be JSON"),
+        ({"REVIEWBOT_BUDGET": "files=pw@h"}, "REVIEWBOT_BUDGET must be JSON"),
     ],
 )
 def test_bad_values_are_refused_with_the_key_not_the_value(environ: dict[str, str], needle: str) -> None:
