@@ -1,46 +1,49 @@
-"""New or changed validations that reject the all-defaults configuration (pure).
+"""New or changed validations that reject the all-defaults configuration (pure, apart from reading the
+modules a validation's callees and a parser's config classes are imported from).
 
 For each `raise` / `assert` of a changed Python file that the change added, or whose condition it
 added or changed, in a validating function (`__post_init__`, `__init__`, `model_post_init`, `validate*`,
 `check*`, `verify*`, or a function that takes `args`), the condition it runs under is evaluated with every
-operand at its default:
+operand at its default (`defaults.evaluate`):
 
 - `self.x` in a method of class `C`: the default of field `x` declared by `C` (a dataclass / pydantic /
   class-level default, a constant `__init__` assigns; `lang.facts` records them) or by a base class of
   `C` (the head index), when exactly one value is declared;
-- `args.x`: the `add_argument("--x", default=...)` of the changed files (`lang.clauses` options);
-- literals (numbers, strings, `True` / `False` / `None`), comparisons, `and` / `or` / `not`, `in` /
-  `not in` a literal tuple or list, arithmetic.
+- `args.x`: the default argparse gives option `x` in the parsers of the changed files
+  (`defaults.arg_options`: `default=`, `store_true` False, no default None, `type=int` on a string
+  default, `set_defaults`), or the field default of a config class the parser file hands to a call that
+  generates options from it (`ArgumentGroupFactory(TransformerConfig)`);
+- literals, comparisons, `and` / `or` / `not`, `in`, arithmetic, and the builtins that only read
+  (`bool(args.data_path) + any([...]) == 1`).
 
 A finding needs every operand's default known: a call, a local, a subscript or an unknown field stops
-the evaluation, and so does a write of an operand, or a call that may write the object validated
-(`self.derive()`, `finalize(args)`), above the check in the same function. A raise whose guards all hold, or an assertion whose test is false, rejects a plain
-default launch.
+the evaluation, and so does an operand the function writes above the check, itself or through a call
+it hands the object to (`defaults.written`: a callee of the module or the repository is followed, up to
+the early exit the defaults take; any other call may write anything). A raise whose guards all hold, or
+an assertion whose test is false, rejects a plain default launch.
+
+A check nested under an opt-in switch, a boolean option or field that is off by default
+(`if args.perform_rl_step:`), is evaluated with the switch on: it rejects the defaults of that feature
+when it fails with every other operand at its default. Then those defaults must be choices (booleans,
+non-empty strings): a `None` / `0` placeholder is what the feature's users are expected to set
+(`if args.rl: assert args.rl_kv_path is not None` is a requirement, not a rejected default).
 """
 
 from __future__ import annotations
 
 import ast
-import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
+from reviewbot.analysis.defaults.arg_options import argparse_defaults, class_defaults
+from reviewbot.analysis.defaults.evaluate import Evaluator, Operand, Unknown
+from reviewbot.analysis.defaults.written import ANY, Read, Writes
 from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
-from reviewbot.lang.clauses import OptionKind
 from reviewbot.lang.facts import FileFacts
 from reviewbot.lang.index import RepoIndex
 
 __all__ = ["RejectedDefault", "Operand", "rejected_defaults"]
-
-
-@dataclass(frozen=True)
-class Operand:
-    text: str  # as written: `self.num_layers`, `args.tp_size`
-    value: str  # the default as declared
-    path: str
-    line: int
 
 
 @dataclass(frozen=True)
@@ -53,84 +56,13 @@ class RejectedDefault:
     operands: tuple[Operand, ...]
     owner: str  # the class validated, or `args`
     kind: str  # `raise` | `assert`
-
-
-class _Unknown(Exception):
-    """An operand whose default is not known: nothing is concluded."""
+    # the opt-in switches the check sits under, taken on (`if args.perform_rl_step:`); () when the
+    # plain all-defaults configuration fails it
+    switched: tuple[Operand, ...] = ()
 
 
 _VALIDATOR = ("__post_init__", "__init__", "model_post_init", "__attrs_post_init__")
 _VALIDATOR_WORDS = ("valid", "check", "verify", "sanity")
-_CMP: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq,
-    ast.NotEq: operator.ne,
-    ast.Lt: operator.lt,
-    ast.LtE: operator.le,
-    ast.Gt: operator.gt,
-    ast.GtE: operator.ge,
-    ast.Is: lambda a, b: a is b if b is None or a is None else a == b,
-    ast.IsNot: lambda a, b: a is not b if b is None or a is None else a != b,
-    ast.In: lambda a, b: a in b,
-    ast.NotIn: lambda a, b: a not in b,
-}
-_BIN: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Div: operator.truediv,
-}
-
-
-class _Eval:
-    def __init__(self, resolve: Callable[[str], Operand | None]) -> None:
-        self.resolve = resolve
-        self.used: dict[str, Operand] = {}
-
-    def operand(self, node: ast.expr) -> Any:
-        text = ast.unparse(node)
-        found = self.resolve(text)
-        if found is None:
-            raise _Unknown(text)
-        try:
-            value = ast.literal_eval(found.value)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
-            raise _Unknown(text) from exc
-        self.used.setdefault(text, found)
-        return value
-
-    def __call__(self, node: ast.expr) -> Any:  # noqa: C901 - one branch per expression kind
-        if isinstance(node, ast.Constant):
-            return node.value
-        if isinstance(node, ast.Tuple | ast.List | ast.Set):
-            return tuple(self(e) for e in node.elts)
-        if isinstance(node, ast.Attribute | ast.Name):
-            return self.operand(node)
-        if isinstance(node, ast.BoolOp):
-            values = [self(v) for v in node.values]  # every operand must be known
-            if isinstance(node.op, ast.And):
-                return all(values)
-            return any(values)
-        if isinstance(node, ast.UnaryOp):
-            v = self(node.operand)
-            if isinstance(node.op, ast.Not):
-                return not v
-            if isinstance(node.op, ast.USub):
-                return -v
-            raise _Unknown(ast.unparse(node))
-        if isinstance(node, ast.Compare):
-            left = self(node.left)
-            for op, right_node in zip(node.ops, node.comparators, strict=True):
-                right = self(right_node)
-                fn = _CMP.get(type(op))
-                if fn is None or not fn(left, right):
-                    return False
-                left = right
-            return True
-        if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
-            return _BIN[type(node.op)](self(node.left), self(node.right))
-        raise _Unknown(ast.unparse(node))
 
 
 def _validating(fn: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> bool:
@@ -200,25 +132,65 @@ def _class_defaults(
     return resolve
 
 
-def _arg_defaults(sides: list[Side]) -> Callable[[str], Operand | None]:
-    options: dict[str, set[tuple[str, str, int]]] = {}
+def _arg_defaults(
+    sides: list[Side], heads: dict[str, str | None], index: RepoIndex, read: Read | None
+) -> Callable[[str], Operand | None]:
+    """`args.x` -> the default argparse gives option `x` in the parsers of the changed files (one value
+    across them, else unknown); a file's `set_defaults(x=...)` replaces its `add_argument` default. An
+    option no parser there adds may be generated from a config class the parser file hands to a call
+    (`ArgumentGroupFactory(TransformerConfig)`, `HfArgumentParser(ModelArguments)`): then the default of
+    that class's field `x` (read from the class, else from the index), when those classes declare one."""
+    options: dict[str, set[tuple[str, str, int, str]]] = {}
+    fields: dict[str, set[tuple[str, str, int, str]]] = {}
+    handed: set[str] = set()
     for s in sides:
-        if s.head is None:
+        tree = python_tree(heads.get(s.path))
+        if tree is None:
             continue
-        for o in s.head.options:
-            if o.kind is OptionKind.ARGUMENT:
-                options.setdefault(o.name, set()).add((o.default, s.path, o.line))
+        mine: dict[str, tuple[str, str, int, str]] = {}
+        for d in argparse_defaults(tree):
+            if d.how.startswith("set_defaults(") or d.dest not in mine:
+                mine[d.dest] = (d.value, s.path, d.line, d.how)
+            elif mine[d.dest][0] != d.value:
+                mine[d.dest] = ("", s.path, d.line, "")  # two parsers of the file disagree: unknown
+        for dest, found in mine.items():
+            options.setdefault(dest, set()).add(found)
+        if mine:
+            classes = _classes_handed(tree)
+            handed |= classes
+            for f in class_defaults(s.path, tree, classes, read):
+                fields.setdefault(f.name, set()).add((f.value, f.path, f.line, f.how))
 
     def resolve(text: str) -> Operand | None:
         if not text.startswith("args.") or text.count(".") != 1:
             return None
-        declared = options.get(text[5:], set())
-        if len({v for v, _, _ in declared}) != 1:
+        name = text[5:]
+        declared = (
+            options.get(name)
+            or fields.get(name)
+            or {
+                (d.value, d.path, d.line, f"{d.owner}.{name} = {d.value}")
+                for d in index.defaults(name)
+                if d.owner in handed
+            }
+        )
+        if len({v for v, _, _, _ in declared}) != 1:
             return None
-        value, path, line = sorted(declared)[0]
-        return Operand(text, value, path, line)
+        value, path, line, how = sorted(declared)[0]
+        return Operand(text, value, path, line, how) if value else None
 
     return resolve
+
+
+def _classes_handed(tree: ast.Module) -> set[str]:
+    """Class-like names (capitalised) a call of the module is handed as an argument."""
+    return {
+        a.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        for a in (*n.args, *(k.value for k in n.keywords))
+        if isinstance(a, ast.Name) and a.id[:1].isupper()
+    }
 
 
 def _touched(stmt: ast.Raise | ast.Assert, guards: tuple[_Guard, ...], added: frozenset[int]) -> bool:
@@ -237,43 +209,31 @@ def _condition(stmt: ast.Raise | ast.Assert, guards: tuple[_Guard, ...]) -> str:
     return " and ".join(parts)
 
 
-def _written_before(fn: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> set[str]:
-    """Targets the function writes above `line` (`self.x = ...`, `args.x += ...`): no longer defaults."""
-    out: set[str] = set()
-    for node in ast.walk(fn):
-        if getattr(node, "lineno", line) >= line:
-            continue
-        if isinstance(node, ast.Assign):
-            targets = [t for t in node.targets for t in (t.elts if isinstance(t, ast.Tuple) else [t])]
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
-            targets = [node.target]
-        elif isinstance(node, ast.Call) and ast.unparse(node.func) in ("setattr", "object.__setattr__"):
-            out.update(
-                f"{ast.unparse(node.args[0])}.{a.value}"
-                for a in node.args[1:2]
-                if isinstance(a, ast.Constant) and isinstance(a.value, str)
-            )
-            continue
-        elif isinstance(node, ast.Call) and _may_set(node):
-            out.add(_ANY)
-            continue
-        else:
-            continue
-        out.update(ast.unparse(t) for t in targets)
-    return out
+def _switch(test: ast.expr, ev: Evaluator) -> bool:
+    """An opt-in switch: an option or field (or `and` of them) that is off by default (`False`)."""
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    for p in parts:
+        if not isinstance(p, ast.Attribute | ast.Name):
+            return False
+        found = ev.resolve(ast.unparse(p))
+        if found is None or found.value != "False":
+            return False
+    return True
 
 
-_ANY = "*"  # a call above the check may have set any field: nothing is a default any more
-
-
-def _may_set(call: ast.Call) -> bool:
-    """`self.derive()`, `finalize(args)`, `update(self)`: a call that can write the object validated
-    (`super().__post_init__()` validates the base class and is not counted)."""
-    func = call.func
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+def _placeholder(o: Operand) -> bool:
+    """A default that stands for "not set yet" (`None`, `0`, `""`, an empty list) rather than a choice."""
+    try:
+        value = ast.literal_eval(o.value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return True
-    passed = [*call.args, *(k.value for k in call.keywords)]
-    return any(isinstance(a, ast.Name) and a.id in ("self", "args") for a in passed)
+    return not isinstance(value, bool | str) or value == ""
+
+
+@dataclass(frozen=True)
+class _Rejection:
+    used: tuple[Operand, ...]
+    switched: tuple[Operand, ...]
 
 
 def _rejects(
@@ -281,27 +241,51 @@ def _rejects(
     guards: tuple[_Guard, ...],
     resolve: Callable[[str], Operand | None],
     written: set[str],
-) -> dict[str, Operand] | None:
-    if _ANY in written:
+) -> _Rejection | None:
+    """The operands read when the defaults fail the check. A guard that is an opt-in switch off by
+    default (`if args.perform_rl_step:`) is taken on: then the check must fail on the feature's own
+    defaults, which must be choices (booleans, strings), not placeholders the feature's users set."""
+    if ANY in written:
         return None
-    ev = _Eval(lambda text: None if text in written else resolve(text))
+    on: dict[str, Operand] = {}  # switches taken on: True from here on
+
+    def known(text: str) -> Operand | None:
+        if text in on:
+            return on[text]
+        return None if text in written else resolve(text)
+
+    ev = Evaluator(known)
+    switches: set[str] = set()
     try:
         for test, hold in guards:
-            if bool(ev(test)) is not hold:
+            if bool(ev(test)) is hold:
+                continue
+            if not hold or not _switch(test, ev):
                 return None
+            for n in ast.walk(test):
+                if isinstance(n, ast.Attribute | ast.Name) and (o := known(ast.unparse(n))) is not None:
+                    switches.add(o.text)
+                    on[o.text] = Operand(o.text, "True", o.path, o.line, o.how)
         if isinstance(stmt, ast.Assert) and ev(stmt.test):
             return None
-    except (_Unknown, TypeError, ZeroDivisionError, ValueError, OverflowError):
+    except (Unknown, TypeError, ZeroDivisionError, ValueError, OverflowError):
         return None
-    return ev.used if ev.used else None
+    if not ev.used:
+        return None
+    switched = tuple(o for t, o in ev.used.items() if t in switches)
+    rest = [o for t, o in ev.used.items() if t not in switches]
+    if switched and (not rest or any(_placeholder(o) for o in rest)):
+        return None
+    return _Rejection(tuple(ev.used.values()), switched)
 
 
 def rejected_defaults(
-    changed: Iterable[Side], heads: dict[str, str | None], index: RepoIndex
+    changed: Iterable[Side], heads: dict[str, str | None], index: RepoIndex, read: Read | None = None
 ) -> list[RejectedDefault]:
-    """Validations the change adds or changes that reject the all-defaults configuration."""
+    """Validations the change adds or changes that reject the all-defaults configuration; `read` gives
+    the head text of a path (the modules a validation's callees are imported from)."""
     sides = [s for s in changed if s.path.endswith(".py") and s.head is not None]
-    args = _arg_defaults(sides)
+    args = _arg_defaults(sides, heads, index, read)
     out: list[RejectedDefault] = []
     for s in sides:
         tree = python_tree(heads.get(s.path))
@@ -311,14 +295,15 @@ def rejected_defaults(
             if not _validating(fn, bool(owner)):
                 continue
             resolve = _class_defaults(owner, s.head_facts, index, s.path) if owner else args
+            writes = Writes(s.path, tree, owner, resolve, read)
             qual = f"{owner}.{fn.name}" if owner else fn.name
             for stmt, guards in _statements(fn.body, ()):
                 if isinstance(stmt, ast.Raise) and not guards:
                     continue  # an unconditional raise is not a validation of the configuration
                 if not _touched(stmt, guards, s.added):
                     continue
-                used = _rejects(stmt, guards, resolve, _written_before(fn, stmt.lineno))
-                if used is None:
+                found = _rejects(stmt, guards, resolve, writes.before(fn, stmt.lineno))
+                if found is None:
                     continue
                 line = stmt.lineno if isinstance(stmt, ast.Assert) else guards[-1][0].lineno
                 out.append(
@@ -328,9 +313,10 @@ def rejected_defaults(
                         stmt.lineno,
                         qual,
                         _condition(stmt, guards),
-                        tuple(used.values()),
+                        found.used,
                         owner or "args",
                         "assert" if isinstance(stmt, ast.Assert) else "raise",
+                        found.switched,
                     )
                 )
     return out
