@@ -12,8 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
+from reviewbot.model.executed_json import (
+    ExecutedJson,
+    ExecutedRowJson,
+    ExecutedTableFacts,
+    ExecutedTableJson,
+    HarnessJson,
+)
 from reviewbot.model.truthtable import Value
 
 __all__ = [
@@ -27,7 +34,6 @@ __all__ = [
     "ExecutedTable",
     "NOT_RUN",
     "unbuildable",
-    "summary",
     "verified_for",
 ]
 
@@ -108,20 +114,8 @@ class Harness:
         parsed = "().parse_args([])" if self.defaults_call == "parser" else "()"
         return f"{self.function}({self.defaults_from}{parsed})"
 
-    def to_json(self) -> dict[str, Any]:
-        out = self._json()
-        if self.kind == "function":
-            out.update(
-                static=self.static,
-                namespaces={p: dict(attrs) for p, attrs in self.namespaces},
-                fixed=list(self.fixed),
-                reads=self.reads,
-                read_from=self.read_from,
-            )
-        return out
-
-    def _json(self) -> dict[str, Any]:
-        return {
+    def to_json(self) -> HarnessJson:
+        out: HarnessJson = {
             "path": self.path,
             "module": self.module,
             "import_root": self.import_root,
@@ -140,6 +134,13 @@ class Harness:
             "sets": list(self.sets),
             "args": list(self.args),
         }
+        if self.kind == "function":
+            out["static"] = self.static
+            out["namespaces"] = {p: dict(attrs) for p, attrs in self.namespaces}
+            out["fixed"] = list(self.fixed)
+            out["reads"] = self.reads
+            out["read_from"] = self.read_from
+        return out
 
 
 @dataclass(frozen=True)
@@ -155,8 +156,8 @@ class Executed:
         where, _, line = self.at.rpartition(":")
         return int(line) if where == path and line.isdigit() else None
 
-    def to_json(self) -> dict[str, str]:
-        out = {"outcome": self.outcome, "value": self.value}
+    def to_json(self) -> ExecutedJson:
+        out: ExecutedJson = {"outcome": self.outcome, "value": self.value}
         if self.at:
             out["at"] = self.at
         return out
@@ -207,7 +208,7 @@ class ExecutedRow:
         """The table predicted this row wrongly on the head or on the base."""
         return self.agrees_head is False or self.agrees_base is False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ExecutedRowJson:
         return {
             "row": self.index,
             "inputs": dict(self.inputs),
@@ -285,7 +286,8 @@ class ExecutedTable:
             and bool(self.fails_on_base)
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def facts_json(self) -> ExecutedTableFacts:
+        """What `to_json` gives but the generated test file (what SARIF carries)."""
         return {
             "target": self.target,
             "function": self.function,
@@ -301,22 +303,10 @@ class ExecutedTable:
             "verified": self.verified,
             "fails_on_base": list(self.fails_on_base),
             "seconds": self.seconds,
-            "test": self.test_code,
         }
 
-
-def summary(tables: Sequence[ExecutedTable]) -> dict[str, int]:
-    """Counts for the KPI: tables seen and executed, rows run on the head, agreed and wrong, defaults raising."""
-    ran = [t for t in tables if t.ran]
-    rows = [r for t in ran for r in t.rows if r.head.outcome != "not_run"]
-    return {
-        "tables": len(tables),
-        "executed": len(ran),
-        "rows": len(rows),
-        "agreed": sum(1 for r in rows if r.agrees_head is True and r.agrees_base is not False),
-        "wrong": sum(1 for r in rows if r.wrong),
-        "defaults_raise": sum(1 for t in ran if t.defaults_raise),
-    }
+    def to_json(self) -> ExecutedTableJson:
+        return {**self.facts_json(), "test": self.test_code}
 
 
 def verified_for(

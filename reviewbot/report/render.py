@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from reviewbot import __version__
+from reviewbot.model.executed_json import ExecutedTableJson
 from reviewbot.model.finding import FindingJson
 from reviewbot.model.kpi import Kpi
 from reviewbot.model.review import Review, RuleReachJson
@@ -75,7 +76,7 @@ class ReportJson(TypedDict):
     strengths: list[str]
     notes: list[NoteJson]
     truth_tables: list[TruthTableJson]
-    executed_tables: list[dict[str, Any]]
+    executed_tables: list[ExecutedTableJson]
     tests: TestSummary | None
     reach: list[RuleReachJson]
     history: list[RoundRowJson]

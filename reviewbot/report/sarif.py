@@ -152,7 +152,7 @@ def render_sarif(review: Review) -> SarifLog:
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     # The round's verdict, for a CI step that fails on BLOCKING after the upload (action.yml); and the
     # truth tables run in the sandbox with their executed rows (the generated test file is in the JSON).
-    executed = [{k: v for k, v in t.to_json().items() if k != "test"} for t in review.executed_tables]
+    executed = [t.facts_json() for t in review.executed_tables]
     properties: SarifRunProperties = {"status": review.status.value, "summary": review.summary()}
     if executed:
         properties["executedTables"] = executed

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
+from reviewbot.model.executed_json import ExecutedTableFacts
+
 __all__ = [
     "SarifText",
     "SarifLocation",
@@ -116,7 +118,7 @@ class SarifTool(TypedDict):
 class SarifRunProperties(TypedDict):
     status: str  # the round's verdict, model.review.Status's value
     summary: dict[str, int]  # open findings per severity
-    executedTables: NotRequired[list[dict[str, object]]]  # the truth tables run, without their test file
+    executedTables: NotRequired[list[ExecutedTableFacts]]  # the truth tables run, without their test file
 
 
 class SarifRun(TypedDict):
