@@ -4,15 +4,20 @@
 For each environment variable the change reads (`os.environ.get`, `os.getenv`, `getenv`, `envs.X`, the
 project's helpers) or writes (`os.environ["X"] = ...`, `setenv`) on an added line, searches the head
 tree (code, documentation, Dockerfiles, shell scripts, YAML) for another environment name one edit
-away (one letter inserted, dropped or replaced) or differing only in case. It reports the name when the
-repository names it nowhere but on the lines this change added, and names the other one as an
-environment variable elsewhere (an accessor, `export`, `ENV`, `$NAME`, a shell or Dockerfile line).
+away (one letter inserted, dropped or replaced, two neighbouring letters swapped) or differing only in
+case. It reports the name when the repository names it nowhere but on the lines this change added, and
+names the other one as an environment variable elsewhere (an accessor, `export`, `ENV`, `$NAME`, a shell
+or Dockerfile line).
+When the change introduces both names (`GPTQ_BITS` in one file, `GTPQ_BITS` in another), it reports the
+one whose differing word the repository writes nowhere else (`GTPQ`), when the other's word is the
+project's (`gptq`, `GPTQ`, in any case, inside any identifier).
 A name found nowhere else that has a stray lower-case letter inside an upper-case word
 (`SCHEDUlER_RATIO`) is reported too: operators type the capitalised spelling.
 
 Not flagged: a name used anywhere else in the head tree (then it is the project's own spelling), a
-changed digit (`V1`/`V2`) or an edit inside a word shorter than four letters (`TP_SIZE`/`PP_SIZE`),
-which usually make another variable rather than a typo.
+changed or swapped digit (`V1`/`V2`) or an edit inside a word shorter than four letters
+(`TP_SIZE`/`PP_SIZE`), which usually make another variable rather than a typo; two new names whose
+differing words the repository uses both, or neither (nothing tells which one is right).
 
 ## Why is this bad?
 Nothing checks an environment variable's name. Operators set the spelling the project uses everywhere
@@ -65,7 +70,31 @@ def _stray(t: EnvTypo) -> Finding:
     )
 
 
+def _pair(t: EnvTypo, word: tuple[str, str, str, int, str]) -> Finding:
+    right, wrong, path, line, text = word
+    verb = msg("env-name-typo.writes" if t.written else "env-name-typo.reads")
+    return Finding.make(
+        rule=id,
+        severity=severity,
+        path=t.path,
+        line=t.line,
+        anchor=f"{t.name}|{t.other}",
+        title=msg("env-name-typo.title.pair", name=t.name, other=t.other, verb=verb, wrong=wrong),
+        evidence=(
+            msg("env-name-typo.changed", place=place(t.path, t.line), text=clip(t.text, 100)),
+            msg("env-name-typo.other", other=t.other, places=places([place(p, n) for p, n, _ in t.places])),
+            msg(
+                "env-name-typo.word", right=right, wrong=wrong, place=place(path, line), text=clip(text, 100)
+            ),
+        ),
+        suggestion=msg("env-name-typo.suggestion", name=t.name, other=t.other),
+        extra=(("field", t.name), ("other", t.other)),
+    )
+
+
 def _finding(t: EnvTypo) -> Finding:
+    if t.word is not None:
+        return _pair(t, t.word)
     if t.mixed_case or not t.places:
         return _stray(t)
     where = [place(p, ln) for p, ln, _ in t.places]

@@ -21,6 +21,9 @@ from reviewbot.checks.registry import CHECKS
         ("MODEL_V2_PATH", "MODEL_V1_PATH", False),  # a digit: another variable
         ("USE_CACHE", "USE_CACHE", False),
         ("MAX_BATCH", "MAX_BATCHES", False),  # two edits
+        ("GTPQ_BITS", "GPTQ_BITS", True),  # two letters swapped
+        ("MODEL_V12", "MODEL_V21", False),  # swapped digits: another variable
+        ("TPQ_BITS", "PTQ_BITS", False),  # a swap inside a short word
     ],
 )
 def test_one_edit(a: str, b: str, typo: bool) -> None:
@@ -51,7 +54,7 @@ def test_the_new_rules_are_registered_with_their_severities() -> None:
     assert CHECKS["renamed-flag-still-referenced"].severity.value == "P2"
 
 
-def test_every_one_edit_variant_holds_one_of_the_two_anchors() -> None:
+def test_every_one_edit_variant_holds_one_of_the_anchors() -> None:
     import random
 
     from reviewbot.analysis.envs.typos import _edits, anchors
@@ -59,5 +62,5 @@ def test_every_one_edit_variant_holds_one_of_the_two_anchors() -> None:
     rng = random.Random(7)
     for _ in range(100):
         name = "".join(rng.choice("ABCDEFGHIJKLMNOP_0123") for _ in range(rng.randint(6, 32)))
-        first, second = anchors(name)
-        assert all(first in v or second in v for v in _edits(name)), name
+        found = anchors(name)
+        assert all(any(a in v for a in found) for v in _edits(name)), name

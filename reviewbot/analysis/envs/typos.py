@@ -4,10 +4,13 @@ searching the head tree).
 A name counts as a likely typo of another when:
 - the change reads it (`os.environ.get("X")`, `getenv("X")`, `envs.X`, a project helper) or writes it
   (`os.environ["X"] = ...`, `setenv`) on an added line, and the head tree names it nowhere else;
-- another name, one edit away (Levenshtein 1: one letter inserted, dropped or replaced) or differing
-  only in case, is named by the head tree (code, docs, Dockerfiles, shell scripts) on a line that
-  treats it as an environment variable (an environment accessor, `export`, `ENV`, `$NAME`, a `.env`,
-  shell, Dockerfile, YAML or documentation file).
+- another name, one edit away (one letter inserted, dropped or replaced, or two neighbouring letters
+  swapped) or differing only in case, is named by the head tree (code, docs, Dockerfiles, shell
+  scripts) on a line that treats it as an environment variable (an environment accessor, `export`,
+  `ENV`, `$NAME`, a `.env`, shell, Dockerfile, YAML or documentation file);
+- or the change introduces both names, found nowhere else, and the word they differ in is the
+  repository's in one (`GPTQ`: `gptq` elsewhere) and written nowhere else in the other (`GTPQ`): the
+  latter is the misspelling (`envs.word_use`).
 
 Edits that usually make another name rather than a typo are left out: a changed digit (`V1`/`V2`) and
 an edit inside a word of fewer than four characters (`TP_SIZE`/`PP_SIZE`, `KV`/`QKV`).
@@ -15,10 +18,12 @@ an edit inside a word of fewer than four characters (`TP_SIZE`/`PP_SIZE`, `KV`/`
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from reviewbot.analysis.envs.word_use import first_use
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import ClauseKind
 from reviewbot.lang.env import is_env_name
@@ -51,6 +56,9 @@ class EnvTypo:
     written: bool  # the change writes the name rather than reads it
     # no other name found, but a lower-case letter inside an upper-case word (`SCHEDUlER_RATIO`)
     mixed_case: bool = False
+    # both names are new in the change: (the repository's word, the misspelt word, where the repository
+    # uses the former: path, line, text)
+    word: tuple[str, str, str, int, str] | None = None
 
 
 def _edits(name: str) -> Iterable[str]:
@@ -63,6 +71,8 @@ def _edits(name: str) -> Iterable[str]:
             for c in _ALPHABET:
                 if c != name[i]:
                     yield name[:i] + c + name[i + 1 :]
+        if i + 1 < len(name) and name[i] != name[i + 1]:
+            yield name[:i] + name[i + 1] + name[i] + name[i + 2 :]  # two letters swapped: GTPQ / GPTQ
 
 
 def _word_at(name: str, i: int) -> str:
@@ -84,7 +94,7 @@ def one_edit(a: str, b: str) -> bool:
     while i < len(shorter) and longer[i] == shorter[i]:
         i += 1
     if len(longer) == len(shorter):
-        if longer[i + 1 :] != shorter[i + 1 :]:
+        if longer[i + 1 :] != shorter[i + 1 :] and not _swapped(longer, shorter, i):
             return False
         if longer[i].isdigit() and shorter[i].isdigit():
             return False
@@ -93,6 +103,17 @@ def one_edit(a: str, b: str) -> bool:
         return False
     # `KV_CACHE` / `KVCACHE`: a dropped separator is a typo whatever the words' length.
     return longer[i] == "_" or len(_word_at(longer, i)) >= _MIN_WORD
+
+
+def _swapped(a: str, b: str, i: int) -> bool:
+    """`a` and `b` differ by the letters at i and i + 1 swapped (`GTPQ_BITS` / `GPTQ_BITS`)."""
+    return (
+        i + 1 < len(a)
+        and a[i] == b[i + 1]
+        and a[i + 1] == b[i]
+        and a[i + 2 :] == b[i + 2 :]
+        and not (a[i].isdigit() or a[i + 1].isdigit())
+    )
 
 
 _MIXED = re.compile(r"(?<=[A-Z])[a-z](?=[A-Z])|^[a-z](?=[A-Z]{2})|(?<=[A-Z_]{3})[a-z]$")
@@ -133,16 +154,22 @@ def _grep(tree: RepoTree, words: Iterable[str], substrings: bool = False) -> set
     return set(found) if found is not None else None
 
 
-def anchors(name: str) -> tuple[str, str]:
-    """Two halves of `name` (upper case) such that every string one edit away contains one of them.
+def anchors(name: str) -> tuple[str, str, str]:
+    """Two halves of `name` (upper case), and the name with the letters either side of the middle
+    swapped, such that every string one edit away contains one of them.
 
     An edit at position i leaves `name[:i]` and the text after it intact: at or after the middle the
-    first half survives, before it the second half does. One `git grep -F` for the two halves finds
-    every file that can hold a variant, where a pattern per variant (some 2,000 for a 25-letter name)
-    made one grep take 20 s on a large tree."""
+    first half survives, before it the second half does; only the swap across the middle breaks both,
+    and it is the third anchor. One `git grep -F` for the anchors finds every file that can hold a
+    variant, where a pattern per variant (some 2,000 for a 25-letter name) made one grep take 20 s on a
+    large tree."""
     upper = name.upper()
     mid = len(upper) // 2
-    return upper[:mid], upper[mid:]
+    return (
+        upper[:mid],
+        upper[mid:],
+        upper[: mid - 1] + upper[mid : mid + 1] + upper[mid - 1] + upper[mid + 1 :],
+    )
 
 
 def _mentions(texts: dict[str, str | None], words: set[str]) -> dict[str, list[tuple[str, int, str]]]:
@@ -182,13 +209,14 @@ def env_typos(
         if mixed_case(name)
         for s, line, written in wanted[name]
     ]
-    paths = _grep(tree, {a for n in alone for a in anchors(n)}, substrings=True) if variants else set()
-    if not paths:
-        return strays
     is_excluded = getattr(excluded, "is_excluded", None)
-    kept = sorted(p for p in paths if not (callable(is_excluded) and is_excluded(p)))
-    found = _mentions(_read_many(tree, kept), set(variants))
-    out = _typos(found, variants, wanted, added, heads)
+    excluding = is_excluded if callable(is_excluded) else None
+    paths = _grep(tree, {a for n in alone for a in anchors(n)}, substrings=True) if variants else set()
+    out = _pairs(alone, wanted, tree, added, heads, excluding)
+    if paths:
+        kept = sorted(p for p in paths if not (excluding is not None and excluding(p)))
+        found = _mentions(_read_many(tree, kept), set(variants))
+        out.extend(_typos(found, variants, wanted, added, heads))
     named = {t.name for t in out}
     out.extend(t for t in strays if t.name not in named)
     return sorted(out, key=lambda t: (t.path, t.line, t.name, t.other))
@@ -238,6 +266,34 @@ def _typos(
             for s, line, written in wanted[name]:
                 text = _text(heads, s.path, line)
                 out.append(EnvTypo(s.path, line, name, other, tuple(places[:_MAX_PLACES]), text, written))
+    return out
+
+
+def _pairs(
+    alone: set[str],
+    wanted: _Wanted,
+    tree: RepoTree,
+    added: set[tuple[str, int]],
+    heads: dict[str, str | None],
+    excluded: Callable[[str], bool] | None,
+) -> list[EnvTypo]:
+    """Two names the change introduces, one edit apart and found nowhere else: the one whose differing
+    word the repository never writes is the misspelling of the other (`GTPQ_BITS` of `GPTQ_BITS`)."""
+    out: list[EnvTypo] = []
+    for a, b in itertools.permutations(sorted(alone), 2):
+        if a.upper() == b.upper() or not one_edit(a, b):
+            continue
+        i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+        right, wrong = _word_at(a, i), _word_at(b, i)
+        if right.upper() == wrong.upper():
+            continue
+        use = first_use(tree, right, added, excluded)
+        if use is None or first_use(tree, wrong, added, excluded) is not None:
+            continue
+        places = tuple((s.path, line, _text(heads, s.path, line)) for s, line, _ in wanted[a])
+        for s, line, written in wanted[b]:
+            text = _text(heads, s.path, line)
+            out.append(EnvTypo(s.path, line, b, a, places, text, written, word=(right, wrong, *use)))
     return out
 
 
