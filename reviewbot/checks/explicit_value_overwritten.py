@@ -2,8 +2,10 @@
 
 ## What it does
 Looks at the writes a change adds after the user's value is known: a dict key (`kwargs["x"] = ...` on a
-function's `**kwargs`, `config_dict["x"] = ...` on a config loaded from a file), `setattr(args, "x", ...)`,
-`vars(args)["x"] = ...`, `args.x = ...` on an argparse namespace after `parse_args()`, and in C++ a field
+function's `**kwargs` or on a `*_kwargs` parameter that passes the caller's keyword options on, also
+after a copy such as `mm_kwargs = dict(mm_kwargs)`; `config_dict["x"] = ...` on a config loaded from a
+file), `setattr(args, "x", ...)`, `vars(args)["x"] = ...`, `args.x = ...` on an argparse namespace
+after `parse_args()`, and in C++ a field
 of the params struct a command-line parser filled (`params.n_ctx = 4096;` after
 `gpt_params_parse(argc, argv, params)`, or a call added there that writes its fields). It reports the
 write when the value is one the user sets explicitly (a command-line option the repository registers
@@ -11,9 +13,10 @@ with `add_argument`, a C++ option handler that assigns the field, the caller's k
 config file) and nothing around the write asks whether the user gave it.
 
 Not flagged: set-only-if-unset, a write under a condition or after an early exit that reads the key
-(`is None`, `not in kwargs`, `if not args.x`, `== parser default`, a sentinel), and a write whose value
-reads the key itself (a normalisation such as `kwargs["x"] = int(kwargs["x"])`). `args.x = ...` on a
-namespace the rule `unconditional-override` already reports is left to that rule.
+(`is None`, `not in kwargs`, `if not args.x`, `== parser default`, a sentinel), a write whose value
+reads the key itself (a normalisation such as `kwargs["x"] = int(kwargs["x"])`), and a Python write
+its function already made at the base, unguarded (the line was edited for another reason).
+`args.x = ...` on a namespace the rule `unconditional-override` already reports is left to that rule.
 
 ## Why is this bad?
 The user's explicit value is silently replaced: the flag or the config key still parses, but has no
@@ -54,7 +57,7 @@ summary = "A write replaces a value the user gave on the command line or in a co
 def _suggestion(w: ExplicitWrite) -> Message:
     if w.kind == "cli":
         return msg("explicit-value-overwritten.suggestion.cpp", receiver=w.receiver, field=w.key)
-    if w.kind == "kwargs" or w.kind == "config":
+    if w.kind in ("kwargs", "options", "config"):
         return msg("explicit-value-overwritten.suggestion.dict", receiver=w.receiver, name=w.key)
     return msg("explicit-value-overwritten.suggestion.flag", receiver=w.receiver, name=w.key)
 
@@ -100,7 +103,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     if not changed:
         return
     heads = {f.path: f.head_text for f in ctx.change.files}
-    found = explicit_writes(changed, heads, ctx.change.head_tree)
+    bases = {f.path: f.base_text for f in ctx.change.files}
+    found = explicit_writes(changed, heads, ctx.change.head_tree, bases)
     if not found:
         return
     taken: set[tuple[str, int]] = set()
