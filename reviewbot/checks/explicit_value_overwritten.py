@@ -5,7 +5,8 @@ Looks at the writes a change adds after the user's value is known: a dict key (`
 function's `**kwargs` or on a `*_kwargs` parameter that passes the caller's keyword options on, also
 after a copy such as `mm_kwargs = dict(mm_kwargs)`; `config_dict["x"] = ...` on a config loaded from a
 file), `setattr(args, "x", ...)`, `vars(args)["x"] = ...`, `args.x = ...` on an argparse namespace
-after `parse_args()`, and in C++ a field
+after `parse_args()` or `self.x = ...` in the `__post_init__` of a dataclass whose fields are
+command-line options (`ServerArgs`), and in C++ a field
 of the params struct a command-line parser filled (`params.n_ctx = 4096;` after
 `gpt_params_parse(argc, argv, params)`, or a call added there that writes its fields). It reports the
 write when the value is one the user sets explicitly (a command-line option the repository registers

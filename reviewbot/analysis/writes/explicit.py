@@ -6,8 +6,9 @@ A value is *given explicitly* when it comes from the command line or from a conf
   that passes the caller's keyword options on as a dict (`mm_kwargs`), also after a copy
   (`mm_kwargs = dict(mm_kwargs)`, `{**mm_kwargs}`, `.copy()`); a key of a dict loaded from a config
   file in the function (`json.load`, `yaml.safe_load`, ...); an attribute of an argparse namespace
-  (`args = parser.parse_args()`), of `vars(args)`, or of a parameter named like a namespace or a config
-  (`args`, `config_dict`, ...) when the key is a command-line option the repository registers
+  (`args = parser.parse_args()`), of `vars(args)`, of a parameter named like a namespace or a config
+  (`args`, `config_dict`, ...), or of `self` in a dataclass's `__post_init__` (`ServerArgs`, built from
+  the parsed command line), when the key is a command-line option the repository registers
   (`add_argument("--x")`, `dest="x"`).
 - C++: a field of the params struct a CLI parser filled (`gpt_params_parse(argc, argv, params)`) that a
   command-line handler of the repository sets (`params.n_ctx = std::stoi(argv[i])`).

@@ -69,6 +69,7 @@ class PyCandidate:
     function: str = ""  # the enclosing function's name
 
 
+_POST_INIT = frozenset({"__post_init__", "model_post_init", "__attrs_post_init__"})
 # A parameter holding the caller's keyword options, passed on as a dict (`mm_kwargs`, `model_kwargs`).
 _KWARGS_PARAM = re.compile(r"^\w*_kwargs$")
 
@@ -118,6 +119,9 @@ class _Function:
         self.configs: dict[str, int] = {}  # name -> load line
         self.var_dicts: dict[str, int] = {}  # name = vars(ns)
         self.fresh: set[str] = set()
+        # a dataclass's post-init runs on the values its caller gave, the command line's included
+        # (`ServerArgs(**vars(args))`): `self` is the namespace there
+        self.post_init = fn.name in _POST_INIT
         self.exits: list[ast.If] = []  # `if ...: return/raise` statements
         self.out: list[PyCandidate] = []
         self._collect(fn.body)
@@ -175,20 +179,12 @@ class _Function:
     def _receiver(self, node: ast.expr, line: int) -> tuple[str, str, int] | None:
         """(receiver as written, kind, source line) for a dict/namespace the user fills, else None."""
         if isinstance(node, ast.Call) and _call_name(node) == "vars" and node.args:
-            inner = node.args[0]
-            if isinstance(inner, ast.Name) and (
-                inner.id in self.namespaces or _NAMESPACE_PARAM.match(inner.id)
-            ):
-                return f"vars({inner.id})", "flag", self.namespaces.get(inner.id, 0)
-            return None
+            return self._vars(node.args[0])
         if not isinstance(node, ast.Name):
             return None
         n = node.id
-        if n not in self.fresh and n == self.kwarg:
-            return n, "kwargs", self.fn.lineno
-        if n not in self.fresh and n in self.params and _KWARGS_PARAM.match(n):
-            at = next((a.lineno for a in self.fn.args.args + self.fn.args.kwonlyargs if a.arg == n), 0)
-            return n, "options", at or self.fn.lineno
+        if n not in self.fresh and (n == self.kwarg or (n in self.params and _KWARGS_PARAM.match(n))):
+            return self._keywords(n)
         if n in self.configs and self.configs[n] < line:
             return n, "config", self.configs[n]
         if n in self.namespaces and self.namespaces[n] < line:
@@ -197,7 +193,22 @@ class _Function:
             return n, "flag", self.var_dicts[n]
         if n in self.params and n not in self.fresh and _NAMESPACE_PARAM.match(n):
             return n, "flag", 0
+        if n == "self" and self.post_init:
+            return n, "flag", 0
         return None
+
+    def _vars(self, inner: ast.expr) -> tuple[str, str, int] | None:
+        """`vars(args)` of a parsed namespace or a parameter named like one."""
+        if isinstance(inner, ast.Name) and (inner.id in self.namespaces or _NAMESPACE_PARAM.match(inner.id)):
+            return f"vars({inner.id})", "flag", self.namespaces.get(inner.id, 0)
+        return None
+
+    def _keywords(self, n: str) -> tuple[str, str, int]:
+        """`**kwargs` (the def line), or a `*_kwargs` parameter (its own line)."""
+        if n == self.kwarg:
+            return n, "kwargs", self.fn.lineno
+        at = next((a.lineno for a in self.fn.args.args + self.fn.args.kwonlyargs if a.arg == n), 0)
+        return n, "options", at or self.fn.lineno
 
     def _judge(self, st: ast.stmt, conds: list[ast.expr]) -> None:
         for recv, key, value in self._written(st):
@@ -226,7 +237,9 @@ class _Function:
                     found.append((t.value, t.slice.value, st.value))
                 elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
                     n = t.value.id
-                    if n in self.namespaces and self.namespaces[n] < st.lineno:
+                    if (n in self.namespaces and self.namespaces[n] < st.lineno) or (
+                        n == "self" and self.post_init
+                    ):
                         found.append((t.value, t.attr, st.value))
         elif (
             isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and _call_name(st.value) == "setattr"
