@@ -11,6 +11,10 @@ or Dockerfile line).
 When the change introduces both names (`GPTQ_BITS` in one file, `GTPQ_BITS` in another), it reports the
 one whose differing word the repository writes nowhere else (`GTPQ`), when the other's word is the
 project's (`gptq`, `GPTQ`, in any case, inside any identifier).
+A name one inner word longer than a name the repository reads into a local of the same name
+(`env_logging_level = os.getenv("MEGATRON_BRIDGE_LOGGING_LEVEL")` where the repository has
+`env_logging_level = os.getenv("MEGATRON_LOGGING_LEVEL")`: code copied from a sibling project) is
+reported too.
 A name found nowhere else that has a stray lower-case letter inside an upper-case word
 (`SCHEDUlER_RATIO`) is reported too: operators type the capitalised spelling.
 
@@ -92,9 +96,37 @@ def _pair(t: EnvTypo, word: tuple[str, str, str, int, str]) -> Finding:
     )
 
 
+def _segment(t: EnvTypo, segment: tuple[str, str]) -> Finding:
+    word, target = segment
+    first_path, first_line, first_text = t.places[0]
+    return Finding.make(
+        rule=id,
+        severity=severity,
+        path=t.path,
+        line=t.line,
+        anchor=f"{t.name}|{t.other}",
+        title=msg(
+            "env-name-typo.title.segment",
+            name=t.name,
+            other=t.other,
+            word=word,
+            target=target,
+            verb=msg("env-name-typo.writes" if t.written else "env-name-typo.reads"),
+        ),
+        evidence=(
+            msg("env-name-typo.changed", place=place(t.path, t.line), text=clip(t.text, 100)),
+            msg("env-name-typo.first", place=place(first_path, first_line), text=clip(first_text, 100)),
+        ),
+        suggestion=msg("env-name-typo.suggestion", name=t.name, other=t.other),
+        extra=(("field", t.name), ("other", t.other)),
+    )
+
+
 def _finding(t: EnvTypo) -> Finding:
     if t.word is not None:
         return _pair(t, t.word)
+    if t.segment is not None and t.places:
+        return _segment(t, t.segment)
     if t.mixed_case or not t.places:
         return _stray(t)
     where = [place(p, ln) for p, ln, _ in t.places]

@@ -10,7 +10,9 @@ A name counts as a likely typo of another when:
   `ENV`, `$NAME`, a `.env`, shell, Dockerfile, YAML or documentation file);
 - or the change introduces both names, found nowhere else, and the word they differ in is the
   repository's in one (`GPTQ`: `gptq` elsewhere) and written nowhere else in the other (`GTPQ`): the
-  latter is the misspelling (`envs.word_use`).
+  latter is the misspelling (`envs.word_use`);
+- or it is another name of the repository with one inner word more, read into a local of the same name
+  as the repository reads the shorter one (`envs.segments`: code copied from a sibling project).
 
 Edits that usually make another name rather than a typo are left out: a changed digit (`V1`/`V2`) and
 an edit inside a word of fewer than four characters (`TP_SIZE`/`PP_SIZE`, `KV`/`QKV`).
@@ -23,6 +25,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from reviewbot.analysis.envs.segments import segment_copies
 from reviewbot.analysis.envs.word_use import first_use
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import ClauseKind
@@ -59,6 +62,8 @@ class EnvTypo:
     # both names are new in the change: (the repository's word, the misspelt word, where the repository
     # uses the former: path, line, text)
     word: tuple[str, str, str, int, str] | None = None
+    # one inner word more than `other`, read into the same local: (the extra word, the local)
+    segment: tuple[str, str] | None = None
 
 
 def _edits(name: str) -> Iterable[str]:
@@ -213,6 +218,7 @@ def env_typos(
     excluding = is_excluded if callable(is_excluded) else None
     paths = _grep(tree, {a for n in alone for a in anchors(n)}, substrings=True) if variants else set()
     out = _pairs(alone, wanted, tree, added, heads, excluding)
+    out.extend(_copies(alone, wanted, tree, added, heads, excluding))
     if paths:
         kept = sorted(p for p in paths if not (excluding is not None and excluding(p)))
         found = _mentions(_read_many(tree, kept), set(variants))
@@ -294,6 +300,26 @@ def _pairs(
         for s, line, written in wanted[b]:
             text = _text(heads, s.path, line)
             out.append(EnvTypo(s.path, line, b, a, places, text, written, word=(right, wrong, *use)))
+    return out
+
+
+def _copies(
+    alone: set[str],
+    wanted: _Wanted,
+    tree: RepoTree,
+    added: set[tuple[str, int]],
+    heads: dict[str, str | None],
+    excluded: Callable[[str], bool] | None,
+) -> list[EnvTypo]:
+    """Names one inner word longer than a name the repository reads into the same local (`envs.segments`)."""
+    reads = [(n, _text(heads, s.path, line)) for n in sorted(alone) for s, line, _ in wanted[n]]
+    out: list[EnvTypo] = []
+    for c in segment_copies(reads, tree, added, lambda t: bool(_ENV_LINE.search(t)), excluded):
+        for s, line, written in wanted[c.name]:
+            text = _text(heads, s.path, line)
+            out.append(
+                EnvTypo(s.path, line, c.name, c.other, c.places, text, written, segment=(c.word, c.target))
+            )
     return out
 
 
