@@ -21,10 +21,10 @@ from reviewbot.errors import UsageError
 from reviewbot.extras import require_extras
 from reviewbot.model.finding import DismissalJson
 from reviewbot.model.messages import LANGS
-from reviewbot.model.round import RoundRowJson
+from reviewbot.model.round import RoundRow, RoundRowJson
 
 if TYPE_CHECKING:
-    from reviewbot.store.store import RoundSummary, Store
+    from reviewbot.store.store import Store
 
 __all__ = ["add_arguments", "main", "history_table", "repository_of"]
 
@@ -32,6 +32,7 @@ __all__ = ["add_arguments", "main", "history_table", "repository_of"]
 class DismissedJson(TypedDict):
     """A dismissed finding of a round, as that round recorded it."""
 
+    round: int
     fingerprint: str
     rule: str
     severity: str
@@ -41,21 +42,13 @@ class DismissedJson(TypedDict):
     dismissal: DismissalJson
 
 
-class RoundDismissedJson(DismissedJson):
-    round: int
-
-
-class HistoryRowJson(RoundRowJson):
-    created_at: str  # ISO 8601: when the round was first recorded
-
-
 class HistoryJson(TypedDict):
     """`reviewbot rounds --pr N --format json`."""
 
     repository: str
     pr: int
-    rounds: list[HistoryRowJson]
-    dismissed: list[RoundDismissedJson]
+    rounds: list[RoundRowJson]  # with `created_at`
+    dismissed: list[DismissedJson]
     jobs: list[Mapping[str, object]]  # the App worker's jobs of the PR (service.job_records)
 
 
@@ -84,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def history_table(
     repository: str,
     pr: int,
-    rows: list[RoundSummary],
+    rows: list[RoundRow],
     dismissed: Mapping[int, Sequence[DismissedJson]] | None = None,
 ) -> str:
     """The history as aligned text columns, one round a line, then the dismissed findings.
@@ -108,14 +101,14 @@ def history_table(
     )
     lines = [head] + [
         (
-            str(r.round_index),
+            str(r.round),
             r.head_sha[:12],
             r.status,
             *(str(r.summary.get(p, 0)) for p in ("P0", "P1", "P2", "P3")),
             str(r.new),
             str(r.fixed),
             str(r.still_open),
-            str(len(dismissed.get(r.round_index, ()))),
+            str(len(dismissed.get(r.round, ()))),
             "full (force-push)" if r.force_pushed else ("full" if r.full_review else "incremental"),
             r.reviewed_at,
         )
@@ -123,13 +116,13 @@ def history_table(
     ]
     widths = [max(len(row[i]) for row in lines) for i in range(len(head))]
     out = [f"{repository} PR #{pr}: {len(rows)} round(s)"]
-    if rows and rows[0].round_index > 1:  # a PR's rounds start at 1: the earlier ones were pruned
-        first = rows[0].round_index
+    if rows and rows[0].round > 1:  # a PR's rounds start at 1: the earlier ones were pruned
+        first = rows[0].round
         out[0] += f" (round{'s 1-' if first > 2 else ' '}{first - 1} no longer kept: retention)"
     out += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in lines]
-    last = dismissed.get(rows[-1].round_index, ()) if rows else ()
+    last = dismissed.get(rows[-1].round, ()) if rows else ()
     if last:
-        out += ["", f"dismissed in round {rows[-1].round_index}:"]
+        out += ["", f"dismissed in round {rows[-1].round}:"]
         out += [
             f"  {d['fingerprint']}  [{d['severity']}] {d['rule']} @ {d['path']}:{d['line']}  "
             f"by {d['dismissal']['by']} at {d['dismissal']['at']}: {d['dismissal']['reason']}"
@@ -139,17 +132,18 @@ def history_table(
 
 
 def dismissed_findings(
-    store: Store, repository: str, pr: int, rows: list[RoundSummary]
+    store: Store, repository: str, pr: int, rows: list[RoundRow]
 ) -> dict[int, list[DismissedJson]]:
     """Round index -> its dismissed findings (fingerprint, rule, severity, path, line, dismissal),
     as each round recorded them."""
     out: dict[int, list[DismissedJson]] = {}
     for row in rows:
-        record = store.get_round(repository, pr, row.round_index)
+        record = store.get_round(repository, pr, row.round)
         if record is None:
             continue
-        out[row.round_index] = [
+        out[row.round] = [
             {
+                "round": row.round,
                 "fingerprint": f.fingerprint,
                 "rule": f.rule,
                 "severity": f.severity,
@@ -162,6 +156,13 @@ def dismissed_findings(
             if isinstance(dismissal := f.data.get("dismissal"), dict)
         ]
     return out
+
+
+def _with_created_at(row: RoundRow) -> RoundRowJson:
+    doc = row.to_json()
+    if row.created_at is not None:  # always, for a row the store read
+        doc["created_at"] = row.created_at.isoformat()
+    return doc
 
 
 def repository_of(args: argparse.Namespace) -> str:
@@ -194,7 +195,7 @@ def main(args: argparse.Namespace) -> int:
         if args.round is not None:
             record = store.get_round(repository, args.pr, args.round)
             if record is None:
-                known = [h.round_index for h in store.history(repository, args.pr)]
+                known = [h.round for h in store.history(repository, args.pr)]
                 raise UsageError(
                     f"{repository} PR #{args.pr} has no round {args.round}"
                     + (f" (recorded: {', '.join(map(str, known))})" if known else " (no rounds recorded)")
@@ -211,9 +212,9 @@ def main(args: argparse.Namespace) -> int:
         doc: HistoryJson = {
             "repository": repository,
             "pr": args.pr,
-            "rounds": [{**r.history_row().to_json(), "created_at": r.created_at.isoformat()} for r in rows],
+            "rounds": [_with_created_at(r) for r in rows],
             # Each round's dismissed findings with reason, who and when (as that round recorded them).
-            "dismissed": [{"round": k, **d} for k, found in sorted(dismissed.items()) for d in found],
+            "dismissed": [d for _, found in sorted(dismissed.items()) for d in found],
             "jobs": [j.to_json() for j in jobs],
         }
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")

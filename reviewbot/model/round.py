@@ -1,16 +1,18 @@
 """The records of a PR's rounds: where a finding stands (`FindingState`) and one round's history row.
 
-A `RoundRow` is written once per round (review.rounds), kept by the store (its round summaries) and
-in the bot's comment (report.marker), and shown as a line of the report's round-history table. Its
-JSON (`to_json`, the only serializer) is the same in the report, the marker and `reviewbot rounds`.
+A `RoundRow` is written once per round (review.rounds), kept in the bot's comment (report.marker),
+read back from the rounds store (`Store.history`, one per recorded round), and shown as a line of the
+report's round-history table and of `reviewbot rounds`. Its JSON (`to_json`, the only serializer) is
+the same in the report, the marker and `reviewbot rounds` (which adds `created_at`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 __all__ = ["FindingState", "OPEN_STATES", "RoundRow", "RoundRowJson"]
 
@@ -32,6 +34,9 @@ def _int(value: object) -> int:
 
 
 class RoundRowJson(TypedDict):
+    """A `RoundRow` as JSON: the report's and the marker's `history`, a line of `reviewbot rounds
+    --format json` (the only writer of `created_at`)."""
+
     round: int
     head_sha: str
     status: str
@@ -43,11 +48,16 @@ class RoundRowJson(TypedDict):
     full_review: bool
     force_pushed: bool
     reviewed_at: str
+    created_at: NotRequired[str]  # ISO 8601: when the store first recorded the round
 
 
 @dataclass(frozen=True)
 class RoundRow:
-    """One round of a PR as its history shows it: counts of its findings by state after the round."""
+    """One round of a PR as its history shows it: counts of its findings by state after the round.
+
+    Made by review.rounds (the round just reviewed), report.marker (decoded from the bot's comment)
+    and the rounds store (`Store.history`); read by the report's history table, the marker, the next
+    round (`PreviousRound.history`) and `reviewbot rounds`."""
 
     round: int
     head_sha: str
@@ -60,6 +70,9 @@ class RoundRow:
     full_review: bool = True
     force_pushed: bool = False
     reviewed_at: str = ""
+    # Set when read from the store; not part of the row's JSON (the report and the marker stay the
+    # same whichever source a row came from), nor of its equality.
+    created_at: datetime | None = field(default=None, compare=False)
 
     def to_json(self) -> RoundRowJson:
         return {

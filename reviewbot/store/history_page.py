@@ -24,8 +24,8 @@ log = logging.getLogger(__name__)
 def load_history(store: Store, repository: str, pr: int) -> PrHistory | None:
     """Every recorded round of the PR, oldest first; None when it has none."""
     rounds = []
-    for summary in store.history(repository, pr):
-        record = store.get_round(repository, pr, summary.round_index)
+    for row in store.history(repository, pr):
+        record = store.get_round(repository, pr, row.round)
         if record is not None:  # a round removed between the two reads is simply not shown
             rounds.append(page_round(record))
     return PrHistory(repository, pr, tuple(rounds)) if rounds else None

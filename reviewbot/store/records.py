@@ -1,19 +1,22 @@
-"""What the rounds store keeps: a round, its findings, a line of history (plain records)."""
+"""What the rounds store keeps: a round and its findings (plain records).
+
+A line of a PR's history read back from the store is a `model.round.RoundRow` (`Store.history`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from reviewbot.model.finding import Dismissal, Finding, FindingJson, Location, Severity
 from reviewbot.model.kpi import Kpi
 from reviewbot.model.messages import LANGS
 from reviewbot.model.review import Review
-from reviewbot.model.round import OPEN_STATES, FindingState, RoundRow
+from reviewbot.model.round import OPEN_STATES, FindingState
 
-__all__ = ["FindingRecord", "StoredFinding", "RoundRecord", "RoundSummary", "SavedRound"]
+__all__ = ["FindingRecord", "StoredFinding", "RoundRecord"]
 
 
 class Sentences(TypedDict):
@@ -111,7 +114,14 @@ def _sentences(f: Finding) -> Sentences:
 
 @dataclass(frozen=True)
 class RoundRecord:
-    """One round of a pull request: what was reviewed, the outcome, the findings and the report."""
+    """One round of a pull request as the store keeps it: what was reviewed, the outcome, the
+    findings and the rendered report.
+
+    Made of a rendered review (`from_review`: the local and the GitHub sink, via
+    store.round_history.save_review) and by the store when it reads a round back (`Store.get_round`,
+    `latest_round`, `round_for_head`, `save_round`). Read by the next round (its open findings, via
+    store.round_history), `reviewbot rounds --round K` (its stored report), the history page
+    (store.history_page) and `reviewbot dismiss`."""
 
     repository: str
     pr: int
@@ -161,44 +171,3 @@ class RoundRecord:
             report_json=report_json,
             findings=tuple(FindingRecord.from_finding(f) for f in [*review.findings, *closed]),
         )
-
-
-@dataclass(frozen=True)
-class RoundSummary:
-    """A line of a PR's history: one round without its report and findings."""
-
-    round_index: int
-    head_sha: str
-    base_sha: str
-    status: str
-    summary: Mapping[str, int]
-    new: int
-    fixed: int
-    still_open: int
-    cannot_substantiate: int
-    full_review: bool
-    force_pushed: bool
-    reviewed_at: str
-    created_at: datetime
-    counts: Mapping[str, int] = field(default_factory=dict)
-
-    def history_row(self) -> RoundRow:
-        """This round as a line of `RoundInfo.history` (the report's round-history table)."""
-        return RoundRow(
-            round=self.round_index,
-            head_sha=self.head_sha,
-            status=self.status,
-            summary=dict(self.summary),
-            new=self.new,
-            fixed=self.fixed,
-            still_open=self.still_open,
-            cannot_substantiate=self.cannot_substantiate,
-            full_review=self.full_review,
-            force_pushed=self.force_pushed,
-            reviewed_at=self.reviewed_at,
-        )
-
-
-class SavedRound(NamedTuple):
-    record: RoundRecord
-    created: bool  # False: the head had a round already, which was replaced in place

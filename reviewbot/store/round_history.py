@@ -37,7 +37,7 @@ def previous_from_store(
         before = store.latest_round(repository, pr)
     if before is None:
         return None, existing
-    rows = [s.history_row() for s in store.history(repository, pr) if s.round_index <= before.round_index]
+    rows = [r for r in store.history(repository, pr) if r.round <= before.round_index]
     previous = PreviousRound(before.round_index, before.head_sha, tuple(before.open_findings), tuple(rows))
     return previous, existing
 
@@ -76,4 +76,5 @@ def save_review(
     record = RoundRecord.from_review(
         review, repository=repository, pr=pr, report_markdown=markdown, report_json=stored_json(doc)
     )
-    return store.save_round(record).created
+    _, created = store.save_round(record)
+    return created

@@ -21,14 +21,13 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from reviewbot.errors import StoreError
 from reviewbot.model.kpi import Kpi
+from reviewbot.model.round import RoundRow
 from reviewbot.store.db import open_engine, shown, utc
-from reviewbot.store.records import FindingRecord, RoundRecord, RoundSummary, SavedRound, StoredFinding
+from reviewbot.store.records import FindingRecord, RoundRecord, StoredFinding
 
 __all__ = [
     "FindingRecord",
     "RoundRecord",
-    "RoundSummary",
-    "SavedRound",
     "Store",
     "metadata",
     "rounds",
@@ -159,8 +158,9 @@ class Store:
         with self._tx() as conn:
             return self._load(conn, query)
 
-    def history(self, repository: str, pr: int) -> list[RoundSummary]:
-        """Every round of the PR, oldest first, with finding counts by state."""
+    def history(self, repository: str, pr: int) -> list[RoundRow]:
+        """Every round of the PR, oldest first, with finding counts by state (its report and
+        findings are not read)."""
         where = (rounds.c.repository == repository, rounds.c.pr == pr)
         cols = [c for c in rounds.c if c.name not in ("kpi", "report_markdown", "report_json")]
         counts_q = (
@@ -180,10 +180,9 @@ class Store:
         for r in rows:
             c = counts.get(r["id"], {})
             out.append(
-                RoundSummary(
-                    round_index=r["round_index"],
+                RoundRow(
+                    round=r["round_index"],
                     head_sha=r["head_sha"],
-                    base_sha=r["base_sha"],
                     status=r["status"],
                     summary={"P0": r["p0"], "P1": r["p1"], "P2": r["p2"], "P3": r["p3"]},
                     new=c.get("new", 0),
@@ -194,7 +193,6 @@ class Store:
                     force_pushed=bool(r["force_pushed"]),
                     reviewed_at=r["reviewed_at"],
                     created_at=utc(r["created_at"]),
-                    counts=c,
                 )
             )
         return out
@@ -245,9 +243,10 @@ class Store:
 
     # --- writes ---
 
-    def save_round(self, record: RoundRecord) -> SavedRound:
-        """Record a round atomically. A head the PR already has a round for is replaced in place
-        (same round index, same creation time): re-running a head never adds a round."""
+    def save_round(self, record: RoundRecord) -> tuple[RoundRecord, bool]:
+        """Record a round atomically: (the round as stored, whether it was created). A head the PR
+        already has a round for is replaced in place (same round index, same creation time; created
+        False): re-running a head never adds a round."""
         try:
             return self._save_once(record)
         except IntegrityError:
@@ -262,7 +261,7 @@ class Store:
                 f"{exc.orig}; another reviewer is writing this PR, run again"
             ) from exc
 
-    def _save_once(self, record: RoundRecord) -> SavedRound:
+    def _save_once(self, record: RoundRecord) -> tuple[RoundRecord, bool]:
         with self._tx() as conn:
             if conn.dialect.name == "postgresql":
                 # One writer per PR at a time (SQLite gets this from BEGIN IMMEDIATE).
@@ -309,10 +308,10 @@ class Store:
             raise StoreError(
                 f"round {record.round_index} of {record.repository} PR #{record.pr} was not stored"
             )
-        return SavedRound(stored, created)
+        return stored, created
 
 
-class _RoundValues(TypedDict):
+class _ReplacedColumns(TypedDict):
     """The `rounds` columns a re-run of the same head replaces."""
 
     base_sha: str
@@ -348,7 +347,7 @@ class _FindingRow(TypedDict):
     data: StoredFinding
 
 
-def _round_values(r: RoundRecord) -> _RoundValues:
+def _round_values(r: RoundRecord) -> _ReplacedColumns:
     """Columns that a re-run of the same head replaces (index, head and creation time stay)."""
     return {
         "base_sha": r.base_sha,

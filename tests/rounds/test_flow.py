@@ -122,7 +122,7 @@ def test_the_same_head_twice_is_one_round(example: ExampleRepo, db_url: str) -> 
     assert first.created and not again.created
     assert again.review.round.round_index == 1 and states(again.review) == states(first.review)
     with Store.open(db_url) as store:
-        assert [h.round_index for h in store.history(REPO, PR)] == [1]
+        assert [h.round for h in store.history(REPO, PR)] == [1]
         assert store.latest_round(REPO, PR).report_markdown == again.markdown  # type: ignore[union-attr]
     # After round 2, re-running round 2's head re-renders round 2, still against round 1.
     second = run(example, example.round2, db_url)
@@ -131,7 +131,7 @@ def test_the_same_head_twice_is_one_round(example: ExampleRepo, db_url: str) -> 
     assert second_again.review.round.recheck == second.review.round.recheck
     assert [h.round for h in second_again.review.round.history] == [1, 2]
     with Store.open(db_url) as store:
-        assert [h.round_index for h in store.history(REPO, PR)] == [1, 2]
+        assert [h.round for h in store.history(REPO, PR)] == [1, 2]
 
 
 def test_a_force_push_gives_a_full_review_and_keeps_the_history(
@@ -150,7 +150,7 @@ def test_a_force_push_gives_a_full_review_and_keeps_the_history(
     assert "force-push" in second.markdown
     with Store.open(db_url) as store:
         rows = store.history(REPO, PR)
-    assert [(h.round_index, h.head_sha, h.force_pushed) for h in rows] == [
+    assert [(h.round, h.head_sha, h.force_pushed) for h in rows] == [
         (1, example.round1, False),
         (2, rewritten, True),
     ]
@@ -232,7 +232,7 @@ def test_without_a_remote_the_repository_is_the_clone_path(tmp_path: Path) -> No
     with Store.open(str(tmp_path / "db.sqlite3")) as store:
         out = run_local_round(ex.path, ex.base, ex.round1, 7, store)
         assert out.review.round.repository == str(ex.path.resolve())
-        assert [h.round_index for h in store.history(str(ex.path.resolve()), 7)] == [1]
+        assert [h.round for h in store.history(str(ex.path.resolve()), 7)] == [1]
 
 
 def test_without_a_pr_nothing_is_recorded(example: ExampleRepo, tmp_path: Path) -> None:

@@ -122,8 +122,8 @@ def test_a_finding_survives_the_store_exactly(store: Store) -> None:
         related=(),
         extra=(),
     )
-    saved = store.save_round(record(name, 1, "a" * 40, [FULL, fixed]))
-    assert saved.created and saved.record.id is not None and saved.record.created_at is not None
+    saved, created = store.save_round(record(name, 1, "a" * 40, [FULL, fixed]))
+    assert created and saved.id is not None and saved.created_at is not None
     loaded = store.get_round(name, 1361, 1)
     assert loaded is not None
     assert [r.to_finding() for r in loaded.findings] == [FULL, fixed]
@@ -144,11 +144,11 @@ def test_a_stored_fingerprint_wins_over_a_recomputed_one(store: Store) -> None:
 
 def test_the_same_head_again_replaces_its_round_in_place(store: Store) -> None:
     name = repo_name()
-    first = store.save_round(record(name, 1, "a" * 40, [FULL], report="first"))
-    again = store.save_round(record(name, 1, "a" * 40, [], status="LGTM", report="again"))
-    assert first.created and not again.created
-    assert again.record.id == first.record.id and again.record.created_at == first.record.created_at
-    assert [h.round_index for h in store.history(name, 1361)] == [1]
+    first, first_created = store.save_round(record(name, 1, "a" * 40, [FULL], report="first"))
+    again, again_created = store.save_round(record(name, 1, "a" * 40, [], status="LGTM", report="again"))
+    assert first_created and not again_created
+    assert again.id == first.id and again.created_at == first.created_at
+    assert [h.round for h in store.history(name, 1361)] == [1]
     latest = store.latest_round(name, 1361)
     assert latest is not None and latest.report_markdown == "# again\n" and latest.findings == ()
     assert latest.status == "LGTM"
@@ -175,7 +175,7 @@ def test_lookups_and_history(store: Store) -> None:
     assert store.round_for_head(name, 1361, "f" * 40) is None
     assert store.get_round(name, 1361, 3) is None
     assert store.latest_round(name, 1) is None and store.history("acme/nothing", 1361) == []
-    rows = [h.history_row() for h in store.history(name, 1361)]
+    rows = store.history(name, 1361)
     assert [(r.round, r.status, r.new, r.fixed, r.still_open) for r in rows] == [
         (1, "BLOCKING", 1, 0, 1),
         (2, "LGTM", 0, 1, 1),
@@ -211,7 +211,7 @@ def test_concurrent_workers_open_migrate_and_save(tmp_path: Path) -> None:
         t.join()
     assert errors == []
     with Store.open(url) as s:
-        assert all([h.round_index for h in s.history("acme/x", i)] == [1, 2, 3] for i in range(1, 7))
+        assert all([h.round for h in s.history("acme/x", i)] == [1, 2, 3] for i in range(1, 7))
 
 
 def test_default_location_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -248,9 +248,9 @@ def test_a_postgres_database_that_does_not_exist_says_so(pg_url: str) -> None:
 
 def test_sqlite_foreign_keys_cascade(tmp_path: Path) -> None:
     with Store.open(str(tmp_path / "fk.sqlite3")) as s:
-        saved = s.save_round(record("acme/x", 1, "a" * 40, [FULL]))
+        saved, _ = s.save_round(record("acme/x", 1, "a" * 40, [FULL]))
         with s.engine.begin() as conn:
-            conn.execute(sa.text("DELETE FROM rounds WHERE id = :id"), {"id": saved.record.id})
+            conn.execute(sa.text("DELETE FROM rounds WHERE id = :id"), {"id": saved.id})
             left = conn.execute(sa.text("SELECT count(*) FROM round_findings")).scalar()
     assert left == 0
 

@@ -155,7 +155,7 @@ class Stack:
 
     def rounds(self) -> list[RoundRecord]:
         history = self.runtime.store.history(REPO, PR)
-        out = [self.runtime.store.get_round(REPO, PR, h.round_index) for h in history]
+        out = [self.runtime.store.get_round(REPO, PR, h.round) for h in history]
         return [r for r in out if r is not None]
 
     def bot_comments(self) -> list[Any]:

@@ -125,7 +125,7 @@ def test_prune_removes_what_is_older_than_its_age_and_keeps_the_rest(
         left = {r[0] for r in conn.execute(sa.select(deliveries.c.delivery_id))}
     assert left == {"ignored-new", "queued-new"}  # a job outlives its delivery's row
     assert _count(store, jobs) == 2 and _count(store, jobs, jobs.c.state == "running") == 1
-    kept = [(pr, h.round_index) for pr in (10, 11, 12) for h in store.history(REPO, pr)]
+    kept = [(pr, h.round) for pr in (10, 11, 12) for h in store.history(REPO, pr)]
     assert kept == [(10, 4), (10, 5), (11, 1), (12, 1), (12, 2), (12, 3)]
     # The findings of pruned rounds went with them (ON DELETE CASCADE).
     assert _count(store, round_findings) == 6
