@@ -35,6 +35,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from accuracy import Case, load_corpus  # noqa: E402
+from partial_mirror import leaving_out_missing_blobs  # noqa: E402
 from stub_missing import importable, missing_imports_stubbed  # noqa: E402
 
 from reviewbot.analysis.tables.truthtable import build_truth_tables  # noqa: E402
@@ -72,6 +73,7 @@ class CommitResult:
     details: list[str] = field(default_factory=list)  # one line per executed table
     seconds: float = 0.0
     error: str = ""
+    left_out: list[str] = field(default_factory=list)  # files the mirror lacks, left out of the exports
 
     def why(self) -> str:
         if self.error:
@@ -168,7 +170,7 @@ def _executed(change: ChangeSet, gitdir: Path, timeout: float) -> tuple[list[Exe
         repo_config=RepoConfig(tests=tests), max_mutants=0, time_budget_s=timeout * 3, max_workers=1
     )
     review = review_change(change, ReviewSettings(execute=executor(gitdir, settings)))
-    why = str((review.tests or {}).get("reason_if_not_run") or "")
+    why = review.tests["reason_if_not_run"] if review.tests is not None else ""
     if not review.executed_tables and not why:
         why = "the round built no truth table it could run (budget)"
     return list(review.executed_tables), why.split("\n")[0]
@@ -186,7 +188,9 @@ def run_case(case: Case, mirrors: Path, timeout: float) -> CommitResult:
     try:
         result.tables, result.reasons, result.with_harness = _static(change)
         if result.with_harness:
-            tables, why = _executed(change, gitdir, timeout)
+            with leaving_out_missing_blobs() as left_out:
+                tables, why = _executed(change, gitdir, timeout)
+            result.left_out = sorted({p for paths in left_out.values() for p in paths})
             if tables:
                 _count(result, tables)
             else:
@@ -287,6 +291,15 @@ def render(results: Sequence[CommitResult], stubbed: Sequence[CommitResult], com
     ]
     why = Counter(_family(reason) for r in results for reason in r.reasons)
     lines += [f"- {n} × {family}" for family, n in why.most_common()]
+    lacking = [r for r in results if r.left_out]
+    if lacking:
+        lines += ["", "## Files the mirrors lack", ""]
+        lines += [
+            "The mirrors were copied without some large blobs; a pull request's clone has them. An export",
+            "that failed only for that is made again without those files (bench/partial_mirror.py):",
+            "",
+        ]
+        lines += [f"- {r.case}: {', '.join(f'`{p}`' for p in r.left_out[:6])}" for r in lacking]
     lines += ["", "## Per commit", "", *_per_commit(results)]
     if stubbed:
         lines += [
@@ -337,7 +350,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="diagnostic: imports this environment lacks (torch, ...) get inert stubs in the table runs",
     )
-    parser.add_argument("--from-json", type=Path, help="the page from an earlier run's --json figures")
+    parser.add_argument(
+        "--from-json",
+        type=Path,
+        action="append",
+        help="the page from earlier runs' --json figures (repeatable: a later run's cases replace the same cases)",
+    )
     args = parser.parse_args(argv)
     if args.from_json:
         return _rerender(args.from_json, args.out)
@@ -369,14 +387,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _rerender(figures: Path, out: str) -> int:
-    """The page again from an earlier run's --json figures (its command recorded there, else the full run's)."""
-    data = json.loads(figures.read_text(encoding="utf-8"))
-    results = [CommitResult(**r) for r in data["plain"]]
-    stubbed = [CommitResult(**r) for r in data["stubbed"]]
-    command = data.get("command", "python3 bench/executed_tables.py --stub-missing")
+def _rerender(figures: Sequence[Path], out: str) -> int:
+    """The page again from earlier runs' --json figures (their commands recorded there, else the full
+    run's); a later run's figures of a case replace an earlier run's."""
+    plain: dict[str, CommitResult] = {}
+    stubbed: dict[str, CommitResult] = {}
+    commands = []
+    for f in figures:
+        data = json.loads(f.read_text(encoding="utf-8"))
+        plain.update((r["case"], CommitResult(**r)) for r in data["plain"])
+        stubbed.update((r["case"], CommitResult(**r)) for r in data["stubbed"])
+        commands.append(data.get("command", "python3 bench/executed_tables.py --stub-missing"))
+    rerun = "".join(f"`, then its cases re-run by `{c}" for c in commands[1:])
     page = render(
-        results, stubbed, f"{command}`, the page rendered again from that run's figures by `--from-json"
+        list(plain.values()),
+        list(stubbed.values()),
+        f"{commands[0]}{rerun}`, the page rendered from those runs' figures by `--from-json",
     )
     if out == "-":
         sys.stdout.write(page)
