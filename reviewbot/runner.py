@@ -16,13 +16,14 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reviewbot.change.diff import load_change
 from reviewbot.change.git import run_git
+from reviewbot.config import RepoConfig
 from reviewbot.model.budget import RoundBudget
 from reviewbot.model.change import ChangeSet
 from reviewbot.model.finding import Dismissal
@@ -30,6 +31,7 @@ from reviewbot.model.review import Review
 from reviewbot.report.marker import State, encode_state
 from reviewbot.report.render import ReportJson, render_json, render_markdown, stored_json
 from reviewbot.report.shrink import Renderer, fit_report
+from reviewbot.review.configured import CallerParts, configured
 from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.review.progress import terminal_progress
 from reviewbot.review.round import Code, Reviewed, continue_round, delta_between, run_round
@@ -55,7 +57,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Settings = ReviewSettings | Callable[[ChangeSet], ReviewSettings] | None
+# The settings of a change (to read its base revision's `.reviewbot.toml`), made by `configured` with
+# the round's language (None: the repository's) and parts added to the caller's; None: the defaults
+# (no `.reviewbot.toml` read).
+Settings = Callable[[ChangeSet, str | None, CallerParts], ReviewSettings] | None
 
 
 @dataclass(frozen=True)
@@ -119,8 +124,9 @@ def render_round(
 
 @dataclass(frozen=True)
 class LocalClone:
-    """base...head of the clone at `repo`; `settings` may be a function of the ChangeSet (to read the
-    base revision's `.reviewbot.toml`); `lang` (unless None) and `budget` win over its own."""
+    """base...head of the clone at `repo`; `settings_of` makes the settings of its change (to read the
+    base revision's `.reviewbot.toml`) with the round's parts: `lang` (unless None, it wins over the
+    repository's), the change's timing, the terminal's progress and `budget` (unless None)."""
 
     repo: Path
     base: str
@@ -135,19 +141,16 @@ class LocalClone:
         return Code(change, self.repo, fetch_ms=(time.perf_counter() - clock) * 1000)
 
     def settings(self, code: Code) -> ReviewSettings:
-        chosen = self.settings_of
-        if chosen is None:
-            chosen = ReviewSettings()
-        elif not isinstance(chosen, ReviewSettings):
-            chosen = chosen(code.change)
         # Strengths and checklist labels are written by the core: in the report's language.
-        return replace(
-            chosen,
-            lang=self.lang or chosen.lang,
-            timings_ms={**chosen.timings_ms, "change": code.fetch_ms},
-            progress=chosen.progress or terminal_progress(sys.stderr),
-            budget=self.budget or chosen.budget,
-        )
+        parts: CallerParts = {
+            "timings_ms": {"change": code.fetch_ms},
+            "progress": terminal_progress(sys.stderr),
+        }
+        if self.budget is not None:
+            parts["budget"] = self.budget
+        if self.settings_of is None:
+            return configured(RepoConfig(), lang=self.lang, **parts)
+        return self.settings_of(code.change, self.lang, parts)
 
 
 class NoHistory:
@@ -219,9 +222,10 @@ def run_local_round(
     With a store and a PR number the round is recorded under (repository, pr); `repository` defaults
     to origin's owner/name, else the clone's absolute path. A head the PR already has a round for
     is reviewed and rendered again as that round (replaced in place, `created` False). The stored
-    report is the one returned, in `lang`. `settings` may be a function of the ChangeSet (to read
-    the base revision's `.reviewbot.toml`); its `lang` is replaced by `lang` unless that is None. `budget` bounds the
-    round (default: the settings' own, else the defaults; see model/budget.py).
+    report is the one returned, in `lang`. `settings` makes the settings of the ChangeSet (to read
+    the base revision's `.reviewbot.toml`) with the round's parts (`lang` unless None, `budget`
+    unless None: they win over the repository's); None: the defaults. `budget` bounds the round
+    (default: the defaults; see model/budget.py).
     """
     repo = Path(repo_path).resolve()
     history = _history(store, lambda: repository or repository_identity(repo), pr)

@@ -25,7 +25,7 @@ from reviewbot.model.review import Review
 from reviewbot.report.render import LANGS, render_json, render_markdown, render_sarif
 from reviewbot.report.templating import cache_templates
 from reviewbot.report.terminal import render_github, render_text
-from reviewbot.review.configured import configured, repo_config
+from reviewbot.review.configured import CallerParts, configured, repo_config
 from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.runner import RoundOutcome, run_local_round
 from reviewbot.settings import Settings, load_settings
@@ -117,20 +117,26 @@ def add_arguments(parser: argparse.ArgumentParser, *, local_only: bool = False) 
 
 
 def settings_for(
-    change: ChangeSet, args: argparse.Namespace, repo: Path, facts_cache: FactsCache | None = None
+    change: ChangeSet,
+    args: argparse.Namespace,
+    repo: Path,
+    facts_cache: FactsCache | None = None,
+    lang: str | None = None,
+    parts: CallerParts | None = None,
 ) -> ReviewSettings:
     """Review settings from the base revision's `.reviewbot.toml` (parsed once, here; a bad one is
-    a UsageError, exit 2) plus the command line."""
+    a UsageError, exit 2) plus the command line, the round's `lang` (else --lang) and its `parts`
+    (runner.LocalClone)."""
     cfg = repo_config(change.base_tree)
     # A local run trusts its user: the repository's tests run unless --no-tests.
     exec_settings = ExecSettings(run_tests=not args.no_tests, trusted=True, repo_config=cfg)
-    return configured(  # --lang wins over the repository's `[review] lang`
-        cfg,
-        lang=args.lang,
-        extra_checklists=args.checklist,
-        execute=executor(repo, exec_settings),
-        facts_cache=facts_cache,
-    )
+    more: CallerParts = {
+        **(parts or {}),
+        "execute": executor(repo, exec_settings),
+        "facts_cache": facts_cache,
+    }
+    # --lang wins over the repository's `[review] lang`
+    return configured(cfg, lang=lang or args.lang, extra_checklists=args.checklist, **more)
 
 
 def check_output(output: str) -> None:
@@ -213,7 +219,7 @@ def review_local(args: argparse.Namespace, settings: Settings | None = None) -> 
             args.head,
             args.pr,
             store,
-            lambda change: settings_for(change, args, repo, facts),
+            lambda change, lang, parts: settings_for(change, args, repo, facts, lang, parts),
             args.lang,  # None: the repository's `[review] lang`, else en
             repository=args.repo,
             budget=settings.budget,

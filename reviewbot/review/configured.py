@@ -2,8 +2,10 @@
 
 A repository configures its review in `.reviewbot.toml`, read from the base revision (so a pull
 request cannot change how it is reviewed). `repo_config` reads it against the known rules and the
-bundled checklists; `configured` makes the `ReviewSettings` of it. The caller adds what is its own:
-the report's language when it chooses one, extra checklists, the test executor, the facts cache.
+bundled checklists; `configured` makes the `ReviewSettings` of it, the only place they are made. The
+caller adds what is its own: the report's language when it chooses one, extra checklists, the test
+executor, the facts cache, the timings of the stages before the core, the progress display and the
+round's budget. Nothing changes the settings once made.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from reviewbot.model.budget import RoundBudget
 from reviewbot.model.change import ChangeSet, Note, RepoTree
 from reviewbot.review.checklist import bundled_names
 from reviewbot.review.pipeline import Execution, ReviewSettings
+from reviewbot.review.progress import Progress
 
 __all__ = ["CallerParts", "configured", "repo_config"]
 
@@ -31,6 +34,7 @@ class CallerParts(TypedDict, total=False):
     timings_ms: dict[str, float]
     facts_cache: FactsCache | None
     budget: RoundBudget
+    progress: Progress | None
 
 
 def repo_config(base_tree: RepoTree | None) -> RepoConfig:
@@ -40,7 +44,11 @@ def repo_config(base_tree: RepoTree | None) -> RepoConfig:
 
 
 def configured(
-    cfg: RepoConfig, *, lang: str | None, extra_checklists: Sequence[str] = (), **more: Unpack[CallerParts]
+    cfg: RepoConfig,
+    *,
+    lang: str | None = None,
+    extra_checklists: Sequence[str] = (),
+    **more: Unpack[CallerParts],
 ) -> ReviewSettings:
     """The settings of a repository configured by `cfg`: `lang` (the caller's choice) wins over
     `[review] lang`, else English; `extra_checklists` come after the repository's; `more` are

@@ -34,12 +34,11 @@ from tests.gitrepo import Repo
 ROUND = """
 import json, resource, sys, time
 from reviewbot.model.budget import RoundBudget
-from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.runner import run_local_round
 
 budget = RoundBudget(**json.loads(sys.argv[2]))
 t0 = time.monotonic()
-out = run_local_round(sys.argv[1], "main", "pr", None, None, ReviewSettings(budget=budget), budget=budget)
+out = run_local_round(sys.argv[1], "main", "pr", None, None, budget=budget)
 wall = time.monotonic() - t0
 usage = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({

@@ -46,7 +46,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 def run(example: ExampleRepo, head: str, url: str) -> RoundOutcome:
     with Store.open(url) as store:
-        return run_local_round(example.path, example.base, head, PR, store, ReviewSettings(), "en")
+        return run_local_round(example.path, example.base, head, PR, store, None, "en")
 
 
 def states(review: Review) -> dict[str, str]:

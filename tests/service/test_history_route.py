@@ -14,7 +14,6 @@ import httpx
 import pytest
 
 from reviewbot.example import ExampleRepo, build_example
-from reviewbot.review.pipeline import ReviewSettings
 from reviewbot.runner import run_local_round
 from reviewbot.service.app import create_app
 from reviewbot.service.runtime import Runtime
@@ -37,7 +36,7 @@ def record_two_rounds(runtime: Runtime, example: ExampleRepo) -> str:
     """Rounds 1 and 2 of the example PR in the server's store; the fingerprint fixed in round 2."""
     for head in (example.round1, example.round2):
         outcome = run_local_round(
-            example.path, example.base, head, PR, runtime.store, ReviewSettings(), "en", repository=REPO
+            example.path, example.base, head, PR, runtime.store, None, "en", repository=REPO
         )
     (fixed,) = outcome.review.round.fixed
     return fixed.fingerprint
