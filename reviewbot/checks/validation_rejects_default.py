@@ -14,8 +14,9 @@ that sets it (`default=None`, `action='store_true'`).
 
 A check nested under an opt-in switch that is off by default (`if args.perform_rl_step:`) is evaluated
 with that switch on and everything else at its default: it is reported when the feature's own defaults
-fail it, and those defaults are choices (booleans, strings), not `None` / `0` placeholders the
-feature's users are expected to set.
+fail it, and those defaults are choices (a boolean on by default, a string), not `None` / `0`
+placeholders the feature's users are expected to set nor other switches off by default that the
+feature needs turned on with it (`if args.fp8_param_gather: assert args.use_distributed_optimizer`).
 
 Only when every operand's default is known: a call, a local, a subscript, an option without a known
 default, or a field written above the check (by the function, or by a call handed the object: a

@@ -25,8 +25,11 @@ an assertion whose test is false, rejects a plain default launch.
 A check nested under an opt-in switch, a boolean option or field that is off by default
 (`if args.perform_rl_step:`), is evaluated with the switch on: it rejects the defaults of that feature
 when it fails with every other operand at its default. Then those defaults must be choices (booleans,
-non-empty strings): a `None` / `0` placeholder is what the feature's users are expected to set
-(`if args.rl: assert args.rl_kv_path is not None` is a requirement, not a rejected default).
+non-empty strings), not all of them switches off by default: a `None` / `0` placeholder is what the
+feature's users are expected to set (`if args.rl: assert args.rl_kv_path is not None` is a requirement,
+not a rejected default), and a switch off by default is one the feature needs turned on with it
+(`if args.fp8_param_gather: assert args.use_distributed_optimizer`). A default that is on, or a string
+choice (`rl_persist_cuda_graphs` True with `cuda_graph_impl` "none"), is the feature's own conflict.
 """
 
 from __future__ import annotations
@@ -274,8 +277,8 @@ def _rejects(
         return None
     switched = tuple(o for t, o in ev.used.items() if t in switches)
     rest = [o for t, o in ev.used.items() if t not in switches]
-    if switched and (not rest or any(_placeholder(o) for o in rest)):
-        return None
+    if switched and (not rest or any(_placeholder(o) for o in rest) or all(o.value == "False" for o in rest)):
+        return None  # placeholders the feature's users set, or other switches it needs turned on
     return _Rejection(tuple(ev.used.values()), switched)
 
 

@@ -120,7 +120,9 @@ class _Function:
         self.var_dicts: dict[str, int] = {}  # name = vars(ns)
         self.fresh: set[str] = set()
         # a dataclass's post-init runs on the values its caller gave, the command line's included
-        # (`ServerArgs(**vars(args))`): `self` is the namespace there
+        # (`ServerArgs(**vars(args))`): `self` is the namespace there, for writes under a condition that
+        # does not ask whether the value was given (with no condition at all, the write is an
+        # unconditional override of a config field: that rule's)
         self.post_init = fn.name in _POST_INIT
         self.exits: list[ast.If] = []  # `if ...: return/raise` statements
         self.out: list[PyCandidate] = []
@@ -215,6 +217,8 @@ class _Function:
             r = self._receiver(recv, st.lineno)
             if r is None or not key.isidentifier():
                 continue
+            if r[0] == "self" and not conds:
+                continue  # an unconditional write of a config object's field: unconditional-override's
             derived = self._derived(key, st.lineno)
             if _mentions(value, key, derived) or any(_mentions(c, key, derived) for c in conds):
                 continue
