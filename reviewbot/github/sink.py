@@ -10,7 +10,7 @@ plan built once from it, and — with `post` — published. The store keeps the 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -28,6 +28,7 @@ from reviewbot.github.threads import threads_for_round
 from reviewbot.model.change import ChangeSet, SkipReason
 from reviewbot.model.review import Review
 from reviewbot.report.marker import State
+from reviewbot.report.render import ReportJson
 from reviewbot.review.round import Code, CodeOrigin, Reviewed
 from reviewbot.runner import fit_round, render_round
 
@@ -56,7 +57,7 @@ class PrRoundOutcome:
     reason: str = ""
     review: Review | None = None
     markdown: str = ""
-    json: Mapping[str, object] | None = None  # the round's JSON document (reviewbot.report)
+    json: ReportJson | None = None  # the round's JSON document (reviewbot.report)
     plan: PublicationPlan | None = None
     published: Published | None = None
     api: ApiKpi = field(default_factory=lambda: ApiCounter().kpi())  # the round's requests, once it ends
@@ -188,9 +189,7 @@ class PullRequestSink:
         return self.before_publish() or _closed_meanwhile(self.api, self.pr.repo, self.pr.number)
 
 
-def _record(
-    settings: GitHubSettings, review: Review, markdown_en: str, doc: Mapping[str, object], pr: int
-) -> bool:
+def _record(settings: GitHubSettings, review: Review, markdown_en: str, doc: ReportJson, pr: int) -> bool:
     from reviewbot.store.round_history import save_review
     from reviewbot.store.store import Store
 

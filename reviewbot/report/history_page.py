@@ -10,9 +10,12 @@ the one place that reads it, so the page follows however dismissals end up being
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+
+from reviewbot.model.stored_finding import Sentences, StoredFinding
+from reviewbot.model.tests import TestSummary
+from reviewbot.report.truth_tables import RowJson, TruthTableJson
 
 __all__ = [
     "STATES",
@@ -38,7 +41,7 @@ class Dismissal:
     at: str = ""
 
 
-def dismissal_of(state: str, data: Mapping[str, Any]) -> Dismissal | None:
+def dismissal_of(state: str, data: StoredFinding) -> Dismissal | None:
     """The dismissal a stored finding carries, if any.
 
     Read from `data["dismissal"]` (a mapping with `reason`, `by`, `at`), or from the finding's `extra`
@@ -75,9 +78,9 @@ class PageFinding:
     dismissal: Dismissal | None = None
     # lang -> {"title", "evidence", "suggestion"} in that language, as the round stored them (English
     # is the fields above); a finding stored by an older reviewbot has none.
-    localized: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    localized: Mapping[str, Sentences] = field(default_factory=dict)
 
-    def in_lang(self, lang: str, fallback: Mapping[str, Any] | None = None) -> PageFinding:
+    def in_lang(self, lang: str, fallback: Sentences | None = None) -> PageFinding:
         """The finding with its sentences in `lang` where stored (else `fallback`: the same
         fingerprint's sentences from another round), in English otherwise."""
         texts = self.localized.get(lang) or fallback
@@ -102,7 +105,7 @@ class PageFinding:
         title: str,
         state: str,
         fixed_in: str | None,
-        data: Mapping[str, Any],
+        data: StoredFinding,
     ) -> PageFinding:
         """A stored finding (its columns and its `data` document) as the page shows it."""
         dismissal = dismissal_of(state, data)
@@ -126,8 +129,8 @@ class PageFinding:
         )
 
 
-def _localized(raw: object) -> dict[str, Mapping[str, Any]]:
-    if not isinstance(raw, Mapping):
+def _localized(raw: Mapping[str, Sentences] | None) -> dict[str, Sentences]:
+    if not isinstance(raw, Mapping):  # a row of an older reviewbot may hold anything here
         return {}
     return {str(lang): texts for lang, texts in raw.items() if isinstance(texts, Mapping)}
 
@@ -136,7 +139,7 @@ def _localized(raw: object) -> dict[str, Mapping[str, Any]]:
 class TableChange:
     """A truth table of a round, and how it compares with the same derivation's table a round earlier."""
 
-    table: Mapping[str, Any]  # the JSON report's document (report.truth_tables.TruthTableJson)
+    table: TruthTableJson  # as the round's stored JSON report holds it
     since_previous: str  # "first" (round 1) | "added" | "changed" | "unchanged"
 
     @property
@@ -144,11 +147,11 @@ class TableChange:
         return table_key(self.table)
 
     @property
-    def changed_rows(self) -> list[Mapping[str, Any]]:
+    def changed_rows(self) -> list[RowJson]:
         return [r for r in self.table.get("rows", ()) if r.get("changed")]
 
 
-def table_key(table: Mapping[str, Any]) -> str:
+def table_key(table: TruthTableJson) -> str:
     """What identifies a derivation across rounds: its file, function and target."""
     return f"{table.get('path', '')}::{table.get('function') or ''}::{table.get('target', '')}"
 
@@ -166,8 +169,8 @@ class PageRound:
     full_review: bool
     force_pushed: bool
     findings: tuple[PageFinding, ...] = ()
-    truth_tables: tuple[Mapping[str, Any], ...] = ()
-    tests: Mapping[str, Any] | None = None  # None: the round ran no tests stage
+    truth_tables: tuple[TruthTableJson, ...] = ()
+    tests: TestSummary | None = None  # None: the round ran no tests stage
     notes: tuple[str, ...] = ()
 
     def with_state(self, state: str) -> list[PageFinding]:
@@ -200,7 +203,7 @@ class PrHistory:
         """Every finding's sentences in `lang`: as its round stored them, else as another round stored
         the same fingerprint (a finding closed in a round is stored from the previous round's record,
         which kept only its English texts), else in English."""
-        known: dict[str, Mapping[str, Any]] = {}
+        known: dict[str, Sentences] = {}
         for r in self.rounds:
             for f in r.findings:
                 if lang in f.localized:
@@ -244,7 +247,7 @@ class PrHistory:
         ]
 
 
-def _rows(table: Mapping[str, Any]) -> Sequence[Any]:
+def _rows(table: TruthTableJson) -> list[tuple[object, ...]]:
     return [
         (sorted(r.get("inputs", {}).items()), r.get("base"), r.get("head")) for r in table.get("rows", ())
     ]

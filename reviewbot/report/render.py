@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from reviewbot import __version__
 from reviewbot.model.executed_json import ExecutedTableJson
@@ -123,6 +122,6 @@ def render_json(review: Review) -> ReportJson:
     }
 
 
-def stored_json(doc: Mapping[str, Any]) -> str:
+def stored_json(doc: ReportJson) -> str:
     """The JSON document as the rounds store keeps it (and as a round's report size is measured)."""
     return json.dumps(doc, indent=2, ensure_ascii=False)

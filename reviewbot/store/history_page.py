@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
-from typing import Any
+from typing import cast
 
+from reviewbot.model.jsonvalue import JSONObject, JSONValue
+from reviewbot.model.tests import TestSummary
 from reviewbot.report.history_page import PageFinding, PageRound, PrHistory
+from reviewbot.report.truth_tables import TruthTableJson
 from reviewbot.store.records import FindingRecord, RoundRecord
 from reviewbot.store.store import Store
 
@@ -33,8 +35,7 @@ def load_history(store: Store, repository: str, pr: int) -> PrHistory | None:
 
 def page_round(record: RoundRecord) -> PageRound:
     """One stored round as a page round."""
-    doc = _report(record)
-    tests = doc.get("tests")
+    report = _report(record)
     return PageRound(
         index=record.round_index,
         head_sha=record.head_sha,
@@ -45,9 +46,9 @@ def page_round(record: RoundRecord) -> PageRound:
         full_review=record.full_review,
         force_pushed=record.force_pushed,
         findings=tuple(_finding(f) for f in record.findings),
-        truth_tables=tuple(t for t in doc.get("truth_tables") or () if isinstance(t, Mapping)),
-        tests=tests if isinstance(tests, Mapping) else None,
-        notes=tuple(str(n.get("message", "")) for n in doc.get("notes") or () if isinstance(n, Mapping)),
+        truth_tables=_tables(report.get("truth_tables")),
+        tests=_tests(report.get("tests")),
+        notes=_notes(report.get("notes")),
     )
 
 
@@ -65,11 +66,17 @@ def _finding(f: FindingRecord) -> PageFinding:
     )
 
 
-def _report(record: RoundRecord) -> Mapping[str, Any]:
+# The stored JSON report is read back as `json.loads` gives it (JSONValue) and each part the page
+# shows is checked here, at the boundary, before it gets its shape (report.render.ReportJson's):
+# a round stored by an older reviewbot, or edited by hand, loses the part that does not fit, not
+# the page.
+
+
+def _report(record: RoundRecord) -> JSONObject:
     """The round's stored JSON report; a round whose report cannot be read still shows its columns
     and findings (the store keeps them apart)."""
     try:
-        doc = json.loads(record.report_json)
+        doc: JSONValue = json.loads(record.report_json)
     except ValueError as exc:
         log.warning(
             "%s PR #%d round %d: stored JSON report unreadable (%s); shown without truth tables and tests",
@@ -80,3 +87,22 @@ def _report(record: RoundRecord) -> Mapping[str, Any]:
         )
         return {}
     return doc if isinstance(doc, dict) else {}
+
+
+def _objects(value: JSONValue) -> list[JSONObject]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _tables(value: JSONValue) -> tuple[TruthTableJson, ...]:
+    """ReportJson's `truth_tables`: the objects of the list."""
+    return tuple(cast(TruthTableJson, t) for t in _objects(value))
+
+
+def _tests(value: JSONValue) -> TestSummary | None:
+    """ReportJson's `tests`: an object, else None (the round ran no tests stage)."""
+    return cast(TestSummary, value) if isinstance(value, dict) else None
+
+
+def _notes(value: JSONValue) -> tuple[str, ...]:
+    """The messages of ReportJson's `notes`."""
+    return tuple(str(n.get("message", "")) for n in _objects(value))

@@ -8,37 +8,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NotRequired, TypedDict
 
-from reviewbot.model.finding import Dismissal, Finding, FindingJson, Location, Severity
+from reviewbot.model.finding import Dismissal, Finding, Location, Severity
 from reviewbot.model.kpi import Kpi
 from reviewbot.model.messages import LANGS
 from reviewbot.model.review import Review
 from reviewbot.model.round import OPEN_STATES, FindingState
+from reviewbot.model.stored_finding import Exact, Sentences, StoredFinding
 
 __all__ = ["FindingRecord", "StoredFinding", "RoundRecord"]
-
-
-class Sentences(TypedDict):
-    title: str
-    evidence: list[str]
-    suggestion: str
-
-
-class Exact(TypedDict):
-    """What a stored finding keeps beyond its JSON report entry, to rebuild the Finding exactly."""
-
-    anchor: str
-    suggestion_lang: str
-    replacement: str | None
-    related: list[list[str | int]]  # [path, line, text] of each related location
-    # Its sentences in the other languages, for pages that show stored rounds in any language
-    # (store.history_page); the catalogue messages themselves are not stored.
-    localized: NotRequired[dict[str, Sentences]]
-
-
-class StoredFinding(FindingJson, Exact):
-    """A finding as the store keeps it: its JSON report entry, then what rebuilds it exactly."""
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Any
 
 from reviewbot.model.finding import Dismissal
 from reviewbot.model.review import Review
-from reviewbot.report.render import stored_json
+from reviewbot.report.render import ReportJson, stored_json
 from reviewbot.review.rounds import PreviousRound
 from reviewbot.store.dismissals import dismissals_of
 from reviewbot.store.records import RoundRecord
@@ -69,7 +68,7 @@ class StoreHistory:
 
 
 def save_review(
-    store: Store, review: Review, *, repository: str, pr: int, markdown: str, doc: Mapping[str, Any]
+    store: Store, review: Review, *, repository: str, pr: int, markdown: str, doc: ReportJson
 ) -> bool:
     """Record `review` (its report `markdown` and JSON `doc`); False when its head had a round already
     (replaced in place)."""

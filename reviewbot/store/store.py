@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -233,7 +233,7 @@ class Store:
                     anchor=f["anchor"],
                     state=f["state"],
                     fixed_in=f["fixed_in"],
-                    data=f["data"],
+                    data=_stored_finding(f["data"], f["id"]),
                 )
                 for f in frows
             ),
@@ -345,6 +345,17 @@ class _FindingRow(TypedDict):
     state: str
     fixed_in: str | None
     data: StoredFinding
+
+
+def _stored_finding(data: object, row_id: int) -> StoredFinding:
+    """The `data` column of a `round_findings` row as read back: a JSON object, given the shape the
+    store writes (a row of an older reviewbot may lack keys: its readers use `.get`)."""
+    if not isinstance(data, dict):
+        raise StoreError(
+            f"round_findings row {row_id} holds {type(data).__name__}, not the finding's JSON object; "
+            "the rounds database was changed outside reviewbot"
+        )
+    return cast(StoredFinding, data)
 
 
 def _round_values(r: RoundRecord) -> _ReplacedColumns:
