@@ -4,9 +4,11 @@ A derived setting that is wrong fails silently downstream; a tensor's shape, a l
 request's bookkeeping that is wrong fails loudly or is another kind of code, with its own tests. So a
 rule that asks for a focused test of a truth table (missing-tests) blocks only where the write is
 configuration: the object written holds configuration (its type or name says so: `ModelConfig`,
-`server_args`, `params`), the function derives configuration (`getAttentionConfigs`, `validate_args`,
-`__post_init__` of a config class), or the file is the project's configuration module
-(`server_args.py`, `arguments.py`, `config.cc`, `arg_utils.py`). Elsewhere the finding is a nit.
+`server_args`, `params`), the value or its condition is read from configuration or the environment
+(`reserve_ = params->ratio_ * blocks`, `if envs.VLLM_X:`), the function derives configuration
+(`getAttentionConfigs`, `validate_args`, `__post_init__` of a config class), or the file is the project's
+configuration module (`server_args.py`, `arguments.py`, `config.cc`, `arg_utils.py`). Elsewhere the
+finding is a nit.
 
 Names, not types: the facts of one file do not say what a receiver is beyond its spelling and its owner,
 and projects spell configuration the same few ways (see `lang/owners.py`).
@@ -22,12 +24,18 @@ from collections.abc import Callable
 from reviewbot.lang.facts import Assignment
 from reviewbot.lang.owners import is_config_name
 
-__all__ = ["in_config_code", "in_config_scope"]
+__all__ = ["in_config_code", "in_config_scope", "reads_config"]
 
 # A receiver or member spelled like configuration: `config`, `model_cfg`, `params`, `server_args`, `opts`.
 _CONFIG_WORD = re.compile(
     r"(?i)conf|cfg|settings|(?:^|_)(?:params?|parameters|args|arguments|options|opts|hparams|flags)$"
+    r"|^(?:params?|args|opts?)_"
 )
+# What a value or a condition reads from configuration: the environment (`os.environ`, `getenv`,
+# `envs.VLLM_X`), or a member of an object spelled like configuration (`config.ratio`, `params_base.n_ctx`,
+# `self.model_config.x`, `params->reserve_ratio_`).
+_ENV_READ = re.compile(r"\b(?:environ|getenv|envs\.[A-Z_]|get_env\w*\(|env_\w+\()")
+_MEMBER_OF = re.compile(r"([A-Za-z_]\w*)\s*(?:\.|->)\s*[A-Za-z_]")
 # A function that derives or checks configuration.
 _CONFIG_FUNCTION = re.compile(
     r"(?i)conf|cfg|settings|args|arguments|params|parameters|options|flags|__post_init__|validat|verify"
@@ -46,7 +54,18 @@ def in_config_code(a: Assignment, is_config_owner: Callable[[str], bool] = lambd
     `is_config_owner` may add the repository's own config classes; the checks pass none: the index
     counts every C++ struct with member defaults as one (`llama_context`, a runtime state), too wide to
     decide what blocks a merge."""
+    if reads_config(a.value) or reads_config(a.guard_text):
+        return True  # a runtime value derived from configuration or the environment is a derivation
     return in_config_scope(a.path, a.function, a.target, a.owner, is_config_owner)
+
+
+def reads_config(text: str) -> bool:
+    """`text` (a value or a condition) reads the environment or a member of a configuration object."""
+    if not text:
+        return False
+    if _ENV_READ.search(text) is not None:
+        return True
+    return any(_CONFIG_WORD.search(m.group(1)) is not None for m in _MEMBER_OF.finditer(text))
 
 
 def in_config_scope(

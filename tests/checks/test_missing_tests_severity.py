@@ -65,13 +65,13 @@ def test_seed_like_population_is_p1(case: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("case", "path", "line", "where"),
     [
-        ("py-outside-config", "pkg/loader.py", 12, "`prepare` writes `chunk_mb`"),
-        ("cpp-outside-config", "cpp/Loader.cc", 7, "`prepare` writes `chunk_mb_`"),
+        ("py-outside-config", "pkg/loader.py", 10, "`prepare` writes `chunk_mb`"),
+        ("cpp-outside-config", "cpp/Loader.cc", 11, "`prepare` writes `chunk_mb_`"),
     ],
 )
 def test_outside_config_code_is_a_p3_nit(case: str, path: str, line: int, where: str, tmp_path: Path) -> None:
-    # The same opt-in row as in `py-opt-in`, but written on a loader in loader code: nothing there says
-    # configuration, and no test run proved the branch untested, so it does not block the merge.
+    # A loader's own state in loader code: nothing there says configuration, nothing is read from
+    # configuration or the environment, and no test run proved the branch untested: not a blocker.
     [(severity, at, n, evidence)] = _missing(case, tmp_path)
     assert (severity, at, n) == (Severity.P3, path, line)
     assert where in evidence and "outside config code" in evidence

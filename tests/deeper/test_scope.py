@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from reviewbot.analysis.scope import in_config_code
+from reviewbot.analysis.scope import in_config_code, reads_config
 from reviewbot.lang.facts import Assignment, Lang
 
 
@@ -61,3 +63,22 @@ def test_a_class_the_repository_declares_as_config_counts() -> None:
     a = _write("self.depth", "pkg/tree.py", "Knobs.resolve")
     assert not in_config_code(a, _never)
     assert in_config_code(a, lambda name: name == "Knobs")
+
+
+@pytest.mark.parametrize(
+    ("value", "guard"),
+    [
+        ("params->reserve_ratio_ * free_blocks / 100", ""),  # a ratio from the config object
+        ("True", "envs.VLLM_DISABLE_SHARED_EXPERTS_STREAM"),  # a branch the environment picks
+        ("params_base.speculative.n_ctx", ""),
+    ],
+)
+def test_a_value_or_condition_read_from_configuration_is_config_code(value: str, guard: str) -> None:
+    a = _write("reserve_", "src/scheduler/FIFOScheduler.cc", "FIFOScheduler::FIFOScheduler")
+    a = dataclasses.replace(a, value=value, guard_text=guard)
+    assert in_config_code(a)
+
+
+@pytest.mark.parametrize("text", ["ggml_tensor_overhead()*(n_tensors + 1)", "!merged", "ctx.n_tokens > 0"])
+def test_runtime_state_is_not_read_from_configuration(text: str) -> None:
+    assert not reads_config(text)
