@@ -18,6 +18,9 @@ fail it, and those defaults are choices (a boolean on by default, a string), not
 placeholders the feature's users are expected to set nor other switches off by default that the
 feature needs turned on with it (`if args.fp8_param_gather: assert args.use_distributed_optimizer`).
 
+A check on one option whose default is a `None` / `0` placeholder (`assert args.input is not None`)
+makes the option required rather than rejecting a combination of defaults, and is not reported.
+
 Only when every operand's default is known: a call, a local, a subscript, an option without a known
 default, or a field written above the check (by the function, or by a call handed the object: a
 function of the module or of the repository is read, up to the early exit the defaults take, as in

@@ -20,7 +20,9 @@ A finding needs every operand's default known: a call, a local, a subscript or a
 the evaluation, and so does an operand the function writes above the check, itself or through a call
 it hands the object to (`defaults.written`: a callee of the module or the repository is followed, up to
 the early exit the defaults take; any other call may write anything). A raise whose guards all hold, or
-an assertion whose test is false, rejects a plain default launch.
+an assertion whose test is false, rejects a plain default launch. A check on one option whose default
+is a `None` / `0` placeholder (`assert args.input is not None`) asks for a value the user must give: it
+is a required option, not a conflict of defaults, and is left alone.
 
 A check nested under an opt-in switch, a boolean option or field that is off by default
 (`if args.perform_rl_step:`), is evaluated with the switch on: it rejects the defaults of that feature
@@ -233,6 +235,15 @@ def _placeholder(o: Operand) -> bool:
     return not isinstance(value, bool | str) or value == ""
 
 
+def _unset(o: Operand) -> bool:
+    """`None`, `0`, `""` or an empty collection: the value of an option nobody gave yet."""
+    try:
+        value = ast.literal_eval(o.value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return not isinstance(value, bool) and (value is None or value in (0, "") or value in ((), [], {}))
+
+
 @dataclass(frozen=True)
 class _Rejection:
     used: tuple[Operand, ...]
@@ -277,9 +288,16 @@ def _rejects(
         return None
     switched = tuple(o for t, o in ev.used.items() if t in switches)
     rest = [o for t, o in ev.used.items() if t not in switches]
-    if switched and (not rest or any(_placeholder(o) for o in rest) or all(o.value == "False" for o in rest)):
-        return None  # placeholders the feature's users set, or other switches it needs turned on
-    return _Rejection(tuple(ev.used.values()), switched)
+    return None if _required(switched, rest) else _Rejection(tuple(ev.used.values()), switched)
+
+
+def _required(switched: tuple[Operand, ...], rest: list[Operand]) -> bool:
+    """The check asks for a value rather than rejecting a combination of defaults: under a switch,
+    placeholders the feature's users set or other switches it needs turned on; with no switch, the one
+    option the user must give (`assert args.input is not None`)."""
+    if switched:
+        return not rest or any(_placeholder(o) for o in rest) or all(o.value == "False" for o in rest)
+    return len(rest) == 1 and _unset(rest[0])
 
 
 def rejected_defaults(
