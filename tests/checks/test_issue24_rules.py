@@ -64,3 +64,16 @@ def test_every_one_edit_variant_holds_one_of_the_anchors() -> None:
         name = "".join(rng.choice("ABCDEFGHIJKLMNOP_0123") for _ in range(rng.randint(6, 32)))
         found = anchors(name)
         assert all(any(a in v for a in found) for v in _edits(name)), name
+
+
+def test_a_copied_name_is_one_inner_word_longer_and_read_into_the_same_local() -> None:
+    from reviewbot.analysis.envs.segments import _shorter, _target
+
+    # the first word (the project's prefix) and the last stay: only inner words are dropped
+    assert _shorter("MEGATRON_BRIDGE_LOGGING_LEVEL") == {
+        "MEGATRON_LOGGING_LEVEL": "BRIDGE",
+        "MEGATRON_BRIDGE_LEVEL": "LOGGING",
+    }
+    assert _target('    env_logging_level = os.getenv("X_Y", None)', "X_Y") == "env_logging_level"
+    assert _target('    const char* env_level = std::getenv("X_Y");', "X_Y") == "env_level"
+    assert _target('    if os.getenv("X_Y") == "1":', "X_Y") is None
