@@ -54,7 +54,7 @@ import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.removals.guards import Removal, RemovalKind, removals, subclasses
-from reviewbot.analysis.scope import in_config_scope
+from reviewbot.analysis.scope import in_config_scope, reads_config
 from reviewbot.analysis.sides import changed_tests, sides, test_lines_mentioning
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import MAX_EVIDENCE, clip, place
@@ -132,6 +132,16 @@ def _option_branch(r: Removal) -> bool:
     return r.kind is RemovalKind.DERIVATION and any(_OPTION_TEST.search(g) for g in r.lost)
 
 
+def _config(r: Removal) -> bool:
+    """What went is configuration: written in config code (`analysis.scope`), or read from the
+    environment or a config object (a compatibility shim `os.environ["NEW"] = os.environ.get("OLD")`)."""
+    return (
+        in_config_scope(r.path, r.function, r.target or "")
+        or reads_config(r.text)
+        or any(reads_config(g) for g in r.lost)
+    )
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     tests = changed_tests(ctx.change)
@@ -157,7 +167,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         if every:
             evidence.append(msg("guard-removed.subclasses", cls=cls, count=every, examples=_examples(subs)))
         sev = Severity.P0 if every else Severity.P2 if r.kind is RemovalKind.VALIDATION else severity
-        if sev is severity and not in_config_scope(r.path, r.function, r.target or ""):
+        if sev is severity and not _config(r):
             sev = Severity.P3  # a runtime write (a context's tensors, timers), not a setting: a nit
             evidence.append(msg("guard-removed.outside-config", function=r.function or r.path))
         yield Finding.make(
