@@ -65,6 +65,11 @@ Settings = Callable[[ChangeSet, str | None, CallerParts], ReviewSettings] | None
 
 @dataclass(frozen=True)
 class RoundOutcome:
+    """What a local round came to: its review as reported, the report, whether it was recorded.
+
+    Made by `LocalSink` (returned by `run_local_round`); read by commands.run, which writes the
+    report in the format asked for. A GitHub round's is github.sink.PrRoundOutcome."""
+
     review: Review
     markdown: str  # in the requested language, with the hidden state marker at the end (as stored)
     json: ReportJson

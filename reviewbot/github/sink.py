@@ -48,7 +48,11 @@ class Publication(StrEnum):
 
 @dataclass
 class PrRoundOutcome:
-    """What a GitHub round came to."""
+    """What a GitHub round came to: skipped, dry run, published or cut by the rate limit, with the
+    review, report, plan and what was published.
+
+    Made by github.round.run_pr_round and filled by `PullRequestSink` as the round goes; read by
+    commands.github_run (the CLI's output) and service.github_round (the job's `RoundResult`)."""
 
     status: Publication
     repo: str

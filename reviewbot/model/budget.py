@@ -23,7 +23,11 @@ ROUND_DEADLINE: ContextVar[float | None] = ContextVar("reviewbot_round_deadline"
 
 @dataclass(frozen=True)
 class RoundBudget:
-    """The bounds of one round; every field must be positive."""
+    """The bounds of one round; every field must be positive.
+
+    Chosen by the operator's settings (`budget`, settings/model.py), held by ReviewSettings and the
+    Review; read by the stages it bounds (review/budget.py, the test stage) and by the report's
+    fitting to `report_bytes` (report/shrink.py)."""
 
     files: int = 1000  # changed files analysed; the rest of a larger change is left out
     mutants: int = 64  # mutants run per round (and never two for one changed line)

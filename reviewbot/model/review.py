@@ -59,7 +59,11 @@ class ChecklistResult:
 
 @dataclass
 class RoundInfo:
-    """Where this review sits in the history of a PR (filled by review.rounds; defaults = one-off run)."""
+    """Where this review sits in the history of a PR: its index, how it was diffed, what it closed.
+
+    Filled by review.rounds.apply_round (the defaults: a one-off run with no PR). Read by the report
+    (its history table and fixed section), the marker (report.marker.State.from_review), the stored
+    record (store.records.RoundRecord.from_review) and the next round (`PreviousRound.of`)."""
 
     repository: str = ""
     pr: int | None = None

@@ -158,7 +158,11 @@ def table_key(table: TruthTableJson) -> str:
 
 @dataclass(frozen=True)
 class PageRound:
-    """One round: what was reviewed, the outcome, its findings, truth tables and test run."""
+    """One stored round as the history page shows it: what was reviewed, the outcome, its findings,
+    truth tables and test run.
+
+    Made by store.history_page.page_round from a store.records.RoundRecord (the report layer cannot
+    name the store's records); read by report.history_html and its template."""
 
     index: int
     head_sha: str

@@ -49,7 +49,11 @@ RECHECK_FAILED = ("recheck", "failed")
 
 @dataclass(frozen=True)
 class PreviousRound:
-    """What the next round needs of the last recorded one."""
+    """What the next round needs of the last recorded one: its index, head, open findings, history.
+
+    Made by a round's `History` (review.round): from the rounds store (store.round_history), from the
+    bot's comment (report.marker.State.previous, github.history), or from a review just made
+    (`of`). Read by `apply_round` only."""
 
     round_index: int
     head_sha: str

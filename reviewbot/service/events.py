@@ -50,7 +50,10 @@ _EXTERNAL_ID = re.compile(r"(?P<repo>[^#\s]{1,140})#(?P<pr>[1-9][0-9]{0,9})@(?P<
 
 @dataclass(frozen=True)
 class RoundRequest:
-    """One round wanted for one pull request."""
+    """One round wanted for one pull request: what a webhook delivery asks for.
+
+    Made by the delivery's classification (`Decision.requests`); read by service.deliveries, which
+    drops duplicates and queues it as a job."""
 
     repository: str
     pr: int

@@ -41,7 +41,11 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RoundResult:
-    """What running one job's round came to."""
+    """What running one job's round came to, as the job records it (no GitHub types: the worker
+    does not load the GitHub client).
+
+    Made by a `RoundFn`: service.github_round, from the GitHub round's `PrRoundOutcome`. Read by
+    `Worker` (the job's state, reason, API counts and severities)."""
 
     state: str  # "done" | "skipped"
     reason: str
