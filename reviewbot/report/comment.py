@@ -21,7 +21,6 @@ from markupsafe import Markup
 from reviewbot.model.kpi import Kpi
 from reviewbot.model.messages import texts_of
 from reviewbot.model.review import Review, Status
-from reviewbot.model.truthtable import TruthTable
 from reviewbot.report import sanitize
 from reviewbot.report.finding_text import (
     BODY,
@@ -40,6 +39,7 @@ from reviewbot.report.finding_text import (
 from reviewbot.report.fit import Extra, Measure, Slot, Step, fit, joined, total_size
 from reviewbot.report.group import Folded, Group, fold
 from reviewbot.report.templating import Chrome, chrome, macros, tidy
+from reviewbot.report.truth_tables import ShownTable, shown_tables
 
 __all__ = ["render_markdown", "render_finding", "compact_kpi", "BUDGET", "GITHUB_LIMIT", "Caps", "CAPS"]
 
@@ -108,7 +108,7 @@ def _layout(review: Review, t: Chrome) -> _Layout:
     ordered = [g.first for g in groups]
     dismissed = [f for f in review.findings if f.dismissal is not None]
     number = {f.fingerprint: n for n, g in enumerate(groups, 1) for f in g.members}
-    attached, loose = attach_tables(ordered, review.truth_tables)
+    attached, loose = attach_tables(ordered, shown_tables(review.truth_tables, review.executed_tables))
     b = _Builder()
 
     b.add("header", tidy(str(m.header(review, t))))
@@ -137,7 +137,7 @@ def _layout(review: Review, t: Chrome) -> _Layout:
 
 
 def _add_findings(
-    b: _Builder, groups: Sequence[Group], attached: Mapping[int, list[TruthTable]], t: Chrome
+    b: _Builder, groups: Sequence[Group], attached: Mapping[int, list[ShownTable]], t: Chrome
 ) -> tuple[dict[int, int], dict[int, list[int]]]:
     """The findings under their severity headings: (finding slot -> number, heading slot -> its
     finding slots)."""
@@ -161,7 +161,7 @@ def _add_findings(
     return numbers, headings
 
 
-def _add_sections(b: _Builder, review: Review, t: Chrome, loose: Sequence[TruthTable]) -> None:
+def _add_sections(b: _Builder, review: Review, t: Chrome, loose: Sequence[ShownTable]) -> None:
     """The sections after the checklist: strengths, truth tables, tests, history, KPI."""
     m = macros("report.md.j2")
     if review.strengths:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from reviewbot.model.finding import Finding
-from reviewbot.model.truthtable import TruthTable
 from reviewbot.report import sanitize
 from reviewbot.report.group import MAX_P3, Group
 from reviewbot.report.templating import Chrome, chrome, macros, tidy
+from reviewbot.report.truth_tables import ShownTable
 
 __all__ = [
     "Caps",
@@ -66,12 +66,12 @@ def ordered_findings(findings: Sequence[Finding]) -> list[Finding]:
 
 
 def attach_tables(
-    findings: Sequence[Finding], tables: Iterable[TruthTable]
-) -> tuple[dict[int, list[TruthTable]], list[TruthTable]]:
+    findings: Sequence[Finding], tables: Iterable[ShownTable]
+) -> tuple[dict[int, list[ShownTable]], list[ShownTable]]:
     """Each truth table goes in the details of the first finding on its derivation (same path, within
     three lines of its guard); the others are shown on their own."""
-    attached: dict[int, list[TruthTable]] = {}
-    loose: list[TruthTable] = []
+    attached: dict[int, list[ShownTable]] = {}
+    loose: list[ShownTable] = []
     by_path: dict[str, list[tuple[int, int]]] = {}  # path -> (index, line) in report order
     for i, f in enumerate(findings):
         by_path.setdefault(f.path, []).append((i, f.line))
@@ -99,7 +99,7 @@ def finding_variants(
     f: Finding,
     t: Chrome,
     number: int | None,
-    tables: Sequence[TruthTable],
+    tables: Sequence[ShownTable],
     place: bool,
     also: str = "",
 ) -> tuple[str, ...]:

@@ -4,7 +4,7 @@ The comment is fitted to GitHub's limit by `report.comment`, but the stored roun
 full and the markdown with its state marker: one deep expression made 16 MB of markdown and 10 MB of
 JSON, and a comment cut to its header. When a round's report is over `RoundBudget.report_bytes`,
 `fit_report` first shortens what is long inside findings (suggestions, test sketches, evidence,
-extra facts), truth tables and notes; if that is not enough, it keeps the most severe findings that
+extra facts), truth tables (the executed ones too) and notes; if that is not enough, it keeps the most severe findings that
 fit and leaves the rest out. Either way a note (reason `budget`) says what was cut, the round is
 INCOMPLETE unless it blocks, and every finding that is kept is shown whole enough to act on.
 """
@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 
 from reviewbot.change.notes import human_size
 from reviewbot.model.change import Note, SkipReason
+from reviewbot.model.executed import ExecutedRow, ExecutedTable
 from reviewbot.model.finding import Finding
 from reviewbot.model.messages import Message, msg
 from reviewbot.model.review import Review, Status
@@ -103,11 +104,29 @@ def _short_table(t: TruthTable) -> TruthTable:
     return replace(t, rows=tuple(rows), truncated=True)
 
 
+def _kept_first(row: ExecutedRow) -> int:
+    # What the table says of the change: the rows it got wrong, then the changed rows, then the default.
+    return 0 if row.wrong else 1 if row.changed else 2 if row.default else 3
+
+
+def _short_executed(t: ExecutedTable) -> ExecutedTable:
+    """At most `_TABLE_ROWS` rows, those that say most first (kept in the table's order), and no
+    generated test file over `_CODE` characters (cut, it would not run; the finding that offers it
+    is shortened the same way)."""
+    rows = t.rows
+    if len(rows) > _TABLE_ROWS:
+        kept = sorted(range(len(rows)), key=lambda i: (_kept_first(rows[i]), i))[:_TABLE_ROWS]
+        rows = tuple(rows[i] for i in sorted(kept))
+    code = t.test_code if len(t.test_code) <= _CODE else ""
+    return t if (rows, code) == (t.rows, t.test_code) else replace(t, rows=rows, test_code=code)
+
+
 def _shortened(review: Review) -> Review:
     return replace(
         review,
         findings=[_short_finding(f) for f in review.findings],
         truth_tables=[_short_table(t) for t in review.truth_tables[:_TABLES]],
+        executed_tables=[_short_executed(t) for t in review.executed_tables[:_TABLES]],
         notes=review.notes[:_NOTES],
         reach=review.reach[:_TABLES],
     )

@@ -4,7 +4,8 @@ Every `{{ expression }}` in templates/ goes through `sanitize.inline` (markdown 
 spans re-fenced) unless a filter or reviewbot's own chrome marked it safe (Markup): a template cannot
 forget to sanitise PR-controlled text. Filters: `inline(limit)` (rule texts, cut to `limit` characters),
 `plain` (names with no markdown of their own), `code` (a whole code span), `fence(lang)` (a whole fenced
-block), `cell` (a table cell), `outcome(lang)` (a truth-table outcome's cell text, report.truth_tables).
+block), `cell` (a table cell), `outcome(lang)` (a truth-table outcome's cell text, report.truth_tables);
+`executed_counts`, `executed_rows`, `ran_on_base`, `tables_counts`: an executed table's rows and counts.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from markupsafe import Markup
 from reviewbot import DATA_DIR
 from reviewbot.model.yamltext import load_yaml
 from reviewbot.report import sanitize
-from reviewbot.report.truth_tables import executed_counts, shown
+from reviewbot.report.truth_tables import executed_counts, executed_rows, ran_on_base, shown, tables_counts
 
 __all__ = ["Chrome", "LANGS", "TEMPLATES", "cache_templates", "chrome", "macros", "plain_strings", "tidy"]
 
@@ -88,6 +89,9 @@ def _env() -> jinja2.Environment:
     env.filters["cell"] = _cell
     env.filters["outcome"] = shown
     env.filters["executed_counts"] = executed_counts
+    env.filters["executed_rows"] = executed_rows
+    env.filters["ran_on_base"] = ran_on_base
+    env.filters["tables_counts"] = tables_counts
     return env
 
 

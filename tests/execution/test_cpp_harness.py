@@ -283,12 +283,21 @@ def test_a_member_written_by_a_non_const_method_is_read_from_the_owner(tmp_path:
     assert "-c" not in t["test"].split("//   g++", 1)[1].split("\n", 1)[0].split()
 
 
-def test_the_markdown_tests_section_says_the_table_ran_and_was_verified(round1: Round) -> None:
-    text = render_markdown(round1.review)
+def test_the_markdown_shows_the_executed_table_and_the_tests_section_adds_the_tables_up(
+    round1: Round,
+) -> None:
+    text = render_markdown(round1.review, budget=60_000)
     assert (
-        "Truth table of `config.need_rope_kv_cache` run in the sandbox (cpp harness): 8 of 8 rows as predicted "
-        "on the head and the base. Its generated test is verified: it passes on the head and fails on the base."
+        "`config.need_rope_kv_cache` @ `rtp_llm/cpp/config/ModelConfig.cc:20` · run in the sandbox (cpp harness): "
+        "8 of 8 rows as predicted on the head and the base. Its generated test is verified: it passes on the "
+        "head and fails on the base."
     ) in text
+    assert "| No | False | True | keeps input | true | false | false | **changed** |" in text
+    assert "| base | head | |" not in text  # the executed table replaces the predicted one
+    assert (
+        "Truth tables run in the sandbox: 1; 8 of 8 rows as predicted on the head and the base. "
+        "1 generated test(s) verified (pass on the head, fail on the base)."
+    ) in render_markdown(round1.review)
 
 
 def test_sarif_carries_the_executed_rows(round1: Round) -> None:
