@@ -14,6 +14,7 @@ exception's last line and where it was raised); execution/tables.py runs the fil
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from reviewbot.model.truthtable import OTHER, Outcome, Row, TruthTable, Value
 
 __all__ = ["MAX_CASES", "Case", "cases_of", "generate", "literal", "predicted"]
 
+_ENUM_MEMBER = re.compile(r"^([A-Za-z_]\w*)\.[A-Za-z_]\w*$")
 MAX_CASES = 64  # rows per table: every row up to this, else the default row and the changed rows
 
 
@@ -209,10 +211,11 @@ def _enums_of(cases: Sequence[Case], harness: Harness) -> list[str]:
     """Enums the expected values name beyond the columns' (imported from the module too)."""
     out: list[str] = []
     for c in cases:
-        if c.expected is not None and "." in c.expected:
-            name = c.expected.split(".")[0]
-            if name != harness.owner and name not in harness.enums and name not in out:
-                out.append(name)
+        # `Mode.FAST` names an enum; a string or number literal with a dot (`'./assets'`, `1.5`) does not
+        member = _ENUM_MEMBER.match(c.expected or "")
+        name = member.group(1) if member else ""
+        if name and name != harness.owner and name not in harness.enums and name not in out:
+            out.append(name)
     return out
 
 

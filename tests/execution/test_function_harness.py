@@ -9,11 +9,14 @@ with the execution stage (the real sandbox, pytest, the head and the base).
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from reviewbot.execution.harness_function import function_harness
 from reviewbot.execution.harness_function_code import function_build
+from reviewbot.execution.table_tests import cases_of, generate
+from reviewbot.lang.index import RepoIndex
 from reviewbot.model.executed import Executed, ExecutedTable, Harness
 from reviewbot.model.truthtable import Outcome, Row, TruthTable, Variable
 from tests.execution.test_executed_tables import _only_table, _review
@@ -238,3 +241,18 @@ def test_a_called_function_raising_on_its_defaults_is_no_defaults_raise() -> Non
     raised = Executed("raised", "AssertionError: fast needs a GPU", "pkg/o.py:12")
     table = ExecutedTable("Override.opt", "Override.parse", "pkg/o.py", 11, found, defaults_head=raised)
     assert table.ran and not table.defaults_raise
+
+
+def test_a_string_outcome_with_a_dot_imports_nothing_and_the_test_compiles() -> None:
+    # `'./assets/hf'` is a string, not `Enum.MEMBER`: only the callee is imported from the module.
+    plain = _override_table("Override.parse")
+    rows = tuple(replace(r, head=Outcome("const", "'./assets/hf'")) for r in plain.rows)
+    table = replace(plain, rows=rows)
+    tree = ast.parse(OVERRIDE)
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    found = function_harness(table, tree, ("", "pkg.o"), cls, {"Override"})
+    assert isinstance(found, Harness), found
+    code = generate(table, found, cases_of(table, found, RepoIndex()))
+    compile(code, "test_generated.py", "exec")
+    assert "\nfrom pkg.o import Override\n" in code
+    assert "pytest.param({'fast': True}, './assets/hf', id='r0')" in code
