@@ -16,7 +16,9 @@ config file) and nothing around the write asks whether the user gave it.
 Not flagged: set-only-if-unset, a write under a condition or after an early exit that reads the key
 (`is None`, `not in kwargs`, `if not args.x`, `== parser default`, a sentinel), a write whose value
 reads the key itself (a normalisation such as `kwargs["x"] = int(kwargs["x"])`), and a Python write
-its function already made at the base, unguarded (the line was edited for another reason).
+its function already made at the base, unguarded (the line was edited for another reason), and a
+write of the one value an option's command line can give (`True` over a `store_true` flag): nothing
+the user gave is lost.
 `args.x = ...` on a namespace the rule `unconditional-override` already reports is left to that rule.
 
 ## Why is this bad?

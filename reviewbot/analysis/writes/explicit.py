@@ -20,6 +20,9 @@ the C++ parser that passes the params struct to a function writing its fields.
 A write its function already made at the base, unguarded (same function, receiver and key), is not
 the change's: an edit of the line for another reason keeps it as it was.
 
+A write of the one value an option's command line can give (`True` over a `store_true` flag, `False`
+over `store_false`) loses nothing the user gave and is not reported.
+
 A write is *set-only-if-unset* (not reported) when a condition around it or an early exit before it
 reads the key (`if args.x is None`, `if "x" not in kwargs`, `if not args.x`, `== parser default`, a
 sentinel), or when the written value reads the key itself (a normalisation: `kwargs["x"] = int(kwargs["x"])`).
@@ -27,10 +30,12 @@ sentinel), or when the written value reads the key itself (a normalisation: `kwa
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.removals.named_flags import defined_flags, dest
 from reviewbot.analysis.sides import Side
 from reviewbot.analysis.writes.explicit_cpp import (
@@ -86,6 +91,38 @@ def _py_flag_sources(keys: set[str], texts: dict[str, str]) -> dict[str, tuple[s
     return out
 
 
+def _one_value(keys: set[str], texts: dict[str, str]) -> dict[str, str]:
+    """Options whose command line can give one value only: `store_true` True, `store_false` False.
+    Writing that value over the option loses nothing the user gave (`if self.expert_parallel:
+    self.sequence_parallel = True` forces a switch on; it is no explicit value overwritten)."""
+    found: dict[str, set[str]] = {}
+    for path, text in sorted(texts.items()):
+        tree = python_tree(text) if path.endswith(".py") and "store_" in text else None
+        for n in ast.walk(tree) if tree is not None else ():
+            if not (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "add_argument"
+            ):
+                continue
+            action = next((k.value for k in n.keywords if k.arg == "action"), None)
+            flags = [a.value for a in n.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            named = next(
+                (k.value.value for k in n.keywords if k.arg == "dest" and isinstance(k.value, ast.Constant)),
+                None,
+            )
+            key = (
+                named if isinstance(named, str) else next((dest(f) for f in flags if f.startswith("--")), "")
+            )
+            if (
+                key in keys
+                and isinstance(action, ast.Constant)
+                and action.value in ("store_true", "store_false")
+            ):
+                found.setdefault(key, set()).add(str(action.value == "store_true"))
+    return {k: v.pop() for k, v in found.items() if len(v) == 1}
+
+
 def explicit_writes(
     changed: Iterable[Side],
     heads: dict[str, str | None],
@@ -107,6 +144,8 @@ def explicit_writes(
     texts = _source_texts(heads, tree, keys, fields)
     flag_src = _py_flag_sources(keys, texts)
     handler_src = cpp_handler_sources(fields, texts)
+    only = _one_value(keys, texts)
+    py = [(s, lines, c) for s, lines, c in py if c.kind != "flag" or only.get(c.key) != c.value]
     return [*_py_writes(py, flag_src), *_cpp_writes(cpp, handler_src)]
 
 

@@ -67,6 +67,7 @@ class PyCandidate:
     kind: str  # flag | kwargs | options | config
     source_line: int  # kwargs/options/config: the def / parameter / load line
     function: str = ""  # the enclosing function's name
+    value: str = ""  # the value written, as written
 
 
 _POST_INIT = frozenset({"__post_init__", "model_post_init", "__attrs_post_init__"})
@@ -224,7 +225,8 @@ class _Function:
                 continue
             if any(e.lineno < st.lineno and _mentions(e.test, key, derived) for e in self.exits):
                 continue
-            self.out.append(PyCandidate(st.lineno, key, r[0], r[1], r[2], self.fn.name))
+            written = ast.unparse(value) if value is not None else ""
+            self.out.append(PyCandidate(st.lineno, key, r[0], r[1], r[2], self.fn.name, written))
 
     def _written(self, st: ast.stmt) -> list[tuple[ast.expr, str, ast.expr | None]]:
         """(receiver node, key, value) of what `st` writes: `r["k"] = v`, `ns.k = v` (a parsed
