@@ -83,6 +83,8 @@ class _StubFinder(_abc.MetaPathFinder, _abc.Loader):
         top = name.partition(".")[0]
         if top in _OWN or (top != name and not isinstance(_sys.modules.get(top), _StubModule)):
             return None  # the code under test, or a name missing from a real package, stays missing
+        if top in _sys.stdlib_module_names:
+            return None  # another platform's module (`_winapi`): the standard library has its fallback
         return _machinery.ModuleSpec(name, self, is_package=True)
 
     def create_module(self, spec):
