@@ -59,10 +59,14 @@ def _cpp_field_written(body: list[str], var: str, start: int) -> list[tuple[int,
     """(0-based index, field, text) of unguarded writes of `var.field` in `body` lines (from `start`)."""
     out: list[tuple[int, str, str]] = []
     assign = re.compile(_CPP_ASSIGN.format(var=re.escape(var)))
-    by_ref = re.compile(r"\(\s*[^;()]*,\s*" + re.escape(var) + r"\s*\.\s*(\w+)\s*\)\s*;")
+    # `get_env("X", params.model);`: a call made for its effect on its last (reference) argument; a call
+    # whose value is used (`auto c = chunk_file(f, params.chunk_separator);`) reads its arguments
+    by_ref = re.compile(
+        r"^\s*(?:\w+\s*::\s*)*\w+\s*\(\s*[^;()]*,\s*" + re.escape(var) + r"\s*\.\s*(\w+)\s*\)\s*;"
+    )
     for i in range(start, len(body)):
         text = body[i]
-        m = assign.match(text) or by_ref.search(text)
+        m = assign.match(text) or by_ref.match(text)
         if not m:
             continue
         field = m.group(1)
