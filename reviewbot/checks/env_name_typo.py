@@ -1,4 +1,4 @@
-"""env-name-typo (P2): the change reads or writes an environment variable one letter away from the project's name.
+"""env-name-typo (P2): the change reads or writes an environment variable under a misspelling of the project's name.
 
 ## What it does
 For each environment variable the change reads (`os.environ.get`, `os.getenv`, `getenv`, `envs.X`, the
@@ -52,7 +52,7 @@ from reviewbot.model.messages import msg
 
 id = "env-name-typo"
 severity = Severity.P2
-summary = "An environment variable is read or written under a name one letter away from the project's own."
+summary = "An environment variable is read or written under a misspelling of the project's own name (one edit away, or one word more)."
 
 
 def _stray(t: EnvTypo) -> Finding:
