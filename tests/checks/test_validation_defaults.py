@@ -21,21 +21,28 @@ parser.add_argument("--persist", action=argparse.BooleanOptionalAction)
 parser.add_argument("--max-len", type=int, default="8")
 parser.add_argument("--impl", default="none", choices=["none", "local"])
 parser.add_argument("--workers", default=os.cpu_count())
+parser.add_argument("--load", required=True)
+parser.add_argument("checkpoint")
+parser.add_argument("extra", nargs="?")
 parser.set_defaults(impl="local")
 """
 
 
 def test_argparse_defaults_follow_argparse() -> None:
-    found = [(d.dest, d.value, d.how) for d in argparse_defaults(ast.parse(PARSER))]
+    # `how` quotes the source as written (double quotes kept), for evidence; "" when nothing sets it
+    found = [(d.dest, d.value, d.how) for d in argparse_defaults(ast.parse(PARSER), PARSER)]
     assert found == [
-        ("mock_data", "False", "action='store_true'"),
-        ("fuse", "True", "action='store_false'"),
-        ("data_path", "None", "no default="),
+        ("mock_data", "False", 'action="store_true"'),
+        ("fuse", "True", 'action="store_false"'),
+        ("data_path", "None", ""),
         ("persist", "None", "action=argparse.BooleanOptionalAction"),
-        ("max_len", "8", "default='8'"),  # argparse applies type=int to a string default
-        ("impl", "'none'", "default='none'"),
-        ("impl", "'local'", "set_defaults(impl='local')"),  # after the option: replaces it
+        ("max_len", "8", 'default="8"'),  # argparse applies type=int to a string default
+        ("impl", "'none'", 'default="none"'),
+        # a required option and a positional must be given: no default a launch can take
+        ("extra", "None", ""),  # an optional positional (nargs="?") defaults like an option
+        ("impl", "'local'", 'impl="local"'),  # set_defaults after the option: replaces it
     ]
+    assert [d.set_default for d in argparse_defaults(ast.parse(PARSER))][-1] is True
 
 
 def test_class_defaults_read_an_imported_config_class() -> None:
@@ -118,3 +125,20 @@ def test_calls_handed_the_namespace_are_followed_to_the_defaults_early_exit() ->
     assert writes.before(validate, first) == {"args.ckpt_format", "args.paths"}
     # load_cache does not return early on the defaults; finalize comes from outside the repository
     assert writes.before(validate, second) == {"args.ckpt_format", "args.paths", "args.data_path", ANY}
+
+
+@pytest.mark.parametrize(
+    ("expr", "value"),
+    [
+        ("(args.workers or 4) < 2", False),  # `or` gives the deciding operand: 4, not True
+        ("args.workers or 4", 4),
+        ("args.level and 5", 0),
+        ("not (args.workers or args.level)", True),
+    ],
+)
+def test_and_or_give_the_deciding_operand_as_python_does(expr: str, value: object) -> None:
+    ops = {
+        "args.workers": Operand("args.workers", "None", "a.py", 1),
+        "args.level": Operand("args.level", "0", "a.py", 2),
+    }
+    assert Evaluator(ops.get)(ast.parse(expr, mode="eval").body) == value

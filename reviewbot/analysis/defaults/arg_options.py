@@ -33,8 +33,9 @@ Read = Callable[[str], str | None]  # a head path -> its text
 class ArgDefault:
     dest: str
     value: str  # Python source of the default argparse gives (`None`, `False`, `'none'`, `4`)
-    how: str  # the source text that sets it, as written: `default=None`, `action='store_true'`
+    how: str  # the source text that sets it, as written: `default=None`, `action="store_true"`
     line: int
+    set_default: bool = False  # given by `set_defaults(...)`: replaces the option's own default
 
 
 @dataclass(frozen=True)
@@ -67,16 +68,30 @@ def _converted(value: object, kind: ast.expr | None) -> object:
         return value
 
 
-def _default(call: ast.Call) -> tuple[str, str] | None:
+Quote = Callable[[ast.AST], str]  # a node's source text as written ("" when it cannot be told)
+
+
+def quoting(text: str | None) -> Quote:
+    """The source text of a node of `text`, exactly as written (`default="none"`, not the `'none'` of
+    `ast.unparse`): evidence quotes code, it does not re-print it. Without the text, nothing is quoted."""
+
+    def quote(node: ast.AST) -> str:
+        return (ast.get_source_segment(text, node) or "") if text else ""
+
+    return quote
+
+
+def _default(call: ast.Call, quote: Quote) -> tuple[str, str] | None:
     """(default as Python source, the text that sets it) of one `add_argument` call; None: no literal."""
     given = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    keyword = {k.arg: k for k in call.keywords if k.arg is not None}
     if "default" not in given:
         action = given.get("action")
         flag = action.value if isinstance(action, ast.Constant) else None
         value = {"store_true": "False", "store_false": "True"}.get(str(flag), "None")
-        how = f"action={ast.unparse(action)}" if action is not None else "no default="
+        how = quote(keyword["action"]) if action is not None else ""
         return value, how
-    how = f"default={ast.unparse(given['default'])}"
+    how = quote(keyword["default"])
     try:
         literal = ast.literal_eval(given["default"])
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -84,13 +99,30 @@ def _default(call: ast.Call) -> tuple[str, str] | None:
     return repr(_converted(literal, given.get("type"))), how
 
 
+def _must_be_given(call: ast.Call) -> bool:
+    """`required=True`, or a positional argument (no leading `-`) that is not optional (`nargs` other
+    than `?` / `*`): every launch gives it, so its absence is no default."""
+    given = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    required = given.get("required")
+    if isinstance(required, ast.Constant) and required.value is True:
+        return True
+    names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    nargs = given.get("nargs")
+    optional = isinstance(nargs, ast.Constant) and nargs.value in ("?", "*")
+    return bool(names) and not names[0].startswith("-") and not optional
+
+
 def _called(call: ast.Call) -> str:
     return call.func.attr if isinstance(call.func, ast.Attribute) else ""
 
 
-def argparse_defaults(tree: ast.AST) -> Iterable[ArgDefault]:
+def argparse_defaults(tree: ast.AST, text: str | None = None) -> Iterable[ArgDefault]:
     """Every option default the `add_argument` / `set_defaults` calls of `tree` give, in source order
-    (a `set_defaults` after an option replaces it: a caller keeps the last one it sees per parser)."""
+    (a `set_defaults` after an option replaces it: a caller keeps the last one it sees per parser).
+    `how` quotes `text`, the source of `tree`, as written. A required option or a positional argument
+    has no default a launch can take (it must be given): it is not recorded, so a check on it is
+    unknown rather than false."""
+    quote = quoting(text)
     calls = sorted(
         (
             n
@@ -108,11 +140,11 @@ def argparse_defaults(tree: ast.AST) -> Iterable[ArgDefault]:
                     ast.literal_eval(k.value)
                 except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                     continue
-                yield ArgDefault(
-                    k.arg, ast.unparse(k.value), f"set_defaults({k.arg}={ast.unparse(k.value)})", call.lineno
-                )
+                yield ArgDefault(k.arg, ast.unparse(k.value), quote(k), call.lineno, set_default=True)
             continue
-        dest, found = _dest(call), _default(call)
+        if _must_be_given(call):
+            continue
+        dest, found = _dest(call), _default(call, quote)
         if dest is not None and found is not None:
             yield ArgDefault(dest, found[0], found[1], call.lineno)
 
@@ -133,22 +165,27 @@ def _field_default(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
     return name, value
 
 
-def class_defaults(path: str, tree: ast.Module, names: set[str], read: Read | None) -> Iterable[FieldOption]:
-    """The literal field defaults of the classes `names` (defined in `tree`, or imported by it from a
-    module of the repository): the options a parser generated from those classes starts from."""
+def class_defaults(
+    path: str, tree: ast.Module, names: set[str], read: Read | None, text: str | None = None
+) -> Iterable[FieldOption]:
+    """The literal field defaults of the classes `names` (defined in `tree`, whose source is `text`, or
+    imported by it from a module of the repository): the options a parser generated from those classes
+    starts from. `how` quotes the field's statement as written."""
     imports = imports_of(tree)
     for name in sorted(names):
-        found = _class(tree, name, path)
+        found = _class(tree, name, path, text)
         if found is None and name in imports and read is not None:
             dotted, level, original = imports[name]
             for where in module_paths(path, dotted, level):
-                other = python_tree(read(where))
-                found = _class(other, original, where) if other is not None else None
+                source = read(where)
+                other = python_tree(source)
+                found = _class(other, original, where, source) if other is not None else None
                 if found is not None:
                     break
         if found is None:
             continue
-        cls, where = found
+        cls, where, source = found
+        quote = quoting(source)
         for stmt in cls.body:
             got = _field_default(stmt)
             if got is None:
@@ -158,11 +195,13 @@ def class_defaults(path: str, tree: ast.Module, names: set[str], read: Read | No
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 continue
             value = ast.unparse(got[1])
-            yield FieldOption(got[0], value, f"{cls.name}.{got[0]} = {value}", where, stmt.lineno)
+            yield FieldOption(got[0], value, quote(stmt), where, stmt.lineno)
 
 
-def _class(tree: ast.Module, name: str, path: str) -> tuple[ast.ClassDef, str] | None:
+def _class(
+    tree: ast.Module, name: str, path: str, source: str | None
+) -> tuple[ast.ClassDef, str, str | None] | None:
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == name:
-            return node, path
+            return node, path, source
     return None

@@ -92,6 +92,14 @@ class Evaluator:
             raise Unknown(ast.unparse(node))
         return fn(*(self(a) for a in node.args))
 
+    def _bool_op(self, node: ast.BoolOp) -> Any:
+        """Python's `and` / `or`: the deciding operand itself (`args.workers or 4` is 4 when workers is
+        None), not a bool. Every operand must still be known, so the conclusion never rests on an operand
+        short-circuiting hid."""
+        values = [self(v) for v in node.values]
+        decide = (lambda v: not v) if isinstance(node.op, ast.And) else bool
+        return next((v for v in values if decide(v)), values[-1])
+
     def _compare(self, node: ast.Compare) -> bool:
         left = self(node.left)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
@@ -110,8 +118,7 @@ class Evaluator:
         if isinstance(node, ast.Attribute | ast.Name):
             return self.operand(node)
         if isinstance(node, ast.BoolOp):
-            values = [self(v) for v in node.values]  # every operand must be known
-            return all(values) if isinstance(node.op, ast.And) else any(values)
+            return self._bool_op(node)
         if isinstance(node, ast.UnaryOp):
             v = self(node.operand)
             if isinstance(node.op, ast.Not):

@@ -149,12 +149,13 @@ def _arg_defaults(
     fields: dict[str, set[tuple[str, str, int, str]]] = {}
     handed: set[str] = set()
     for s in sides:
-        tree = python_tree(heads.get(s.path))
+        text = heads.get(s.path)
+        tree = python_tree(text)
         if tree is None:
             continue
         mine: dict[str, tuple[str, str, int, str]] = {}
-        for d in argparse_defaults(tree):
-            if d.how.startswith("set_defaults(") or d.dest not in mine:
+        for d in argparse_defaults(tree, text):
+            if d.set_default or d.dest not in mine:
                 mine[d.dest] = (d.value, s.path, d.line, d.how)
             elif mine[d.dest][0] != d.value:
                 mine[d.dest] = ("", s.path, d.line, "")  # two parsers of the file disagree: unknown
@@ -163,7 +164,7 @@ def _arg_defaults(
         if mine:
             classes = _classes_handed(tree)
             handed |= classes
-            for f in class_defaults(s.path, tree, classes, read):
+            for f in class_defaults(s.path, tree, classes, read, text):
                 fields.setdefault(f.name, set()).add((f.value, f.path, f.line, f.how))
 
     def resolve(text: str) -> Operand | None:
