@@ -26,26 +26,50 @@ from reviewbot.lang.owners import is_config_name
 
 __all__ = ["in_config_code", "in_config_scope", "reads_config"]
 
-# A receiver or member spelled like configuration: `config`, `model_cfg`, `params`, `server_args`, `opts`.
-_CONFIG_WORD = re.compile(
-    r"(?i)conf|cfg|settings|(?:^|_)(?:params?|parameters|args|arguments|options|opts|hparams|flags)$"
-    r"|^(?:params?|args|opts?)_"
-)
+# The words that say "configuration" in a name once it is split into words (`attn_config`, `ModelConfig`,
+# `server_args`, `params_base`, `gpt_init_model_parameters.py`, `compiler_flags.py`): whole words only,
+# so `confidence`, `inventory` or `envelope` say nothing.
+_WORDS = frozenset(
+    {
+        "conf", "config", "configs", "configuration", "cfg", "settings", "params", "param", "parameters",
+        "hparams", "args", "arguments", "arg", "options", "opts", "flags",
+    }
+)  # fmt: skip
+_FILE_WORDS = _WORDS | {"env", "envs"}
+_SPLIT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 # What a value or a condition reads from configuration: the environment (`os.environ`, `getenv`,
 # `envs.VLLM_X`), or a member of an object spelled like configuration (`config.ratio`, `params_base.n_ctx`,
-# `self.model_config.x`, `params->reserve_ratio_`).
+# `self.model_config.x`, `params->reserve_ratio_`). The lookahead leaves the member to be matched as the
+# next object of a chain (`self.config.ratio`).
 _ENV_READ = re.compile(r"\b(?:environ|getenv|envs\.[A-Z_]|get_env\w*\(|env_\w+\()")
-_MEMBER_OF = re.compile(r"([A-Za-z_]\w*)\s*(?:\.|->)\s*[A-Za-z_]")
-# A function that derives or checks configuration.
-_CONFIG_FUNCTION = re.compile(
-    r"(?i)conf|cfg|settings|args|arguments|params|parameters|options|flags|__post_init__|validat|verify"
-)
-# The project's configuration module: `server_args.py`, `arguments.py`, `config.cc`, `arg_utils.py`,
-# `gpt_init_model_parameters.py`, `envs.py`, `common/arg.cpp`.
-_CONFIG_FILE = re.compile(
-    r"(?i)(?:conf|cfg|settings|args|arguments|arg_utils|params|parameters|options|flags|envs?)[^/]*$"
-    r"|(?:^|/)(?:arg|common)\.(?:cpp|cc|h)$"
-)
+_MEMBER_OF = re.compile(r"([A-Za-z_]\w*)\s*(?:\.|->)(?=\s*[A-Za-z_])")
+
+
+def _words(name: str) -> set[str]:
+    return {w.lower() for w in _SPLIT.findall(name)}
+
+
+def _config_word(name: str) -> bool:
+    """A receiver, member or class spelled like configuration (whole words)."""
+    return not _words(name).isdisjoint(_WORDS)
+
+
+def _config_function(name: str) -> bool:
+    """A function that derives or checks configuration: `getAttentionConfigs`, `validate_args`,
+    `_verify_args`, `__post_init__`."""
+    words = _words(name)
+    if name == "__post_init__" or not words.isdisjoint(_WORDS):
+        return True
+    return any(w.startswith(("validat", "verify")) for w in words)
+
+
+def _config_file(path: str) -> bool:
+    """The project's configuration module: `server_args.py`, `arguments.py`, `config.cc`, `arg_utils.py`,
+    `gpt_init_model_parameters.py`, `envs.py`, `common/arg.cpp`, `ModelConfig.cc`, `vllm/config/*.py`."""
+    *folders, name = path.split("/")
+    if any(_words(f) & {"config", "configs", "conf", "cfg", "settings"} for f in folders):
+        return True  # a module of the configuration package: `vllm/config/scheduler.py`
+    return not _words(name.split(".", 1)[0]).isdisjoint(_FILE_WORDS)
 
 
 def in_config_code(a: Assignment, is_config_owner: Callable[[str], bool] = lambda _: False) -> bool:
@@ -65,7 +89,7 @@ def reads_config(text: str) -> bool:
         return False
     if _ENV_READ.search(text) is not None:
         return True
-    return any(_CONFIG_WORD.search(m.group(1)) is not None for m in _MEMBER_OF.finditer(text))
+    return any(_config_word(m.group(1)) for m in _MEMBER_OF.finditer(text))
 
 
 def in_config_scope(
@@ -76,10 +100,10 @@ def in_config_scope(
     is_config_owner: Callable[[str], bool] = lambda _: False,
 ) -> bool:
     """`in_config_code` for what a write is made of: its file, function, target and owner type."""
-    if _CONFIG_FILE.search(path) is not None:
+    if _config_file(path):
         return True
     *classes, short = (function or "").replace("::", ".").split(".")
-    if short and _CONFIG_FUNCTION.search(short) is not None:
+    if short and _config_function(short):
         return True
     if any(is_config_name(c) or is_config_owner(c) for c in classes if c):
         return True  # a method of a config class: `ModelConfig::getAttentionConfigs`, `ServerArgs.resolve`
@@ -87,4 +111,4 @@ def in_config_scope(
     if owner_root and (is_config_name(owner_root) or is_config_owner(owner_root)):
         return True
     receiver = re.split(r"\.|->", target)[:-1]
-    return any(_CONFIG_WORD.search(part) is not None for part in receiver if part != "self")
+    return any(_config_word(part) for part in receiver if part != "self")

@@ -82,3 +82,24 @@ def test_a_value_or_condition_read_from_configuration_is_config_code(value: str,
 @pytest.mark.parametrize("text", ["ggml_tensor_overhead()*(n_tensors + 1)", "!merged", "ctx.n_tokens > 0"])
 def test_runtime_state_is_not_read_from_configuration(text: str) -> None:
     assert not reads_config(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["self.config.ratio", "self.args.x * 2", "this->params.n", "self.cfg.block", "self.model_config.x"],
+)
+def test_a_chained_member_of_a_config_object_is_read_from_configuration(text: str) -> None:
+    assert reads_config(text)
+
+
+@pytest.mark.parametrize(
+    ("path", "function", "target"),
+    [
+        ("pkg/inventory.py", "count", "self.total"),  # `env` inside a word is no environment
+        ("pkg/envelope.py", "seal", "self.sealed"),
+        ("pkg/confidence.py", "score", "confidence.value"),  # `conf` inside a word is no config
+        ("src/common.h", "step", "state.n"),
+    ],
+)
+def test_config_words_are_whole_words(path: str, function: str, target: str) -> None:
+    assert not in_config_code(_write(target, path, function))
