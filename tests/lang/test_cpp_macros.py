@@ -139,3 +139,10 @@ def test_a_statement_macro_alone_on_its_line_is_blanked_and_an_enumerator_is_not
     facts = parse("common.cpp", PARSER)
     assert facts.error_spans == ()
     assert any(a.field == "cache_type_k" and a.line == 5 for a in facts.assignments)
+
+
+def test_a_wrapper_message_with_a_parenthesis_is_blanked_whole() -> None:
+    src = b'LLAMA_API DEPRECATED(int f(int x), "use g() instead :)");\nint h();\n'
+    out = blank_macros(src)
+    assert out.split(b"\n")[0].split() == [b"int", b"f(int", b"x)", b";"]
+    assert parse("a.h", src.decode()).error_spans == ()

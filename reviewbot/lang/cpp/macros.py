@@ -133,37 +133,50 @@ _STATEMENT_MACRO = re.compile(
 )
 
 
+def _skip_literal(source: bytes, i: int, end: int) -> int:
+    """The index after the string or character literal that opens at `i` (a backslash escapes)."""
+    quote = source[i]
+    i += 1
+    while i < end and source[i] != quote:
+        i += 2 if source[i] == 0x5C else 1
+    return i + 1
+
+
 def _close(source: bytes, open_paren: int) -> int | None:
-    """The index of the `)` that closes the `(` at `open_paren`, or None when it is not closed."""
-    depth = 0
-    for i in range(open_paren, len(source)):
+    """The index of the `)` that closes the `(` at `open_paren`, or None when it is not closed; string
+    and character literals skipped (`DEPRECATED(f(), "use g() :)")`)."""
+    depth, i = 0, open_paren
+    while i < len(source):
         ch = source[i]
+        if ch in b"\"'":
+            i = _skip_literal(source, i, len(source))
+            continue
         if ch == 0x28:  # (
             depth += 1
         elif ch == 0x29:  # )
             depth -= 1
             if depth == 0:
                 return i
+        i += 1
     return None
 
 
 def _last_top_comma(source: bytes, open_paren: int, close: int) -> int | None:
     """The last comma at the top level of the parenthesis (before a wrapper macro's message), string
-    literals skipped (a message may hold commas)."""
+    and character literals skipped (a message may hold commas)."""
     depth, last, i = 0, None, open_paren
     while i < close:
         ch = source[i]
-        i += 1
-        if ch == 0x22:  # a string literal: to its closing quote
-            while i < close and source[i] != 0x22:
-                i += 2 if source[i] == 0x5C else 1  # a backslash escapes the next byte
-            i += 1
-        elif ch in b"([{":
+        if ch in b"\"'":
+            i = _skip_literal(source, i, close)
+            continue
+        if ch in b"([{":
             depth += 1
         elif ch in b")]}":
             depth -= 1
         elif ch == 0x2C and depth == 1:  # ,
-            last = i - 1
+            last = i
+        i += 1
     return last
 
 
