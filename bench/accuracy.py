@@ -292,7 +292,17 @@ def uncommitted(files: Sequence[Path]) -> list[Path]:
         return []
     top = files[0].parent
     probe = subprocess.run(
-        ["git", "-C", str(top), "status", "--porcelain", "--untracked-files=all", "--", *map(str, files)],
+        [
+            "git",
+            "-C",
+            str(top),
+            "status",
+            "--porcelain",
+            "-z",
+            "--untracked-files=all",
+            "--",
+            *map(str, files),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -302,7 +312,9 @@ def uncommitted(files: Sequence[Path]) -> list[Path]:
     root = subprocess.run(
         ["git", "-C", str(top), "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=False
     ).stdout.strip()
-    dirty = {(Path(root) / line[3:].strip()).resolve() for line in probe.stdout.splitlines() if line[3:]}
+    # `-z`: NUL-separated entries, paths as they are (no quoting); a rename's entry is followed by its
+    # old path, which is not a manifest of the work tree any more and matches nothing below.
+    dirty = {(Path(root) / entry[3:]).resolve() for entry in probe.stdout.split("\0") if len(entry) > 3}
     return [f for f in files if f.resolve() in dirty]
 
 
