@@ -48,77 +48,58 @@ from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place, places
 from reviewbot.model.finding import Finding, Severity
-from reviewbot.model.messages import msg
+from reviewbot.model.messages import Message, msg
 
 id = "env-name-typo"
 severity = Severity.P2
 summary = "An environment variable is read or written under a misspelling of the project's own name (one edit away, or one word more)."
 
 
-def _stray(t: EnvTypo) -> Finding:
+def _make(
+    t: EnvTypo, title: Message, *more: Message, suggestion: str = "env-name-typo.suggestion"
+) -> Finding:
+    """One finding at the changed read or write: its line first, then what tells the misspelling."""
     return Finding.make(
         rule=id,
         severity=severity,
         path=t.path,
         line=t.line,
         anchor=f"{t.name}|{t.other}",
-        title=msg(
-            "env-name-typo.title.case",
-            name=t.name,
-            other=t.other,
-            verb=msg("env-name-typo.writes" if t.written else "env-name-typo.reads"),
-        ),
-        evidence=(msg("env-name-typo.changed", place=place(t.path, t.line), text=clip(t.text, 100)),),
-        suggestion=msg("env-name-typo.suggestion.case", name=t.name, other=t.other),
+        title=title,
+        evidence=(msg("env-name-typo.changed", place=place(t.path, t.line), text=clip(t.text, 100)), *more),
+        suggestion=msg(suggestion, name=t.name, other=t.other),
         extra=(("field", t.name), ("other", t.other)),
     )
 
 
+def _verb(t: EnvTypo) -> Message:
+    return msg("env-name-typo.writes" if t.written else "env-name-typo.reads")
+
+
+def _stray(t: EnvTypo) -> Finding:
+    title = msg("env-name-typo.title.case", name=t.name, other=t.other, verb=_verb(t))
+    return _make(t, title, suggestion="env-name-typo.suggestion.case")
+
+
 def _pair(t: EnvTypo, word: tuple[str, str, str, int, str]) -> Finding:
     right, wrong, path, line, text = word
-    verb = msg("env-name-typo.writes" if t.written else "env-name-typo.reads")
-    return Finding.make(
-        rule=id,
-        severity=severity,
-        path=t.path,
-        line=t.line,
-        anchor=f"{t.name}|{t.other}",
-        title=msg("env-name-typo.title.pair", name=t.name, other=t.other, verb=verb, wrong=wrong),
-        evidence=(
-            msg("env-name-typo.changed", place=place(t.path, t.line), text=clip(t.text, 100)),
-            msg("env-name-typo.other", other=t.other, places=places([place(p, n) for p, n, _ in t.places])),
-            msg(
-                "env-name-typo.word", right=right, wrong=wrong, place=place(path, line), text=clip(text, 100)
-            ),
-        ),
-        suggestion=msg("env-name-typo.suggestion", name=t.name, other=t.other),
-        extra=(("field", t.name), ("other", t.other)),
+    return _make(
+        t,
+        msg("env-name-typo.title.pair", name=t.name, other=t.other, verb=_verb(t), wrong=wrong),
+        msg("env-name-typo.other", other=t.other, places=places([place(p, n) for p, n, _ in t.places])),
+        msg("env-name-typo.word", right=right, wrong=wrong, place=place(path, line), text=clip(text, 100)),
     )
 
 
 def _segment(t: EnvTypo, segment: tuple[str, str]) -> Finding:
     word, target = segment
     first_path, first_line, first_text = t.places[0]
-    return Finding.make(
-        rule=id,
-        severity=severity,
-        path=t.path,
-        line=t.line,
-        anchor=f"{t.name}|{t.other}",
-        title=msg(
-            "env-name-typo.title.segment",
-            name=t.name,
-            other=t.other,
-            word=word,
-            target=target,
-            verb=msg("env-name-typo.writes" if t.written else "env-name-typo.reads"),
+    return _make(
+        t,
+        msg(
+            "env-name-typo.title.segment", name=t.name, other=t.other, word=word, target=target, verb=_verb(t)
         ),
-        evidence=(
-            msg("env-name-typo.changed", place=place(t.path, t.line), text=clip(t.text, 100)),
-            msg("env-name-typo.first", place=place(first_path, first_line), text=clip(first_text, 100)),
-        ),
-        suggestion=msg("env-name-typo.suggestion", name=t.name, other=t.other),
-        extra=(("field", t.name), ("other", t.other)),
+        msg("env-name-typo.first", place=place(first_path, first_line), text=clip(first_text, 100)),
     )
 
 
@@ -129,28 +110,12 @@ def _finding(t: EnvTypo) -> Finding:
         return _segment(t, t.segment)
     if t.mixed_case or not t.places:
         return _stray(t)
-    where = [place(p, ln) for p, ln, _ in t.places]
     first_path, first_line, first_text = t.places[0]
-    return Finding.make(
-        rule=id,
-        severity=severity,
-        path=t.path,
-        line=t.line,
-        anchor=f"{t.name}|{t.other}",
-        title=msg(
-            "env-name-typo.title",
-            name=t.name,
-            other=t.other,
-            count=len(t.places),
-            verb=msg("env-name-typo.writes" if t.written else "env-name-typo.reads"),
-        ),
-        evidence=(
-            msg("env-name-typo.changed", place=place(t.path, t.line), text=clip(t.text, 100)),
-            msg("env-name-typo.other", other=t.other, places=places(where)),
-            msg("env-name-typo.first", place=place(first_path, first_line), text=clip(first_text, 100)),
-        ),
-        suggestion=msg("env-name-typo.suggestion", name=t.name, other=t.other),
-        extra=(("field", t.name), ("other", t.other)),
+    return _make(
+        t,
+        msg("env-name-typo.title", name=t.name, other=t.other, count=len(t.places), verb=_verb(t)),
+        msg("env-name-typo.other", other=t.other, places=places([place(p, ln) for p, ln, _ in t.places])),
+        msg("env-name-typo.first", place=place(first_path, first_line), text=clip(first_text, 100)),
     )
 
 
