@@ -19,6 +19,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from reviewbot.analysis.defaults.arg_options import option_dest, parser_defaults
 from reviewbot.model.executed import DefaultsCall, Harness
 from reviewbot.model.truthtable import TruthTable
 
@@ -44,55 +45,21 @@ def _called_name(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else ""
 
 
-def _dest(call: ast.Call) -> str | None:
-    """The namespace attribute an `add_argument(...)` call sets (argparse's own rule)."""
-    for k in call.keywords:
-        if k.arg == "dest" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str):
-            return k.value.value
-    names = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-    if not names:
-        return None
-    longs = [n for n in names if n.startswith("--")]
-    if longs:
-        return longs[0][2:].replace("-", "_")
-    return names[0].lstrip("-").replace("-", "_")
-
-
 def option_dests(node: ast.AST) -> set[str]:
     """The dests of every `add_argument(...)` call in `node`."""
     out = set()
     for call in _calls(node):
         if _called_name(call) == "add_argument":
-            dest = _dest(call)
+            dest = option_dest(call)
             if dest is not None:
                 out.add(dest)
     return out
 
 
-def _default_source(call: ast.Call) -> str | None:
-    """The default an `add_argument(...)` call gives its dest, as Python source (argparse's own rule:
-    `store_true` False, `store_false` True, else `default=`, else None); None when it is no literal."""
-    given = {k.arg: k.value for k in call.keywords if k.arg is not None}
-    action = given.get("action")
-    flag = action.value if isinstance(action, ast.Constant) else None
-    if "default" not in given:
-        return {"store_true": "False", "store_false": "True"}.get(str(flag), "None")
-    try:
-        ast.literal_eval(given["default"])
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-    return ast.unparse(given["default"])
-
-
 def option_defaults(node: ast.AST) -> dict[str, str]:
-    """Dest -> default (Python source) of every `add_argument(...)` call in `node` whose default is a literal."""
-    out: dict[str, str] = {}
-    for call in _calls(node):
-        if _called_name(call) == "add_argument":
-            dest, default = _dest(call), _default_source(call)
-            if dest is not None and default is not None:
-                out.setdefault(dest, default)
-    return out
+    """Dest -> default (Python source) of every option of `node` whose default is a literal, by
+    argparse's own rule (`analysis.defaults.arg_options`, which the validation rules read too)."""
+    return parser_defaults(node)
 
 
 def _reach(name: str, functions: dict[str, ast.FunctionDef]) -> set[str]:

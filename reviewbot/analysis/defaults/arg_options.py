@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from reviewbot.analysis.defaults.modules import imports_of, module_paths
 from reviewbot.analysis.pyast import python_tree
 
-__all__ = ["ArgDefault", "FieldOption", "argparse_defaults", "class_defaults"]
+__all__ = [
+    "ArgDefault",
+    "FieldOption",
+    "argparse_defaults",
+    "class_defaults",
+    "option_dest",
+    "parser_defaults",
+]
 
 Read = Callable[[str], str | None]  # a head path -> its text
 
@@ -47,7 +54,8 @@ class FieldOption:
     line: int
 
 
-def _dest(call: ast.Call) -> str | None:
+def option_dest(call: ast.Call) -> str | None:
+    """The namespace attribute an `add_argument(...)` call sets (argparse's own rule)."""
     for k in call.keywords:
         if k.arg == "dest" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str):
             return k.value.value
@@ -144,9 +152,19 @@ def argparse_defaults(tree: ast.AST, text: str | None = None) -> Iterable[ArgDef
             continue
         if _must_be_given(call):
             continue
-        dest, found = _dest(call), _default(call, quote)
+        dest, found = option_dest(call), _default(call, quote)
         if dest is not None and found is not None:
             yield ArgDefault(dest, found[0], found[1], call.lineno)
+
+
+def parser_defaults(tree: ast.AST) -> dict[str, str]:
+    """Dest -> the default argparse gives it (Python source), over every parser of `tree`: an option's
+    first `add_argument` default, replaced by a `set_defaults` of it."""
+    out: dict[str, str] = {}
+    for d in argparse_defaults(tree):
+        if d.set_default or d.dest not in out:
+            out[d.dest] = d.value
+    return out
 
 
 def _field_default(stmt: ast.stmt) -> tuple[str, ast.expr] | None:
