@@ -12,9 +12,19 @@ Flags, on the changed lines, a guard whose value does not depend on the configur
   singleton instance is always truthy);
 - P1: a raw environment string used as a bool (`os.getenv("X", False)`, `bool(os.getenv("X"))`):
   `X=0` or `X=false` is a non-empty string and still enables;
-- P1: a rank divided instead of taken modulo (`tp_rank / tp_size == 0`).
+- P1: a rank divided instead of taken modulo (`tp_rank / tp_size == 0`);
+- P1 (P2 in an `assert`: a validation that never fails only lets through what it was written to
+  reject): a Python truth test the code fixes (`analysis.truthy_tests`): an `or` with an operand that
+  is always truthy (`mode == "train" or "finetune"`, `builder is None or NotImplementedBuilder`), a
+  method tested without being called (`if self.use_cache:`), a tuple (`assert (cond, "msg")`), `is`
+  against a string literal (`args.mode is "train"`: a string read at run time is another object);
+- P1: a preprocessor guard added to a source file on a macro only another source file `#define`s
+  (`#ifndef GGML_USE_CUDA_SYCL_VULKAN` in `arg.cpp`, defined in `common.cpp`): each source file is
+  compiled alone, so the guard is constant there (`analysis.macro_guards`).
 
-Not flagged: a name bound to a bool or a comparison, a name rebound anywhere in the file, an
+Not flagged: an `or` that picks a value (`name = x or "default"`), a method a decorator turns into a
+property, a macro a header, a build file or a script defines or names, or that nothing defines (a
+`-D` opt-in), a name bound to a bool or a comparison, a name rebound anywhere in the file, an
 `Optional` that can be `None`, an instance of a class that defines `__bool__`/`__len__` (or of a
 library class), a read that is parsed (`== "1"`, `bool(int(...))`), a raw read without a bool or
 number default (the "set to anything" idiom).
@@ -41,9 +51,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from reviewbot.analysis.constant_guards import ConstantGuard, ConstantKind, constant_guards
+from reviewbot.analysis.macro_guards import MacroGuard, macro_guards
 from reviewbot.analysis.sides import sides
+from reviewbot.analysis.truthy_tests import TruthyKind, TruthyTest, truthy_tests
+from reviewbot.analysis.undefined_names import side_texts
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import clip, place
+from reviewbot.checks.util import clip, place, places
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, msg
 
@@ -102,7 +115,77 @@ def _finding(c: ConstantGuard) -> Finding:
     )
 
 
+def _truthy_finding(t: TruthyTest) -> Finding:
+    """A Python truth test the code fixes: P2 in an `assert` (a validation that never fails lets through
+    only what it was written to reject), P1 elsewhere (a branch taken, or skipped, by every configuration)."""
+    text = clip(t.text, _TEXT)
+    at = place(t.path, t.bound_line)
+    if t.kind is TruthyKind.TUPLE:
+        title = msg("always-true-guard.title." + ("tuple-assert" if t.in_assert else "tuple"), text=text)
+        evidence: list[Message] = []
+    elif t.kind is TruthyKind.OPERAND:
+        title = msg("always-true-guard.title.operand", text=text, operand=t.operand)
+        evidence = [
+            msg("always-true-guard.defined", operand=t.operand, place=at)
+            if t.bound_line
+            else msg("always-true-guard.literal", operand=t.operand)
+        ]
+    elif t.kind is TruthyKind.UNCALLED:
+        title = msg("always-true-guard.title.uncalled", text=text, operand=t.operand, place=at)
+        evidence = []
+    else:
+        title = msg("always-true-guard.title.is-literal", text=text, value=str(t.value))
+        evidence = []
+    if t.in_assert:
+        evidence.append(msg("always-true-guard.validation"))
+    return Finding.make(
+        rule=id,
+        severity=Severity.P2 if t.in_assert else Severity.P1,
+        path=t.path,
+        line=t.line,
+        anchor=f"{t.kind.value}|{t.function}|{t.text}",
+        title=title,
+        evidence=tuple(evidence),
+        suggestion=msg(f"always-true-guard.suggestion.{t.kind.value}", operand=t.operand),
+        extra=(("field", t.operand.strip("'\"") or t.text), ("kind", t.kind.value), ("value", str(t.value))),
+    )
+
+
+def _macro_finding(g: MacroGuard) -> Finding:
+    """A preprocessor guard on a macro only another translation unit defines: P1, the code it selects
+    (or leaves out) is the same in every build."""
+    value = "true" if g.value else "false"
+    return Finding.make(
+        rule=id,
+        severity=Severity.P1,
+        path=g.path,
+        line=g.line,
+        anchor=f"macro|{g.name}|{g.text}",
+        title=msg(
+            "always-true-guard.title.macro", text=clip(g.text, _TEXT), value=value, name=g.name, file=g.path
+        ),
+        evidence=(
+            msg(
+                "always-true-guard.macro-defined",
+                name=g.name,
+                places=places([place(p, n) for p, n in g.defined_at]),
+            ),
+        ),  # fmt: skip
+        suggestion=msg("always-true-guard.suggestion.macro", name=g.name),
+        extra=(("field", g.name), ("kind", "macro"), ("value", value)),
+    )
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     for c in constant_guards(changed, ctx.index):
         yield _finding(c)
+    texts = side_texts(ctx.change)
+    python = [s for s in changed if s.path.endswith(".py")]
+    if python:
+        for t in truthy_tests(python, texts):
+            yield _truthy_finding(t)
+    if ctx.change.head_tree is not None:  # a diff alone: no tree to search for the macro's definitions
+        heads = {path: head for path, (_, head) in texts.items()}
+        for g in macro_guards(changed, heads, ctx.change.head_tree):
+            yield _macro_finding(g)

@@ -40,3 +40,32 @@ def test_a_function_name_tested_for_truth_in_cpp(tmp_path: Path) -> None:
         == "`useFastPath` is bound to `def useFastPath(...)` at cpp/Shards.cc:3 and never rebound."
     )
     assert sorted(found) == [8, 16]
+
+
+def test_python_truth_tests_the_code_fixes(tmp_path: Path) -> None:
+    found = _findings("py-truthy-tests", tmp_path)
+    tuple_assert = found[20]
+    assert tuple_assert.severity is Severity.P2  # a validation that never fails: only rejected configs run
+    assert tuple_assert.title.startswith("`assert (self.max_elements >= self.dp, f\"max_elements")
+    assert "never fails" in tuple_assert.title
+    operand = found[26]
+    assert operand.severity is Severity.P1
+    assert operand.title.startswith("`self.builder is None or NotImplementedBuilder` is always true")
+    assert operand.evidence[0].startswith("`NotImplementedBuilder` is a class or function (defined or imported at engine/config.py:1)")  # fmt: skip
+    assert "'finetune'" in found[32].title
+    assert found[37].title.startswith("`self.use_cache` is always true: `use_cache` is a method (defined at engine/config.py:11)")  # fmt: skip
+    assert found[43].title.startswith('`self.mode is "serve"` is always `False`')
+    assert sorted(found) == [20, 26, 32, 37, 43]
+    assert found[37].localized("zh").title != found[37].title
+
+
+def test_a_guard_on_a_macro_only_another_source_file_defines(tmp_path: Path) -> None:
+    found = _findings("cpp-macro-elsewhere", tmp_path)
+    assert sorted(found) == [7]
+    guard = found[7]
+    assert guard.severity is Severity.P1
+    assert guard.title.startswith("`#ifndef GPU_SPLIT_MODE_SUPPORTED` is always true here")
+    assert guard.evidence == (
+        "`#define GPU_SPLIT_MODE_SUPPORTED` only at common/common.cpp:4: a separate translation unit; "
+        "no header, build file or script defines or names it.",
+    )
