@@ -22,8 +22,10 @@ from collections.abc import Collection, Mapping
 
 from reviewbot.execution.call_sites import Sites, literal_call
 from reviewbot.execution.harness_argparse import argparse_harness
+from reviewbot.execution.harness_conditions import comparison
 from reviewbot.execution.harness_function import function_harness, static_kind
 from reviewbot.execution.harness_method import MethodPlan, method_plan
+from reviewbot.execution.harness_placeholder import PLACEHOLDERS, class_placeholders
 from reviewbot.lang.facts import FileFacts, OwnerKind
 from reviewbot.model.executed import Harness, HarnessKind
 from reviewbot.model.truthtable import TruthTable
@@ -202,7 +204,11 @@ def _columns(
     placed = dict(plan.keywords) if plan is not None else {}
     for v in table.variables:
         name = placed.get(v.name) if plan is not None else _field(v.name)
-        if name is None or (plan is None and name not in taken):
+        compared = comparison(v.name) if name is None and plan is None else None
+        operand = _field(compared.operand) if compared is not None else None
+        if compared is not None and operand in taken:
+            name = compared.over(operand)  # the keyword is set to a value that gives the row
+        elif name is None or (plan is None and name not in taken):
             return f"the column `{v.name}` cannot be set through `{owner}(...)`"
         keywords.append((v.name, name))
         if v.kind == "enum":
@@ -251,7 +257,7 @@ _Given = tuple[tuple[tuple[str, str], ...], str]
 
 
 def _how_built(
-    cls: ast.ClassDef, kind: HarnessKind, method: str, via: bool, sites: Sites | None
+    cls: ast.ClassDef, kind: HarnessKind, method: str, via: bool, sites: Sites | None, columns: set[str]
 ) -> tuple[list[str], _Given | None] | str:
     """The constructor's keywords, and the literals a call gives its required arguments; or why the
     object cannot be built."""
@@ -267,11 +273,17 @@ def _how_built(
     required = _required(cls, kind)
     given = literal_call(owner, required, sites(owner)) if required and sites is not None else None
     if required and given is None:
-        shown = ", ".join(f"`{r}`" for r in required[:3])
-        return (
-            f"`{owner}(...)` requires {shown} (no default) and no call in the repository gives "
-            "them as literals: there is no configuration to build"
-        )
+        # No call gives them: placeholders, when the code the test runs never reads them.
+        ctors = {"dataclass": ["__post_init__"], "pydantic": ["model_post_init", "__init__"]}
+        entry = [*ctors.get(kind, ["__init__"]), method]
+        filled = class_placeholders(cls, kind, [r for r in required if r not in columns], entry)
+        if isinstance(filled, str):
+            shown = ", ".join(f"`{r}`" for r in required[:3])
+            return (
+                f"`{owner}(...)` requires {shown} (no default) and no call in the repository gives "
+                f"them as literals; {filled}: there is no configuration to build"
+            )
+        given = (filled, PLACEHOLDERS) if filled else None
     return taken or [], given
 
 
@@ -294,7 +306,8 @@ def _constructor_harness(
     via = ""
     if method not in CONSTRUCTORS:
         via = _called_on_construction(cls, method, kind) or ""
-    built = _how_built(cls, kind, method, bool(via), sites)
+    named = {_field(v.name) or v.name for v in table.variables}
+    built = _how_built(cls, kind, method, bool(via), sites, named)
     if isinstance(built, str):
         return built
     taken, given = built

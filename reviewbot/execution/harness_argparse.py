@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator
 
 from reviewbot.analysis.defaults.arg_options import option_dest, parser_defaults
+from reviewbot.execution.harness_conditions import comparison
 from reviewbot.model.executed import DefaultsCall, Harness
 from reviewbot.model.truthtable import TruthTable
 
@@ -115,6 +116,16 @@ def _defaults_from(tree: ast.Module, validator: str, dests: set[str]) -> tuple[s
     return None
 
 
+def _keyed(column: str, param: str) -> tuple[str, str | None]:
+    """(key, option dest) of a column of the namespace `param` (dest None: it is no attribute of it)."""
+    dest = _attribute(column, param)
+    found = comparison(column) if dest is None else None
+    if found is None:
+        return column if dest is None else dest, dest
+    dest = _attribute(found.operand, param)
+    return (found.over(dest) if dest is not None else column), dest
+
+
 def _attribute(name: str, param: str) -> str | None:
     head, dot, rest = name.partition(".")
     return rest if dot and head == param and _IDENT.match(rest) else None
@@ -131,20 +142,23 @@ def argparse_harness(
         return why_not
     param = params[0].arg
     target = _attribute(table.target, param)
-    columns = [(v.name, _attribute(v.name, param)) for v in table.variables]
-    if target is None or any(dest is None for _, dest in columns):
+    # column -> (key, option dest); a comparison column (`1 == args.tp`) keys its option's value
+    # as the comparison over the dest (`1 == tp`): the generated test gives the option a value that
+    # makes the row
+    columns = [(v.name, *_keyed(v.name, param)) for v in table.variables]
+    if target is None or any(dest is None for _, _, dest in columns):
         return why_not  # not a namespace derivation: the table reads something else
     if not _all_defaulted(fn, skip=1):
         return f"`{fn.name}` takes more than the namespace `{param}` without defaults"
     options = option_dests(tree)
     if not options:
         return why_not  # no argument parser here: `param` is not a parsed namespace of this module
-    for name, dest in columns:
+    for name, _, dest in columns:
         if dest not in options:
             return f"the column `{name}` is no command-line option of `{located[1]}`"
     if any(v.kind == "enum" for v in table.variables):
         return "an enum column of a parsed namespace is not set from a row yet"
-    dests = {d for _, d in columns if d is not None}
+    dests = {d for _, _, d in columns if d is not None}
     defaults = _defaults_from(tree, fn.name, dests)
     if defaults is None:
         return (
@@ -159,7 +173,7 @@ def argparse_harness(
         kind="argparse",
         function=fn.name,
         target=target,
-        keywords=tuple((name, dest) for name, dest in columns if dest is not None),
+        keywords=tuple((name, key) for name, key, _ in columns),
         defaults_from=defaults[0],
         defaults_call=defaults[1],
     )

@@ -29,6 +29,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from reviewbot.execution.harness_argparse import option_defaults
+from reviewbot.execution.harness_conditions import comparison
+from reviewbot.execution.harness_placeholder import PLACEHOLDERS, function_placeholders
 from reviewbot.model.executed import Harness, ReadFrom
 from reviewbot.model.truthtable import TruthTable, Variable
 
@@ -224,8 +226,18 @@ def _place(table: TruthTable, fn: _Def, params: dict[str, _Param]) -> _Placed | 
     fixed: list[str] = []
     keywords: list[tuple[str, str]] = []
     for v in table.variables:
-        head, dot, attr = v.name.partition(".")
-        if not dot and v.name in params:
+        compared = comparison(v.name)
+        head, dot, attr = (compared.operand if compared is not None else v.name).partition(".")
+        if compared is not None and (
+            dot and head in params and _IDENT.match(attr) or not dot and head in params
+        ):
+            # a comparison column: its operand is set to a value that gives the row
+            if dot:
+                prefixes.append(head)
+            else:
+                args.append(head)
+            keywords.append((v.name, compared.over(compared.operand)))
+        elif not dot and v.name in params:
             args.append(v.name)
             keywords.append((v.name, v.name))
         elif dot and head in params and _IDENT.match(attr):
@@ -269,11 +281,14 @@ def _namespaces(
     options = option_defaults(tree)
     out = []
     for name in names:
-        columns = {
-            v.name.partition(".")[2]: _default_source(v)
-            for v in table.variables
-            if v.name.startswith(name + ".")
-        }
+        columns: dict[str, str | None] = {}
+        for v in table.variables:
+            compared = comparison(v.name)
+            if compared is not None and compared.operand.startswith(name + "."):
+                # the compared attribute's default must be the module's: the column's is a truth value
+                columns.setdefault(compared.operand.partition(".")[2], None)
+            elif compared is None and v.name.startswith(name + "."):
+                columns[v.name.partition(".")[2]] = _default_source(v)
         got = _namespace(fn, tree, params[name], columns, options)
         if isinstance(got, str):
             return got
@@ -283,7 +298,7 @@ def _namespaces(
 
 def _read(
     table: TruthTable, fn: _Def, params: dict[str, _Param], placed: _Placed, where: str
-) -> tuple[ReadFrom, list[str]] | str:
+) -> tuple[ReadFrom, list[str], tuple[tuple[str, str], ...]] | str:
     """How the target is read, and the parameters passed as namespaces; or why there is no call to read
     it from."""
     parts = table.target.split(".")
@@ -301,12 +316,16 @@ def _read(
         )
     given = set(placed.args) | set(prefixes)
     required = [p.name for p in params.values() if not p.default and p.name not in given]
-    if required:
+    filled = function_placeholders(fn, required, {p.name: p.annotation for p in params.values()})
+    if isinstance(filled, str):
         shown = ", ".join(f"`{r}`" for r in required[:3])
-        return f"`{where}` requires {shown} (no default) and no column of the table gives it: there is no call to make"
-    if any(params[p].positional_only for p in given):
+        return (
+            f"`{where}` requires {shown} (no default) and no column of the table gives it; {filled}: "
+            "there is no call to make"
+        )
+    if any(params[p].positional_only for p in given | {p for p, _ in filled}):
         return f"`{where}` takes the row's values as positional-only parameters"
-    return reads, prefixes
+    return reads, prefixes, filled
 
 
 def function_harness(
@@ -331,7 +350,7 @@ def function_harness(
     read = _read(table, fn, params, placed, where)
     if isinstance(read, str):
         return read
-    reads, prefixes = read
+    reads, prefixes, filled = read
     parts = table.target.split(".")
     enums = _enums(table, placed, in_module, located[1])
     if isinstance(enums, str):
@@ -355,4 +374,6 @@ def function_harness(
         fixed=placed.fixed,
         reads=reads,
         read_from=".".join(parts[:-1]),
+        given=filled,
+        given_from=PLACEHOLDERS if filled else "",
     )

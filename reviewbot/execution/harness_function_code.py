@@ -20,6 +20,8 @@ _BUILD = """
 # Parameters passed as namespaces: the attributes `{function}` reads before writing them, at the
 # defaults the module declares (the row's columns are set on top).
 NAMESPACES = {namespaces}
+# Required parameters no column gives and the function never reads: {given_from}.
+GIVEN = {given}
 {capture}
 
 def _walk(value, names):
@@ -28,7 +30,7 @@ def _walk(value, names):
 
 def _build(record_property, **row):
     namespaces = {{name: types.SimpleNamespace(**attrs) for name, attrs in NAMESPACES.items()}}
-    kwargs = {{}}
+    kwargs = dict(GIVEN)
     for name, value in row.items():
         param, dot, attribute = name.partition(".")
         if dot:
@@ -114,4 +116,6 @@ def function_build(h: Harness) -> str:
         capture=_CAPTURE if local else "",
         call=call,
         holder=_holder(h),
+        given="{" + ", ".join(f"{k!r}: {v}" for k, v in h.given) + "}",
+        given_from=h.given_from or "none",
     )

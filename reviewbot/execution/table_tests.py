@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from reviewbot.execution.harness_conditions import conditioned
 from reviewbot.execution.harness_function_code import FUNCTION_STDLIB, function_build
 from reviewbot.lang.index import RepoIndex
 from reviewbot.model.executed import Harness
@@ -263,6 +264,11 @@ def _method_code(h: Harness) -> str:
 
 
 def _build_code(h: Harness) -> str:
+    # comparison columns (`None != x`) become values of what they compare (execution/harness_conditions.py)
+    return conditioned(h, _plain_build_code(h))
+
+
+def _plain_build_code(h: Harness) -> str:
     if h.kind == "function":
         return function_build(h)
     if h.call:

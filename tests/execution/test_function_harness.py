@@ -166,15 +166,28 @@ def test_a_local_that_feeds_the_return_is_read_off_the_frame_as_it_returns(tmp_p
 
 
 def test_a_required_parameter_no_column_gives_is_no_call_and_says_why(tmp_path: Path) -> None:
-    base = BUILD.replace("def build(cache=False):", "def build(model, cache=False):")
-    _, doc = _review(tmp_path, base, _head(base))
+    # `model` read by `build`: a placeholder would decide the rows, so there is no call to make
+    base = BUILD.replace("def build(cache=False):", "def build(model, cache=False):").replace(
+        "    config = Config()\n", "    config = Config()\n    config.name = model\n"
+    )
+    _, doc = _review(tmp_path / "read", base, _head(base))
     table = _only_table(doc)
     assert table["executed"] is False and table["harness"] is None and table["rows"] == []
     assert table["reason"] == (
-        "`build` requires `model` (no default) and no column of the table gives it: there is no call to make"
+        "`build` requires `model` (no default) and no column of the table gives it; `build` reads `model`: "
+        "a placeholder would decide the rows: there is no call to make"
     )
     assert table["test"] == ""
     assert doc["kpi"]["executed_tables"]["executed"] == 0
+
+
+def test_a_required_parameter_the_function_never_reads_gets_a_placeholder(tmp_path: Path) -> None:
+    base = BUILD.replace("def build(cache=False):", "def build(model: str, cache=False):")
+    _, doc = _review(tmp_path, base, _head(base))
+    table = _only_table(doc)
+    _ran_as_predicted(table)
+    assert table["harness"]["given"] == {"model": "''"}
+    assert "GIVEN = {'model': ''}" in table["test"]
 
 
 OVERRIDE = """from dataclasses import dataclass

@@ -245,21 +245,33 @@ def test_a_method_that_needs_arguments_is_not_called_and_a_static_one_is_called_
 
 
 def test_a_constructor_with_a_required_argument_has_no_all_defaults_build(tmp_path: Path) -> None:
-    # Built with no arguments it raises TypeError: that is no finding about the defaults, so no harness.
+    # Built with no arguments it raises TypeError. `model` is never read by `__init__`: a placeholder
+    # stands for it; an argument the constructor reads leaves no harness (a placeholder would decide).
     block = PLAIN.replace("(self, cache", "(self, model, cache")
     head = PLAIN_HEAD.replace("(self, cache", "(self, model, cache")
+    found = _harness(tmp_path / "a", "blk.py", block, head)
+    assert isinstance(found, Harness)
+    assert found.given == (("model", "None"),) and found.given_from.startswith("placeholders")
+    read = block.replace(
+        "        self.cache = cache\n", "        self.cache = cache or model.endswith('-fast')\n"
+    )
     assert (
-        _harness(tmp_path / "a", "blk.py", block, head)
-        == "`Config(...)` requires `model` (no default) and no call in the repository gives them as literals: "
-        "there is no configuration to build"
+        _harness(
+            tmp_path / "r",
+            "blk.py",
+            read,
+            read + "        if not self.cache:\n            self.use_rope = False\n",
+        )
+        == "`Config(...)` requires `model` (no default) and no call in the repository gives them as literals; "
+        "the code the test runs (`__init__`) reads `model`: a placeholder would decide the rows: there is no "
+        "configuration to build"
     )
     fields = COMPARED.replace("    layers: int = 0\n", "    layers: int\n    shape: tuple = field()\n")
     head = fields.replace("        pass\n", "        if self.layers:\n            self.use_rope = False\n")
-    assert (
-        _harness(tmp_path / "b", "cfg.py", fields, head)
-        == "`Config(...)` requires `layers`, `shape` (no default) and no call in the repository gives them as "
-        "literals: there is no configuration to build"
-    )
+    # `layers` is a column (the rows give it); `shape` is read nowhere: a placeholder of its type
+    found = _harness(tmp_path / "b", "cfg.py", fields, head)
+    assert isinstance(found, Harness)
+    assert found.given == (("shape", "()"),)
 
 
 def test_required_arguments_take_the_literals_a_call_in_the_repository_gives(tmp_path: Path) -> None:
