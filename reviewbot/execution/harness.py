@@ -24,7 +24,7 @@ from reviewbot.execution.call_sites import Sites, literal_call
 from reviewbot.execution.harness_argparse import argparse_harness
 from reviewbot.execution.harness_conditions import comparison
 from reviewbot.execution.harness_function import function_harness, static_kind
-from reviewbot.execution.harness_method import MethodPlan, method_plan
+from reviewbot.execution.harness_method import MethodPlan, assigned, method_plan
 from reviewbot.execution.harness_placeholder import PLACEHOLDERS, class_placeholders
 from reviewbot.lang.facts import FileFacts, OwnerKind
 from reviewbot.model.executed import Harness, HarnessKind
@@ -317,7 +317,7 @@ def _constructor_harness(
         if isinstance(found, str):
             return f"the derivation runs in `{fn}`, which no constructor of `{owner}` calls, and {found}"
         plan = found
-    target = _field(table.target)
+    target, read_from = _target(table.target, set(taken) | assigned(cls))
     if target is None:
         return f"the target `{table.target}` is not an attribute of `{owner}`"
     columns = _columns(table, owner, taken, _module_names(tree), located[1], plan)
@@ -339,7 +339,22 @@ def _constructor_harness(
         call=plan is not None,
         sets=plan.sets if plan is not None else (),
         args=plan.args if plan is not None else (),
+        read_from=read_from,
     )
+
+
+def _target(target: str, attributes: set[str]) -> tuple[str | None, str]:
+    """The attribute read after the build, and the path of the object it is read on ("": the built
+    object): `self.x` -> (x, ""); `eplb_config.window_size`, where `eplb_config` is an attribute of the
+    built object -> (window_size, eplb_config)."""
+    field = _field(target)
+    if field is not None:
+        return field, ""
+    path, _, last = target.removeprefix("self.").rpartition(".")
+    parts = path.split(".")
+    if path and _IDENT.match(last) and all(_IDENT.match(p) for p in parts) and parts[0] in attributes:
+        return last, path
+    return None, ""
 
 
 def find_harness(

@@ -47,37 +47,76 @@ def _path(node: ast.expr) -> bool:
     return isinstance(node, ast.Name)
 
 
-class Comparison:
-    """One comparison column: the operand compared, and the column respelled over another operand."""
+# `isinstance(x, T)` of a builtin type: the value that makes it true
+_INSTANCES = {
+    "dict": "{}",
+    "list": "[]",
+    "tuple": "()",
+    "str": "''",
+    "int": "0",
+    "float": "0.0",
+    "bool": "False",
+    "set": "set()",
+}
 
-    def __init__(self, tree: ast.Compare, left: bool) -> None:
-        self._tree = tree
-        self._left = left  # the operand is the left side (`x == 1`), else the right (`1 == x`)
-        operand = tree.left if left else tree.comparators[0]
+
+class Comparison:
+    """One comparison column: the operand compared, the values it names (Python source), and the column
+    respelled over another operand."""
+
+    def __init__(self, column: str, where: str, operand: ast.expr, values: tuple[str, ...]) -> None:
+        self._column = column
+        self._where = where  # "left" (`x == 1`), "right" (`1 == x`) or "arg" (`isinstance(x, T)`)
         self.operand = ast.unparse(operand)
+        self.values = values
 
     def over(self, key: str) -> str:
         """The comparison with `key` in place of the operand (`None != key`)."""
-        literal = ast.unparse(self._tree.comparators[0] if self._left else self._tree.left)
-        op = _OPS[type(self._tree.ops[0])]
-        return f"{key} {op} {literal}" if self._left else f"{literal} {op} {key}"
+        node = ast.parse(self._column, mode="eval").body
+        name = ast.Name(id=key, ctx=ast.Load())
+        if isinstance(node, ast.Call):
+            node.args[0] = name
+        elif isinstance(node, ast.Compare) and self._where == "left":
+            node.left = name
+        elif isinstance(node, ast.Compare):
+            node.comparators[0] = name
+        return ast.unparse(node)
+
+
+def _values(node: ast.expr, membership: bool) -> tuple[str, ...]:
+    """The values a literal side names, as Python source (`in (1, 2)`: 1 and 2)."""
+    if membership and isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return tuple(ast.unparse(e) for e in node.elts)
+    return (ast.unparse(node),)
 
 
 def comparison(column: str) -> Comparison | None:
-    """The comparison a column spells (one operator, a literal on one side, a name or attribute chain on
-    the other; `in` and `not in` take the literal on the right), or None."""
+    """The comparison a column spells, or None: one operator with a literal on one side and a name or
+    attribute chain on the other (`in` and `not in` take the literal on the right), or
+    `isinstance(x, T)` of a builtin type `T`."""
     try:
         node = ast.parse(column, mode="eval").body
     except SyntaxError:
         return None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "isinstance"
+        and len(node.args) == 2
+        and not node.keywords
+        and _path(node.args[0])
+        and isinstance(node.args[1], ast.Name)
+        and node.args[1].id in _INSTANCES
+    ):
+        return Comparison(column, "arg", node.args[0], (_INSTANCES[node.args[1].id],))
     if not isinstance(node, ast.Compare) or len(node.ops) != 1 or type(node.ops[0]) not in _OPS:
         return None
     left, right = node.left, node.comparators[0]
     membership = isinstance(node.ops[0], ast.In | ast.NotIn)
     if _path(left) and _literal(right):
-        return Comparison(node, left=True)
+        return Comparison(column, "left", left, _values(right, membership))
     if not membership and _path(right) and _literal(left):
-        return Comparison(node, left=False)
+        return Comparison(column, "right", right, _values(left, False))
     return None
 
 
@@ -131,25 +170,23 @@ _DEFAULTS: dict[str, str] = {
     for param, attrs in NAMESPACES.items():
         defaults.update((f"{{param}}.{{a}}", v) for a, v in attrs.items())
     return defaults""",
-    "class": """    import inspect
+    "class": """    import dataclasses
+    import inspect
 
+    if dataclasses.is_dataclass({callee}):  # a default_factory's value is the default too
+        out = {{}}
+        for f in dataclasses.fields({callee}):
+            if f.default is not dataclasses.MISSING:
+                out[f.name] = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                out[f.name] = f.default_factory()
+        return out
     return {{
         name: p.default
         for name, p in inspect.signature({callee}).parameters.items()
-        if p.default is not inspect.Parameter.empty and repr(p.default) != "<factory>"
+        if p.default is not inspect.Parameter.empty
     }}""",
 }
-
-
-def _literals(column: str) -> tuple[object, ...]:
-    """The values a comparison names (`x in (1, 2)`: 1 and 2)."""
-    node = ast.parse(column, mode="eval").body
-    assert isinstance(node, ast.Compare)
-    side = node.comparators[0] if _path(node.left) else node.left
-    value = ast.literal_eval(side)
-    if isinstance(node.ops[0], ast.In | ast.NotIn) and isinstance(value, tuple | list | set | frozenset):
-        return tuple(value)
-    return (value,)
 
 
 def _conditions_source(h: Harness, keyed: Callable[[str], str]) -> str:
@@ -160,13 +197,32 @@ def _conditions_source(h: Harness, keyed: Callable[[str], str]) -> str:
             continue
         keyword = keyed(found.operand)
         test = found.over("v")
-        entries.append(f"    {key!r}: ({keyword!r}, lambda v: {test}, {_literals(key)!r}),")
+        values = "".join(f"{v}, " for v in found.values)
+        entries.append(f"    {key!r}: ({keyword!r}, lambda v: {test}, ({values})),")
     return "{\n" + "\n".join(entries) + "\n}"
 
 
+_NESTED = """
+
+# The target is an attribute of an object the built one holds (`self.{path}.{target}`).
+READ_FROM = {parts!r}
+
+
+def _build(record_property, **kwargs):
+    built = _build_object(record_property, **kwargs)
+    for name in READ_FROM:
+        built = getattr(built, name)
+    return built
+"""
+
+
 def conditioned(h: Harness, code: str) -> str:
-    """The generated `_build` code of `h` wrapped to turn comparison keys into values (unchanged when
-    the harness has no comparison column)."""
+    """The generated `_build` code of `h` wrapped to read a nested target (a built object's
+    `read_from`) and to turn comparison keys into values (unchanged when it needs neither)."""
+    if h.kind != "function" and h.read_from:
+        code = code.replace("def _build(", "def _build_object(", 1) + _NESTED.format(
+            path=h.read_from, target=h.target, parts=tuple(h.read_from.split("."))
+        )
     if not any(comparison(key) is not None for _, key in h.keywords):
         return code
     kind = h.kind if h.kind in ("argparse", "function") else "class"

@@ -16,7 +16,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["MethodPlan", "method_plan"]
+__all__ = ["MethodPlan", "assigned", "method_plan"]
 
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 _NOT_CALLED = {"staticmethod", "classmethod", "property", "cached_property", "abstractmethod"}
@@ -31,7 +31,7 @@ class MethodPlan:
     args: tuple[str, ...]  # names passed to the method as keyword arguments
 
 
-def _assigned(cls: ast.ClassDef) -> set[str]:
+def assigned(cls: ast.ClassDef) -> set[str]:
     """Attributes the class assigns on `self` in any of its methods, and those its body declares."""
     out = {s.target.id for s in cls.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
     out |= {t.id for s in cls.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
@@ -97,16 +97,16 @@ def method_plan(
         return fn
     if fn.args.posonlyargs:
         return f"`{cls.name}.{method}` takes positional-only parameters"
-    assigned = _assigned(cls)
+    on_self = assigned(cls)
     attr = target.removeprefix("self.")
-    if not _IDENT.match(attr) or attr not in assigned:
+    if not _IDENT.match(attr) or attr not in on_self:
         return f"the target `{target}` is no attribute `{cls.name}` assigns: it cannot be read after the call"
     params, required = _params(fn)
     keywords: list[tuple[str, str]] = []
     sets: list[str] = []
     args: list[str] = []
     for column in columns:
-        placed = _place(column, set(taken), assigned, params)
+        placed = _place(column, set(taken), on_self, params)
         if placed is None:
             return f"the column `{column}` cannot be set on `{cls.name}` before calling `{method}`"
         where, name = placed

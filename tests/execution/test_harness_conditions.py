@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.execution.test_executed_tables import _only_table, _review
+from tests.execution.test_table_harnesses import ARGS_BASE
 
 MODE = """from dataclasses import dataclass
 
@@ -78,3 +79,80 @@ def test_a_row_no_named_value_gives_is_skipped_not_counted(tmp_path: Path) -> No
             assert head == {"outcome": "value", "value": row["predicted"]["head"]}, row
     assert table["wrong_rows"] == []
     assert sum(1 for r in table["rows"] if r["executed"]["head"]["outcome"] == "value") == 2
+
+
+NESTED = """from dataclasses import dataclass, field
+
+
+@dataclass
+class Eplb:
+    window: int = 1000
+
+
+@dataclass
+class Parallel:
+    eplb_mode: str | None = None
+    eplb_config: Eplb = field(default_factory=Eplb)
+
+    def __post_init__(self):
+        if self.eplb_mode == "dynamic":
+            self.eplb_config.window = 2000
+"""
+
+
+def test_a_nested_target_is_read_off_the_attribute_holding_it(tmp_path: Path) -> None:
+    head = NESTED.replace("self.eplb_config.window = 2000\n", "self.eplb_config.window = 3000\n")
+    _, doc = _review(tmp_path, NESTED, head)
+    table = _only_table(doc)
+    assert table["executed"] is True and table["reason"] == "", table["reason"]
+    assert "READ_FROM = ('eplb_config',)" in table["test"]
+    assert table["wrong_rows"] == []
+    values = {
+        next(iter(r["inputs"].values())): (
+            r["predicted"]["head"],
+            r["executed"]["head"],
+            r["executed"]["base"],
+        )
+        for r in table["rows"]
+    }
+    # `"dynamic" == eplb_mode` true: the literal the table names; false: the default None (the window
+    # keeps the value its factory gives: no literal prediction, the value is recorded)
+    assert values[True] == (
+        "3000",
+        {"outcome": "value", "value": "3000"},
+        {"outcome": "value", "value": "2000"},
+    )
+    assert values[False] == (
+        None,
+        {"outcome": "value", "value": "1000"},
+        {"outcome": "value", "value": "1000"},
+    )
+    assert table["verified"] is True
+
+
+def test_an_option_compared_with_a_literal_is_set_to_a_value_that_makes_the_row(tmp_path: Path) -> None:
+    # Megatron's `1 == args.tensor_model_parallel_size`: the option is given its default (2) when that
+    # makes the row (false), else the literal the table names (1)
+    base = ARGS_BASE.replace(
+        '    group.add_argument("--num-layers", type=int, default=None, help="Number of transformer layers.")\n',
+        '    group.add_argument("--num-layers", type=int, default=None, help="Number of transformer layers.")\n'
+        '    group.add_argument("--tensor-model-parallel-size", type=int, default=2)\n',
+    )
+    guard = '        print(f"using world size: {args.world_size}")\n'
+    base = base.replace(
+        guard,
+        guard + "    if args.tensor_model_parallel_size == 1:\n        args.sequence_parallel = False\n",
+    )
+    head = base.replace("        args.sequence_parallel = False\n", "        args.sequence_parallel = True\n")
+    _, doc = _review(tmp_path, base, head, path="pkg/arguments.py")
+    table = _only_table(doc)
+    assert table["executed"] is True and table["reason"] == "", table["reason"]
+    h = table["harness"]
+    assert h["kind"] == "argparse" and h["keywords"]["1 == args.tensor_model_parallel_size"] == (
+        "1 == tensor_model_parallel_size"
+    )
+    assert table["wrong_rows"] == []
+    for row in table["rows"]:
+        assert row["executed"]["head"] == {"outcome": "value", "value": row["predicted"]["head"]}, row
+    # true: 1 (the literal); false: the default 2; each with sequence_parallel given both ways
+    assert len(table["rows"]) == 4 and table["verified"] is True
