@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from reviewbot.execution.harness_argparse import option_defaults
 from reviewbot.execution.harness_conditions import comparison
+from reviewbot.execution.harness_function_read import nested_keywords
 from reviewbot.execution.harness_placeholder import PLACEHOLDERS, function_placeholders
 from reviewbot.model.executed import Harness, ReadFrom
 from reviewbot.model.truthtable import TruthTable, Variable
@@ -103,22 +104,34 @@ def _constructs(value: ast.expr | None, owner: str) -> bool:
     return isinstance(value, ast.Call) and ast.unparse(value.func).rsplit(".", 1)[-1] == owner
 
 
-def _how_read(fn: _Def, parts: list[str], params: dict[str, _Param], namespaces: set[str]) -> ReadFrom:
-    """Where the target is read after the call ("" when it cannot be)."""
+def _how_read(
+    fn: _Def, parts: list[str], params: dict[str, _Param], namespaces: set[str]
+) -> tuple[ReadFrom, tuple[str, ...]]:
+    """Where the target is read after the call ("" when it cannot be), and the keywords that lead to it
+    in the object returned (a construction nested in the one returned)."""
     returns = [n.value for n in _own(fn) if isinstance(n, ast.Return)]
     every = bool(returns) and all(r is not None for r in returns) and _ends_in_return(fn)
     spelled = {ast.unparse(r) for r in returns if r is not None}
     if every and spelled == {".".join(parts)}:
-        return "return"
+        return "return", ()
     if every and len(parts) > 1 and spelled == {parts[0]}:
-        return "returned"
+        return "returned", ()
     if every and len(parts) == 2 and all(_constructs(r, parts[0]) for r in returns):
-        return "returned"  # `Config.x` of `return Config(x=...)`: the keyword, read off the object returned
+        return (
+            "returned",
+            (),
+        )  # `Config.x` of `return Config(x=...)`: the keyword, read off the object returned
+    nested = nested_keywords(returns, parts) if every and len(parts) > 1 else None
+    if nested:
+        return (
+            "returned",
+            nested,
+        )  # `Optimizer.Config.lr` of `return Trainer(optimizer=Optimizer.Config(lr=...))`
     if len(parts) > 1 and parts[0] in namespaces:
-        return "param"
+        return "param", ()
     if parts[0] in params or parts[0] in _stored_names(fn):
-        return "local"
-    return ""
+        return "local", ()
+    return "", ()
 
 
 def _default_source(v: Variable) -> str | None:
@@ -298,7 +311,7 @@ def _namespaces(
 
 def _read(
     table: TruthTable, fn: _Def, params: dict[str, _Param], placed: _Placed, where: str
-) -> tuple[ReadFrom, list[str], tuple[tuple[str, str], ...]] | str:
+) -> tuple[ReadFrom, list[str], tuple[tuple[str, str], ...], tuple[str, ...]] | str:
     """How the target is read, and the parameters passed as namespaces; or why there is no call to read
     it from."""
     parts = table.target.split(".")
@@ -308,7 +321,7 @@ def _read(
     prefixes = list(placed.prefixes)
     if len(parts) > 1 and root is not None and not root.default and root.name not in prefixes:
         prefixes.append(root.name)  # the target is written on a parameter the call must give
-    reads = _how_read(fn, parts, params, set(prefixes))
+    reads, nested = _how_read(fn, parts, params, set(prefixes))
     if not reads:
         return (
             f"the target `{table.target}` is neither returned by `{where}`, nor written on a parameter or "
@@ -325,7 +338,7 @@ def _read(
         )
     if any(params[p].positional_only for p in given | {p for p, _ in filled}):
         return f"`{where}` takes the row's values as positional-only parameters"
-    return reads, prefixes, filled
+    return reads, prefixes, filled, nested
 
 
 def function_harness(
@@ -350,7 +363,7 @@ def function_harness(
     read = _read(table, fn, params, placed, where)
     if isinstance(read, str):
         return read
-    reads, prefixes, filled = read
+    reads, prefixes, filled, nested = read
     parts = table.target.split(".")
     enums = _enums(table, placed, in_module, located[1])
     if isinstance(enums, str):
@@ -373,7 +386,8 @@ def function_harness(
         namespaces=namespaces,
         fixed=placed.fixed,
         reads=reads,
-        read_from=".".join(parts[:-1]),
+        # the holder walks read_from past its first name: the keywords to a nested construction
+        read_from=".".join(["returned", *nested]) if nested else ".".join(parts[:-1]),
         given=filled,
         given_from=PLACEHOLDERS if filled else "",
     )

@@ -156,3 +156,47 @@ def test_an_option_compared_with_a_literal_is_set_to_a_value_that_makes_the_row(
         assert row["executed"]["head"] == {"outcome": "value", "value": row["predicted"]["head"]}, row
     # true: 1 (the literal); false: the default 2; each with sequence_parallel given both ways
     assert len(table["rows"]) == 4 and table["verified"] is True
+
+
+REGISTRY = """from dataclasses import dataclass, field
+
+
+class Optimizer:
+    @dataclass
+    class Config:
+        lr: float = 0.001
+
+
+@dataclass
+class TrainerConfig:
+    steps: int = 1
+    optimizer: Optimizer.Config = field(default_factory=Optimizer.Config)
+
+
+def debug_config() -> TrainerConfig:
+    return TrainerConfig(steps=10, optimizer=Optimizer.Config(lr=0.0008))
+"""
+
+
+def test_a_keyword_of_a_construction_nested_in_the_one_returned_is_read_through_its_keywords(
+    tmp_path: Path,
+) -> None:
+    head = REGISTRY.replace("Config(lr=0.0008)", "Config(lr=0.002)")
+    _, doc = _review(tmp_path, REGISTRY, head)
+    # two tables: `TrainerConfig.optimizer` (the changed keyword) and `Optimizer.Config.lr` (in it)
+    (table,) = [t for t in doc["executed_tables"] if t["target"] == "Optimizer.Config.lr"]
+    assert table["executed"] is True and table["reason"] == "", table["reason"]
+    h = table["harness"]
+    assert (h["kind"], h["reads"], h["read_from"], h["target"]) == (
+        "function",
+        "returned",
+        "returned.optimizer",
+        "lr",
+    )
+    assert "return _walk(returned, ('optimizer',))" in table["test"]
+    (row,) = table["rows"]
+    assert row["executed"] == {
+        "head": {"outcome": "value", "value": "0.002"},
+        "base": {"outcome": "value", "value": "0.0008"},
+    }
+    assert row["predicted"]["head"] == "0.002" and table["wrong_rows"] == []
