@@ -1,4 +1,4 @@
-"""guard-removed (P1; P2 for a validation, P0 in every model's constructor, P3 outside config code): a guard, validation or derivation present at base is removed without a test change.
+"""guard-removed (P1; P2 for a validation, P0 in every model's constructor, P3 for a removed derivation or outside config code): a guard, validation or derivation present at base is removed without a test change.
 
 ## What it does
 Compares each function the change touches before and after it and flags, when no test file changed in
@@ -15,8 +15,10 @@ The evidence is the deleted lines (base `path:line`) and the test lines changed 
 (none that mention it). P0 when the dropped guard sits in the constructor of a class that the models
 derive from (three or more subclasses in the repository): every model's start-up now runs it. P2 for a
 removed validation: it only changes what happens to configurations it rejected before (they now run,
-silently); every configuration that ran before still runs the same way. P3 for a dropped guard or a
-removed derivation outside config code (`analysis.scope`: no config object, config function or config
+silently); every configuration that ran before still runs the same way. P3 for a removed derivation outside
+a model's config builder (a deleted write is most often the clean-up the change is about: a question
+for the author, not a merge blocker; on the train split no such removal was a labelled problem), and for a dropped guard
+outside config code (`analysis.scope`: no config object, config function or config
 file: a context's tensors, a timer): a nit, not a merge blocker.
 
 Not flagged: a derivation or validation that moved (the same target and value, receivers aside, or
@@ -58,6 +60,7 @@ from reviewbot.analysis.scope import in_config_scope, reads_config
 from reviewbot.analysis.sides import changed_tests, sides, test_lines_mentioning
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import MAX_EVIDENCE, clip, place
+from reviewbot.lang.builders import is_builder
 from reviewbot.lang.common import canonical_expr
 from reviewbot.lang.owners import is_init_function
 from reviewbot.model.change import ChangeSet
@@ -170,6 +173,13 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         if sev is severity and not _config(r):
             sev = Severity.P3  # a runtime write (a context's tensors, timers), not a setting: a nit
             evidence.append(msg("guard-removed.outside-config", function=r.function or r.path))
+        elif sev is severity and r.kind is RemovalKind.DERIVATION and not is_builder(r.function):
+            # A deleted write is most often the clean-up the change is about (the value now comes
+            # from elsewhere, or the default is wanted): a question for the author, not a blocker.
+            # What keeps running under fewer conditions (a dropped guard) stays P1, and so does a
+            # rule deleted from a model's own config builder: that model's configuration changed.
+            sev = Severity.P3
+            evidence.append(msg("guard-removed.derivation-question"))
         yield Finding.make(
             rule=id,
             severity=sev,

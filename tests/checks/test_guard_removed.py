@@ -138,3 +138,12 @@ def test_a_removed_runtime_write_outside_config_code_is_a_p3_nit(tmp_path: Path)
     assert "`Scheduler::finish` is outside config code" in str(f.evidence[-1])
     [kept] = _findings("cpp-guard-dropped", tmp_path / "config")
     assert kept.severity is Severity.P1  # `ModelConfig::getAttentionConfigs`: config code, still blocks
+
+
+def test_a_derivation_deleted_outside_a_model_builder_is_a_p3_question(tmp_path: Path) -> None:
+    # The same kind of removal as py-derivation-removed, but from a plain method: most such deletions are
+    # the clean-up the change is about (none was a labelled problem on the train split). Not a blocker.
+    (f,) = _findings("py-derivation-cleanup", tmp_path)
+    assert f.severity is Severity.P3 and f.path == "config/builder.py"
+    assert "`config.use_logn_attn`" in f.title and "`apply_overrides`" in f.title
+    assert any("a question, not a merge blocker" in e for e in f.evidence)
