@@ -25,6 +25,7 @@ from reviewbot.execution.harness_argparse import argparse_harness
 from reviewbot.execution.harness_conditions import comparison
 from reviewbot.execution.harness_function import function_harness, static_kind
 from reviewbot.execution.harness_method import MethodPlan, assigned, method_plan
+from reviewbot.execution.harness_module import lifted, module_of
 from reviewbot.execution.harness_placeholder import PLACEHOLDERS, class_placeholders
 from reviewbot.lang.facts import FileFacts, OwnerKind
 from reviewbot.model.executed import Harness, HarnessKind
@@ -35,39 +36,6 @@ __all__ = ["CONSTRUCTORS", "find_harness", "module_of"]
 CONSTRUCTORS = ("__post_init__", "__init__")
 _IDENT = re.compile(r"^[A-Za-z_]\w*$")
 _PYDANTIC_BASES = {"BaseModel", "BaseSettings"}
-
-
-def _package_root(parts: list[str], packages: Collection[str]) -> int:
-    """How many leading directories of `parts` (a file's path) lie above its topmost package (the
-    outermost directory with an `__init__.py`; namespace directories between are fine)."""
-    for k in range(len(parts) - 1):
-        if "/".join(parts[: k + 1]) in packages:
-            return k
-    return 0
-
-
-def module_of(path: str, packages: Collection[str] | None = None) -> tuple[str, str] | None:
-    """(import root, dotted module) of a Python file path; None when the path is no importable module.
-
-    `packages`: the directories of the revision that hold an `__init__.py`; the import root is then
-    the directory above the file's topmost package (`python/sglang/srt/x.py` -> `python`). Without
-    them, or for a file outside any package, it is `src` for a file under `src/`, else the root.
-    `python/sglang/srt/configs/x.py` with `python/sglang/__init__.py` and no `srt/__init__.py` still
-    imports as `sglang.srt.configs.x` (a namespace directory between two packages)."""
-    if not path.endswith(".py"):
-        return None
-    parts = path[: -len(".py")].split("/")
-    root = ""
-    skip = _package_root(parts, packages) if packages else 0
-    if skip:
-        root, parts = "/".join(parts[:skip]), parts[skip:]
-    elif len(parts) > 1 and parts[0] == "src":
-        root, parts = "src", parts[1:]
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    if not parts or not all(_IDENT.match(p) for p in parts):
-        return None
-    return root, ".".join(parts)
 
 
 def _field(name: str) -> str | None:
@@ -386,6 +354,7 @@ def find_harness(
     tree = _parsed(table, facts, head_text)
     if isinstance(tree, str):
         return tree
+    located = lifted(located, tree)
     if not owner:
         parsed = argparse_harness(table, tree, located, "")
         if isinstance(parsed, Harness):
