@@ -44,14 +44,33 @@ def module_of(path: str, packages: Collection[str] | None = None) -> tuple[str, 
     return root, ".".join(parts)
 
 
+def _imported(tree: ast.Module) -> set[str]:
+    """The absolute module names the file imports."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            out.update(a.name for a in n.names)
+        elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
+            out.add(n.module)
+    return out
+
+
 def lifted(located: tuple[str, str], tree: ast.Module) -> tuple[str, str]:
-    """The import root raised as far as the module's own relative imports need: `from ..core import x`
-    in `megatron/training/arguments.py`, whose `megatron/` has no `__init__.py`, imports only as
-    `megatron.training.arguments` (a namespace package above the topmost regular one)."""
+    """The import root raised to the directories above the topmost package (namespace directories
+    without `__init__.py`) that the module itself names: `megatron/training/arguments.py` with no
+    `megatron/__init__.py` imports as `megatron.training.arguments` when it writes `from ..core import
+    x` (its relative imports climb past `training`) or `from megatron.training.utils import y` (it
+    imports modules through `megatron`): imported as `training.arguments`, its package would load
+    twice under two names and its relative imports would fail."""
     root, module = located
+    above = root.split("/") if root else []
     level = max((n.level for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)), default=0)
     short = level - module.count(".")  # the dots a relative import climbs past the module's packages
-    above = root.split("/") if root else []
+    names = _imported(tree)
+    for k in range(1, len(above) + 1):
+        spelled = ".".join(above[-k:])
+        if any(n.startswith(spelled + ".") for n in names):
+            short = max(short, k)
     if short <= 0 or short > len(above) or not all(_IDENT.match(d) for d in above[-short:]):
         return located
     return "/".join(above[:-short]), ".".join([*above[-short:], module])

@@ -8,12 +8,16 @@ directory without `__init__.py` above it) is imported by its full dotted path.
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from reviewbot.change.diff import load_change
 from reviewbot.execution.execute import executor
+from reviewbot.execution.harness_module import lifted
 from reviewbot.report.render import render_json
 from reviewbot.review.pipeline import ReviewSettings, review_change
 from tests.execution.probe import toml
@@ -66,16 +70,13 @@ def test_a_module_that_does_not_import_leaves_the_other_tables_running(tmp_path:
     assert ran["rows"] and all(r["executed"]["head"]["outcome"] == "value" for r in ran["rows"])
 
 
-def test_a_relative_import_above_the_topmost_package_imports_the_module_by_its_full_path(
-    tmp_path: Path,
+@pytest.mark.parametrize("spelled", ["from ..core import ROPE", "from top.core import ROPE"])
+def test_a_module_naming_the_directory_above_its_topmost_package_imports_by_its_full_path(
+    tmp_path: Path, spelled: str
 ) -> None:
-    # `top/` has no `__init__.py`: `top/pkg/config.py` reaches `top/core.py` as `..core`
-    relative = "from ..core import ROPE\n\n" + CONFIG.replace(
-        "use_rope: bool = True", "use_rope: bool = ROPE"
-    )
-    head = "from ..core import ROPE\n\n" + CONFIG_HEAD.replace(
-        "use_rope: bool = True", "use_rope: bool = ROPE"
-    )
+    # `top/` has no `__init__.py`: `top/pkg/config.py` reaches `top/core.py` as `..core` or `top.core`
+    relative = f"{spelled}\n\n" + CONFIG.replace("use_rope: bool = True", "use_rope: bool = ROPE")
+    head = f"{spelled}\n\n" + CONFIG_HEAD.replace("use_rope: bool = True", "use_rope: bool = ROPE")
     doc = _round(
         tmp_path,
         {"top/core.py": "ROPE = True\n", "top/pkg/__init__.py": "", "top/pkg/config.py": relative},
@@ -85,3 +86,13 @@ def test_a_relative_import_above_the_topmost_package_imports_the_module_by_its_f
     assert (table["harness"]["module"], table["harness"]["import_root"]) == ("top.pkg.config", "")
     assert table["executed"] is True and table["reason"] == "", table["reason"]
     assert table["wrong_rows"] == [] and table["verified"] is True
+
+
+def test_a_package_under_a_plain_source_directory_keeps_its_own_name() -> None:
+    # `python/sglang/srt/x.py`: `python/` is a source directory, not a package the module names
+    tree = ast.parse("from sglang.srt.utils import is_cuda\n")
+    assert lifted(("python", "sglang.srt.x"), tree) == ("python", "sglang.srt.x")
+    assert lifted(("python", "sglang.srt.x"), ast.parse("from python.sglang.srt import y\n")) == (
+        "",
+        "python.sglang.srt.x",
+    )
