@@ -16,7 +16,7 @@ The evidence is the deleted lines (base `path:line`) and the test lines changed 
 derive from (three or more subclasses in the repository): every model's start-up now runs it. P2 for a
 removed validation: it only changes what happens to configurations it rejected before (they now run,
 silently); every configuration that ran before still runs the same way. P3 for a removed derivation outside
-a model's config builder (a deleted write is most often the clean-up the change is about: a question
+a model's config builder or every model's constructor (a deleted write is most often the clean-up the change is about: a question
 for the author, not a merge blocker; on the train split no such removal was a labelled problem), and for a dropped guard
 outside config code (`analysis.scope`: no config object, config function or config
 file: a context's tensors, a timer): a nit, not a merge blocker.
@@ -154,10 +154,10 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         if _option_branch(r):
             continue
         cls = _owner_class(r.function)
-        subs = (
-            subclasses(cls, ctx.index) if r.kind is RemovalKind.GUARD and is_init_function(r.function) else []
-        )
-        every = len(subs) if len(subs) >= _EVERY_MODEL else 0
+        subs = subclasses(cls, ctx.index) if is_init_function(r.function) else []
+        every = len(subs) if len(subs) >= _EVERY_MODEL and r.kind is RemovalKind.GUARD else 0
+        # every model's constructor: a deleted derivation there changes every model's start-up
+        models = len(subs) >= _EVERY_MODEL
         names = ", ".join(f"`{n}`" for n in r.names[:3]) or "`—`"
         evidence: list[Message] = [
             msg(
@@ -173,11 +173,12 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         if sev is severity and not _config(r):
             sev = Severity.P3  # a runtime write (a context's tensors, timers), not a setting: a nit
             evidence.append(msg("guard-removed.outside-config", function=r.function or r.path))
-        elif sev is severity and r.kind is RemovalKind.DERIVATION and not is_builder(r.function):
+        elif sev is severity and r.kind is RemovalKind.DERIVATION and not (is_builder(r.function) or models):
             # A deleted write is most often the clean-up the change is about (the value now comes
             # from elsewhere, or the default is wanted): a question for the author, not a blocker.
             # What keeps running under fewer conditions (a dropped guard) stays P1, and so does a
-            # rule deleted from a model's own config builder: that model's configuration changed.
+            # rule deleted from a model's own config builder or from the constructor every model
+            # runs: those models' configuration changed.
             sev = Severity.P3
             evidence.append(msg("guard-removed.derivation-question"))
         yield Finding.make(
