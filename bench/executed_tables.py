@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -63,9 +64,11 @@ class CommitResult:
     commit: str
     tables: int = 0  # truth tables of the change (changed files only)
     with_harness: int = 0
+    imported: int = 0  # tables with a path whose module imported here (on the head)
     executed: int = 0
     rows: int = 0  # rows run on the head
     agreed: int = 0
+    unpredicted: int = 0  # rows run whose predicted outcome is no literal: recorded, not compared
     wrong: int = 0
     verified: int = 0
     defaults_raise: int = 0
@@ -121,6 +124,7 @@ def _count(result: CommitResult, tables: Sequence[ExecutedTable]) -> None:
     result.tables = len(tables)
     result.with_harness = sum(1 for t in tables if t.harness is not None)
     result.reasons = [t.reason for t in tables if not t.ran]
+    result.imported = sum(1 for t in tables if t.harness is not None and "did not import" not in t.reason)
     for t in tables:
         if not t.ran:
             continue
@@ -134,6 +138,7 @@ def _count(result: CommitResult, tables: Sequence[ExecutedTable]) -> None:
         result.rows += len(run)
         result.agreed += sum(1 for r in run if r.agrees_head is True and r.agrees_base is not False)
         result.wrong += sum(1 for r in run if r.wrong)
+        result.unpredicted += sum(1 for r in run if r.predicted_head is None)
         result.verified += int(t.verified)
         result.defaults_raise += int(t.defaults_raise)
         result.details.append(_detail(t))
@@ -210,7 +215,18 @@ def _revision() -> str:
     return out.stdout.strip() or "unknown"
 
 
-_COUNTS = ("tables", "with_harness", "executed", "rows", "agreed", "wrong", "verified", "defaults_raise")
+_COUNTS = (
+    "tables",
+    "with_harness",
+    "imported",
+    "executed",
+    "rows",
+    "agreed",
+    "unpredicted",
+    "wrong",
+    "verified",
+    "defaults_raise",
+)
 
 
 def _totals(results: Sequence[CommitResult]) -> list[str]:
@@ -221,22 +237,33 @@ def _totals(results: Sequence[CommitResult]) -> list[str]:
     return [
         f"- commits: {len(results)}; with a truth table: {sum(1 for r in results if r.tables)}; "
         f"with a construction path: {sum(1 for r in results if r.with_harness)}; "
+        f"whose changed modules (of a table with a path) import here: {sum(1 for r in results if r.imported)}; "
         f"with a table executed: {sum(1 for r in results if r.executed)}",
-        f"- tables: {total.tables}; with a construction path: {total.with_harness}; executed: {total.executed}",
-        f"- rows run: {total.rows}; agreed: {total.agreed}; wrong: {total.wrong}; verified tests: "
+        f"- tables: {total.tables}; with a construction path: {total.with_harness}; whose module imports "
+        f"here: {total.imported}; executed: {total.executed}",
+        f"- rows run: {total.rows}; agreed: {total.agreed}; wrong: {total.wrong}; without a literal "
+        f"prediction (value recorded, not compared): {total.unpredicted}; verified tests: "
         f"{total.verified}; all-defaults builds that raise: {total.defaults_raise}",
+        "- executed, per commit (tables executed, rows run, agreed, wrong): "
+        + (
+            "; ".join(
+                f"{r.case} ({r.executed}, {r.rows}, {r.agreed}, {r.wrong})" for r in results if r.executed
+            )
+            or "none"
+        ),
     ]
 
 
 def _per_commit(results: Sequence[CommitResult]) -> list[str]:
     lines = [
-        "| case | commit | tables | path | executed | rows | agreed | wrong | verified | not executed because |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| case | commit | tables | path | imports | executed | rows | agreed | wrong | verified | not executed because |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         why = _cell(r.why()) if r.executed < r.tables or r.error else ""
         lines.append(
-            f"| {r.case} | {r.commit} | {r.tables} | {r.with_harness} | {r.executed} | {r.rows} | {r.agreed} "
+            f"| {r.case} | {r.commit} | {r.tables} | {r.with_harness} | {r.imported} | {r.executed} | {r.rows} "
+            f"| {r.agreed} "
             f"| {r.wrong} | {r.verified} | {why} |"
         )
     ran = [(r, d) for r in results for d in r.details]
@@ -267,18 +294,34 @@ def render(results: Sequence[CommitResult], stubbed: Sequence[CommitResult], com
         "attribute the function reads; the target read from the return value, the object returned, the",
         "namespace, or the function's local as it returns.",
         "",
+        "A column that compares what the harness can set with literals (`None != blend_per_split`,",
+        "`1 == args.tensor_model_parallel_size`, `x in ('a', 'b')`) sets that keyword, parameter, attribute",
+        "or option to a value that makes the row: its default when that does, else a literal the table",
+        "names; a row no such value gives is skipped, never counted (execution/harness_conditions.py). A",
+        "required argument that no column and no literal call in the repository gives is filled with a",
+        "placeholder of its annotated type (`0`, `''`, `None`, ...) only when the code the test runs never",
+        "reads it; the generated test names it (`GIVEN`, 'placeholders'). When that code reads it, or",
+        "hands `self` to other code, there is no harness and the reason says which",
+        "(execution/harness_placeholder.py).",
+        "",
         f"Imports this environment has: {importable()}. Installed on this machine for the measurement",
         "only (no dependency of reviewbot): the CPU build of torch (`pip install torch==2.13.0`) and what",
         "the harness modules import without a GPU (tqdm, psutil, safetensors, pyzmq, huggingface_hub,",
         "transformers, aiohttp, pybase64, pillow, fastapi, openai, partial_json_parser, dill,",
-        "sentencepiece). GPU packages (apex, sgl_kernel, triton) are not installed: a module that needs",
-        "one is not executed.",
+        "sentencepiece, and for vllm's, deepspeed's, megatron's and torchtitan's own imports: setuptools<81",
+        "for pkg_resources, cachetools, msgspec, blake3, py-cpuinfo, prometheus_client, diskcache,",
+        "cloudpickle, einops, regex, pyyaml, requests, pydantic, gguf, scipy, cbor2, setproctitle,",
+        "python-json-logger, watchfiles, tiktoken, protobuf, openai-harmony, hjson, spmd-types, tyro). GPU",
+        "packages (apex, sgl_kernel, triton, transformer_engine) are not installed: a module that needs one",
+        "is not executed.",
         "",
-        "Columns: tables of the change; with a construction path; executed (on the head, at least one",
+        "Columns: tables of the change; with a construction path; imports: of those, the tables whose",
+        "module imported here (the head's generated test was collected); executed (on the head, at least one",
         "row run); rows run on the head; rows that agreed with the predicted table (head, and base where",
         "it ran); rows the table got wrong; verified tests (pass on the head, fail on the base). A row",
         "that could not be built (a `TypeError` for a missing argument; a called method raising with the",
-        "row's values as with every default) is not run, and never counted wrong. Tables of commits",
+        "row's values as with every default; a row no value of a compared keyword gives) is not run, and",
+        "never counted wrong. Tables of commits",
         "without a path are counted from the changed files alone (the full round is run only for",
         "commits with a path).",
         "",
@@ -387,6 +430,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _result(figures: dict[str, Any]) -> CommitResult:
+    """A commit's figures from a --json run; a run older than the `imported` and `unpredicted` counts
+    gets them from its reasons (each table with a path whose module did not import says so) and its
+    executed tables' detail lines."""
+    r = CommitResult(**figures)
+    if "imported" not in figures:
+        failed = sum(1 for reason in r.reasons if "did not import" in reason)
+        r.imported = max(r.with_harness - failed, 0) if r.with_harness else 0
+    if "unpredicted" not in figures:  # each executed table's detail line says it
+        r.unpredicted = sum(
+            int(n) for d in r.details for n in re.findall(r"(\d+) without a literal prediction", d)
+        )
+    return r
+
+
 def _rerender(figures: Sequence[Path], out: str) -> int:
     """The page again from earlier runs' --json figures (their commands recorded there, else the full
     run's); a later run's figures of a case replace an earlier run's."""
@@ -395,8 +453,8 @@ def _rerender(figures: Sequence[Path], out: str) -> int:
     commands = []
     for f in figures:
         data = json.loads(f.read_text(encoding="utf-8"))
-        plain.update((r["case"], CommitResult(**r)) for r in data["plain"])
-        stubbed.update((r["case"], CommitResult(**r)) for r in data["stubbed"])
+        plain.update((r["case"], _result(r)) for r in data["plain"])
+        stubbed.update((r["case"], _result(r)) for r in data["stubbed"])
         commands.append(data.get("command", "python3 bench/executed_tables.py --stub-missing"))
     rerun = "".join(f"`, then its cases re-run by `{c}" for c in commands[1:])
     page = render(
