@@ -20,6 +20,11 @@ its function (`if cfg.x is None: apply_defaults(cfg)`); a value that reads the f
 own setting: a command-line option's handler (it reads `argv`, runs when an option string matched, or
 is a lambda registered for `"--option"`).
 
+An environment setting of the project (a variable the repository reads, named with the project's own
+prefix, `SGLANG_`, `VLLM_`) that a line the change adds writes (`os.environ["SGLANG_X"] = ...`,
+`envs.SGLANG_X.set(...)`) without reading it first (`os.environ.setdefault`, `if not envs.X.is_set()`)
+replaces what the operator exported: flagged too (`analysis.writes.env_overwrites`).
+
 A Python field that is a command-line option of the same file (`parser.add_argument("--use-x")`,
 written as `args.use_x` or as the arguments class's own `self.use_x`) is set explicitly by the user: a
 line the change adds that overwrites it, unchecked and unlogged, is flagged too.
@@ -74,6 +79,8 @@ from collections.abc import Iterable
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.analysis.sides import Side, sides
+from reviewbot.analysis.writes.env_overwrites import env_overwrites
+from reviewbot.analysis.writes.explicit import ExplicitWrite
 from reviewbot.analysis.writes.scopes import FileScopes, file_scopes
 from reviewbot.analysis.writes.sources import ENV, Source, cli_write, fills_in, same_expression, source_of
 from reviewbot.checks.base import CheckContext
@@ -274,7 +281,40 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         if anchor in seen:
             continue
         seen.add(anchor)
+        seen.add(f"{a.path}:{a.line}")
         yield _finding(ctx, a, anchor, others, option)
+    heads = {f.path: f.head_text for f in ctx.change.files}
+    for w in env_overwrites(list(by_path.values()), heads, ctx.index, ctx.change.head_tree):
+        if f"{w.path}:{w.line}" not in seen:  # the derivation's own finding already names the write
+            yield _env_finding(w)
+
+
+def _env_finding(w: ExplicitWrite) -> Finding:
+    """A write over an environment setting the operator exports (`analysis.writes.env_overwrites`)."""
+    return Finding.make(
+        rule=id,
+        severity=severity,
+        path=w.path,
+        line=w.line,
+        anchor=f"env|{w.key}|{w.text}",
+        title=msg("unconditional-override.title.env", name=w.key, receiver=w.receiver),
+        evidence=(
+            msg(
+                "unconditional-override.env-source",
+                name=w.key,
+                place=place(w.source_path, w.source_line),
+                text=clip(w.source_text, 120),
+            ),  # fmt: skip
+            msg(
+                "unconditional-override.env-write",
+                name=w.key,
+                place=place(w.path, w.line),
+                text=clip(w.text, 120),
+            ),  # fmt: skip
+        ),
+        suggestion=msg("unconditional-override.suggestion.env", name=w.key),
+        extra=(("field", w.key),),
+    )
 
 
 def _finding(

@@ -1,0 +1,192 @@
+"""Writes a change adds over an environment setting the user may have exported (pure, given the index).
+
+An environment variable is one of the project's settings when the repository reads it (`os.getenv`,
+`os.environ.get`, an env registry such as `envs.X.get()`: `RepoIndex.env_reads`) and its name carries
+the project's own prefix (the prefix most of the repository's env reads share: `SGLANG_`, `VLLM_`), so
+an operator sets it by exporting it. A change that writes it on an added line (`os.environ["X"] = v`,
+`os.putenv("X", v)`, `envs.X.set(v)`) replaces what the operator exported, unless:
+
+- a condition around the write or an early exit before it in the same function reads `X` (`if "X" not in
+  os.environ`, `if not envs.X.is_set()`), or the written value reads `X` (a normalisation);
+- it uses `os.environ.setdefault` (set-only-if-unset by construction);
+- it is in a test, or the name has no project prefix (a third-party library's variable set on purpose:
+  `TOKENIZERS_PARALLELISM`, `NCCL_*`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Iterable
+
+from reviewbot.analysis.pyast import python_tree
+from reviewbot.analysis.sides import Side
+from reviewbot.analysis.writes.explicit import ExplicitWrite
+from reviewbot.lang.index import RepoIndex, is_test_path
+from reviewbot.model.change import RepoTree
+
+__all__ = ["env_overwrites", "project_prefix"]
+
+_MIN_READS = 5  # env reads sharing a prefix before it is the project's
+_SHARE = 0.2  # and their share of all the repository's env reads
+
+
+def project_prefix(index: RepoIndex) -> str | None:
+    """The prefix (up to the first `_`) most of the repository's env reads share, when it is common."""
+    names = {e.name for e in index.env_reads() if not is_test_path(e.path)}
+    counts = Counter(n.split("_", 1)[0] for n in names if "_" in n)
+    if not counts:
+        return None
+    prefix, n = counts.most_common(1)[0]
+    return prefix if n >= _MIN_READS and n >= _SHARE * len(names) else None
+
+
+def _written_name(node: ast.AST) -> tuple[str, ast.expr | None] | None:
+    """(env name, written value) of `os.environ["X"] = v`, `os.putenv("X", v)`, `envs.X.set(v)`."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        t = node.targets[0]
+        if (
+            isinstance(t, ast.Subscript)
+            and ast.unparse(t.value) == "os.environ"
+            and isinstance(t.slice, ast.Constant)
+            and isinstance(t.slice.value, str)
+        ):
+            return t.slice.value, node.value
+        return None
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return None
+    call = node.value
+    f = call.func
+    if ast.unparse(f) == "os.putenv" and call.args and isinstance(call.args[0], ast.Constant):
+        value = call.args[1] if len(call.args) > 1 else None
+        return (str(call.args[0].value), value) if isinstance(call.args[0].value, str) else None
+    if (
+        isinstance(f, ast.Attribute)
+        and f.attr == "set"
+        and isinstance(f.value, ast.Attribute)
+        and f.value.attr.isupper()
+        and ast.unparse(f.value.value).split(".")[-1] in ("envs", "environ", "env")
+    ):
+        return f.value.attr, call.args[0] if call.args else None
+    return None
+
+
+def _reads(node: ast.AST | None, name: str) -> bool:
+    """`node` mentions the variable: as a string (`"X" in os.environ`) or an attribute (`envs.X`)."""
+    if node is None:
+        return False
+    for n in ast.walk(node):
+        if isinstance(n, ast.Constant) and n.value == name:
+            return True
+        if isinstance(n, ast.Attribute) and n.attr == name:
+            return True
+        if isinstance(n, ast.Name) and n.id == name:
+            return True
+    return False
+
+
+def _guarded(fn: ast.AST, write: ast.stmt, name: str) -> bool:
+    """A condition around `write`, or an exit before it, in `fn` reads the variable."""
+
+    def walk(body: list[ast.stmt], conds: list[ast.expr]) -> bool | None:
+        for st in body:
+            if st is write:
+                return any(_reads(c, name) for c in conds)
+            if isinstance(st, ast.If | ast.While):
+                found = walk(st.body, [*conds, st.test])
+                if found is None:
+                    found = walk(st.orelse, [*conds, st.test])
+                if found is not None:
+                    return found
+                if _reads(st.test, name):
+                    return True  # an early exit or set-if-unset block before the write reads it
+            elif isinstance(st, ast.With | ast.For | ast.AsyncFor | ast.AsyncWith | ast.Try):
+                for part in ("body", "orelse", "finalbody"):
+                    found = walk(getattr(st, part, []) or [], conds)
+                    if found is not None:
+                        return found
+                for h in getattr(st, "handlers", []) or []:
+                    found = walk(h.body, conds)
+                    if found is not None:
+                        return found
+        return None
+
+    body = getattr(fn, "body", [])
+    return bool(walk(body, []))
+
+
+def _own_statements(scope: ast.AST) -> Iterable[ast.stmt]:
+    """The statements of a module or function, not those of the functions and classes nested in it."""
+    stack = list(getattr(scope, "body", []))
+    while stack:
+        st = stack.pop()
+        yield st
+        if isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            continue
+        for part in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(st, part, []) or [])
+        for h in getattr(st, "handlers", []) or []:
+            stack.extend(h.body)
+
+
+def _receiver(st: ast.stmt) -> str:
+    if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+        f = st.value.func
+        if isinstance(f, ast.Attribute) and f.attr == "set" and isinstance(f.value, ast.Attribute):
+            return ast.unparse(f.value.value)
+    return "os.environ"
+
+
+def env_overwrites(
+    changed: Iterable[Side], heads: dict[str, str | None], index: RepoIndex, tree: RepoTree | None
+) -> list[ExplicitWrite]:
+    """The change's writes over an exported project setting (see the module doc)."""
+    prefix = project_prefix(index)
+    if prefix is None:
+        return []
+    out: list[ExplicitWrite] = []
+    for s in changed:
+        text = heads.get(s.path)
+        if not s.path.endswith(".py") or is_test_path(s.path) or not s.added or not text:
+            continue
+        module = python_tree(text)
+        if module is None:
+            continue
+        lines = text.split("\n")
+        scopes: list[ast.AST] = [module]
+        scopes += [n for n in ast.walk(module) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        for scope in scopes:
+            for st in _own_statements(scope):
+                got = _written_name(st) if st.lineno in s.added else None
+                if got is None:
+                    continue
+                name, value = got
+                if not name.startswith(prefix + "_") or _reads(value, name) or _guarded(scope, st, name):
+                    continue
+                source = next(
+                    (
+                        e
+                        for e in index.env_reads(name)
+                        if not is_test_path(e.path) and (e.path, e.line) != (s.path, st.lineno)
+                    ),
+                    None,
+                )
+                if source is None:
+                    continue  # nothing reads it: not a setting anyone exports
+                said = _line(heads, tree, source.path, source.line)
+                written = lines[st.lineno - 1].strip()
+                out.append(
+                    ExplicitWrite(
+                        s.path, st.lineno, written, name, _receiver(st), "env", source.path, source.line, said
+                    )
+                )
+    return sorted(out, key=lambda w: (w.path, w.line))
+
+
+def _line(heads: dict[str, str | None], tree: RepoTree | None, path: str, line: int) -> str:
+    """The source line as written (stripped), from the changed files or the head tree."""
+    text = heads.get(path)
+    if text is None and tree is not None:
+        text = tree.read(path)
+    lines = (text or "").split("\n")
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
