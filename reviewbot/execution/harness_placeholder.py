@@ -73,6 +73,9 @@ def placeholder(annotation: ast.expr | None, kind: str) -> str | None:
         return None if kind in _VALIDATED else "None"
     if _optional(annotation):
         return "None"
+    if isinstance(annotation, ast.Subscript) and _name(annotation.value) in ("InitVar", "Annotated", "Final"):
+        inner = annotation.slice
+        return placeholder(inner.elts[0] if isinstance(inner, ast.Tuple) else inner, kind)
     node = annotation.value if isinstance(annotation, ast.Subscript) else annotation
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         text = node.value.strip().split("[", 1)[0].rsplit(".", 1)[-1]
@@ -207,6 +210,8 @@ def _read_in_class(cls: ast.ClassDef, kind: str, run: Sequence[_Def], argument: 
     """The code that runs reads the constructor argument `argument` (or the attribute it lands on)."""
     attributes = {argument} if kind != "class" else set()
     for fn in run:
+        if fn.name == "__post_init__" and _loads(fn, argument):
+            return True  # a dataclass `InitVar` reaches `__post_init__` as a parameter
         if kind == "class" and fn.name == "__init__":
             stored, other = _plain_stores(fn, argument)
             if other:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.execution.test_executed_tables import _only_table, _review
+from tests.execution.test_harness import _harness
 from tests.execution.test_table_harnesses import ARGS_BASE
 
 MODE = """from dataclasses import dataclass
@@ -200,3 +201,19 @@ def test_a_keyword_of_a_construction_nested_in_the_one_returned_is_read_through_
         "base": {"outcome": "value", "value": "0.0008"},
     }
     assert row["predicted"]["head"] == "0.002" and table["wrong_rows"] == []
+
+
+def test_a_required_init_var_that_post_init_reads_gets_no_placeholder(tmp_path: Path) -> None:
+    # An `InitVar` reaches `__post_init__` as a parameter, not as `self.seed`: reading it is a read.
+    base = MODE.replace("    seed: int\n", "    seed: InitVar[int]\n").replace(
+        "from dataclasses import dataclass", "from dataclasses import InitVar, dataclass"
+    )
+    base = base.replace(
+        "    def __post_init__(self):\n", "    def __post_init__(self, seed):\n        self.name = seed\n"
+    )
+    head = base.replace("self.use_rope = True\n", "self.use_rope = False\n")
+    found = _harness(tmp_path, "pkg/config.py", base, head)
+    assert isinstance(found, str) and "reads `seed`: a placeholder would decide the rows" in found, found
+    unread = base.replace("        self.name = seed\n", "")
+    found = _harness(tmp_path / "unread", "pkg/config.py", unread, unread.replace("= True\n", "= False\n"))
+    assert not isinstance(found, str) and found.given == (("seed", "0"),), found
