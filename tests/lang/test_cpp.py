@@ -32,6 +32,30 @@ def test_if_else_if_else_guards_negate_earlier_conditions() -> None:
     assert [u.pred.key for u in facts.predicates] == ["a.x", "2 < b.y"]
 
 
+def test_an_option_chain_keeps_only_the_branches_own_option_test() -> None:
+    # `arg == "-b"` implies `arg != "-a"`: the earlier options' negations are dropped from the branch's
+    # guard (a parser's chain of a hundred options gave guards of a hundred terms); other conditions stay.
+    facts = parse_cpp(
+        """
+        void parse(const std::string & arg, Params & params, bool verbose) {
+            if (arg == "-a" || arg == "--all") {
+                params.all = true;
+            } else if (verbose) {
+                params.log = 1;
+            } else if (arg == "-b") {
+                params.batch = 2;
+            } else {
+                params.rest = 3;
+            }
+        }
+        """
+    )
+    [batch] = writes(facts, "batch")
+    assert guard_key(batch) == '!verbose && "-b" == arg'
+    [rest] = writes(facts, "rest")  # the final else keeps every negation: it is what none of them took
+    assert guard_key(rest) == '!("--all" == arg || "-a" == arg) && !verbose && "-b" != arg'
+
+
 def test_nested_ifs_conjoin_and_plain_writes_have_no_guard() -> None:
     facts = parse_cpp(
         """

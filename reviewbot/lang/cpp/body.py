@@ -13,7 +13,7 @@ from reviewbot.lang.common import canonical_expr, is_path
 from reviewbot.lang.cpp.grammar import LOOPS, CppGrammar
 from reviewbot.lang.cpp.owners import MEMBER_NAME, NOT_OPS
 from reviewbot.lang.facts import AssignKind
-from reviewbot.lang.predicate import conj, negate
+from reviewbot.lang.predicate import And, Atom, Not, Or, Pred, conj, negate
 from reviewbot.lang.treesitter import named as _named
 from reviewbot.lang.walk.walker import Cond, Ctx
 
@@ -128,7 +128,8 @@ class CppBody(CppGrammar):
             line = self.line(current)
             then_branch = self.branch(cond, line, then, line, self.end_line(then))
             conds = self.cond_span(ctx, cond)
-            self.stmt(then, replace(ctx, guard=conj(ctx.guard, p), branch=then_branch, conds=conds))
+            then_guard = conj(_not_implied(ctx.guard, p), p)
+            self.stmt(then, replace(ctx, guard=then_guard, branch=then_branch, conds=conds))
             current = None
             if else_clause is not None and other:
                 start, end = self.line(else_clause), self.end_line(else_clause)
@@ -311,3 +312,47 @@ class CppBody(CppGrammar):
                 self.read(ctx, name, node, cond, neg, local=name)
         elif ctx.method and MEMBER_NAME.fullmatch(name):
             self.read(ctx, name, node, cond, neg, member=name, recv=self.self_recv(ctx))
+
+
+def _compared(a: Pred, op: str) -> tuple[str, str] | None:
+    """(operand, string literal) of an atom `operand op "literal"` (either side)."""
+    if not isinstance(a, Atom):
+        return None
+    parts = a.text.split(" ")
+    if len(parts) != 3 or parts[1] != op:
+        return None
+    left, right = parts[0], parts[2]
+    if right.startswith('"') and not left.startswith('"'):
+        return left, right
+    if left.startswith('"') and not right.startswith('"'):
+        return right, left
+    return None
+
+
+def _options(p: Pred, op: str = "==") -> tuple[str, frozenset[str]] | None:
+    """(operand, literals) of `x == "a"` or `x == "a" || x == "b"`: one operand, string literals only."""
+    found = [_compared(a, op) for a in (p.args if isinstance(p, Or) else (p,))]
+    if not found or any(f is None for f in found) or len({f[0] for f in found if f}) != 1:
+        return None
+    return found[0][0] if found[0] else "", frozenset(f[1] for f in found if f)
+
+
+def _not_implied(guard: Pred | None, here: Pred) -> Pred | None:
+    """`guard` without the negated option tests that `here` implies. In an argument parser's chain
+    (`if (arg == "-a") ... else if (arg == "-b")`), `arg == "-b"` already says `arg != "-a"`; keeping
+    every earlier option's negation grew a branch's condition by a term or two per option (over a
+    hundred in llama.cpp's `gpt_params_find_arg`), past what a truth table or a mutant can use."""
+    mine = _options(here)
+    if guard is None or mine is None:
+        return guard
+    kept: list[Pred] = []
+    for g in guard.args if isinstance(guard, And) else (guard,):
+        other = _compared(g, "!=")
+        if other is not None:
+            others: tuple[str, frozenset[str]] | None = (other[0], frozenset({other[1]}))
+        else:
+            others = _options(g.arg) if isinstance(g, Not) else None
+        if others is not None and others[0] == mine[0] and not (others[1] & mine[1]):
+            continue  # implied: the operand equals another literal here
+        kept.append(g)
+    return conj(*kept)
