@@ -102,3 +102,17 @@ def test_is_formula(value: str, formula: bool) -> None:
         lang=Lang.PYTHON,
     )
     assert is_formula(a) is formula
+
+
+@pytest.mark.parametrize(
+    ("case", "path", "line"), [("py-no-tests", "pkg/cache.py", 13), ("cpp-no-tests", "cpp/Cache.cc", 5)]
+)
+def test_code_the_repository_does_not_test_is_a_p3_nit(
+    case: str, path: str, line: int, tmp_path: Path
+) -> None:
+    # The same default row as *-default-row, in a repository whose tests mention neither the field nor
+    # the function: no practice to follow and no test run proving it untested, so not a merge blocker.
+    [(severity, at, n, evidence)] = _missing(case, tmp_path)
+    assert (severity, at, n) == (Severity.P3, path, line)
+    assert "no test of the repository mentions `reserve_blocks`" in evidence
+    assert "the changed row is the default one" in evidence  # who reaches it is still said
