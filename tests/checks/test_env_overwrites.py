@@ -17,7 +17,7 @@ def test_an_exported_project_setting_overwritten_names_its_reader(tmp_path: Path
     ]
     [f] = found
     assert (f.path, f.line, f.severity) == ("app/server_args.py", 12, Severity.P2)
-    assert f.title.startswith("The change sets `APP_TOOL_STRICT_LEVEL` through `os.environ`")
+    assert f.title.startswith("`APP_TOOL_STRICT_LEVEL` is set through `os.environ` without checking")
     assert f.evidence[0] == (
         "`APP_TOOL_STRICT_LEVEL` is a setting of the project the operator exports; the repository reads it at "
         'app/envs.py:3: `TOOL_STRICT_LEVEL = int(os.getenv("APP_TOOL_STRICT_LEVEL", "0"))`.'
