@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
 from reviewbot.analysis.writes.explicit import ExplicitWrite
+from reviewbot.analysis.writes.explicit_py import mentions_key
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.model.change import RepoTree
 
@@ -73,16 +74,7 @@ def _written_name(node: ast.AST) -> tuple[str, ast.expr | None] | None:
 
 def _reads(node: ast.AST | None, name: str) -> bool:
     """`node` mentions the variable: as a string (`"X" in os.environ`) or an attribute (`envs.X`)."""
-    if node is None:
-        return False
-    for n in ast.walk(node):
-        if isinstance(n, ast.Constant) and n.value == name:
-            return True
-        if isinstance(n, ast.Attribute) and n.attr == name:
-            return True
-        if isinstance(n, ast.Name) and n.id == name:
-            return True
-    return False
+    return mentions_key(node, name, set())
 
 
 def _guarded(fn: ast.AST, write: ast.stmt, name: str) -> bool:

@@ -42,7 +42,9 @@ def _is_loader(node: ast.AST) -> bool:
     return node.func.attr in _LOADERS and isinstance(owner, ast.Name) and owner.id in _LOADER_MODULES
 
 
-def _mentions(node: ast.AST | None, key: str, derived: set[str]) -> bool:
+def mentions_key(node: ast.AST | None, key: str, derived: set[str]) -> bool:
+    """`node` names `key`: as a string (`"x" in kwargs`), an attribute (`args.x`) or a name, or one of
+    the `derived` locals computed from it."""
     if node is None:
         return False
     for n in ast.walk(node):
@@ -221,9 +223,9 @@ class _Function:
             if r[0] == "self" and not conds:
                 continue  # an unconditional write of a config object's field: unconditional-override's
             derived = self._derived(key, st.lineno)
-            if _mentions(value, key, derived) or any(_mentions(c, key, derived) for c in conds):
+            if mentions_key(value, key, derived) or any(mentions_key(c, key, derived) for c in conds):
                 continue
-            if any(e.lineno < st.lineno and _mentions(e.test, key, derived) for e in self.exits):
+            if any(e.lineno < st.lineno and mentions_key(e.test, key, derived) for e in self.exits):
                 continue
             written = ast.unparse(value) if value is not None else ""
             self.out.append(PyCandidate(st.lineno, key, r[0], r[1], r[2], self.fn.name, written))
@@ -264,12 +266,12 @@ class _Function:
         """Local names bound (before `line`) from an expression reading `key`."""
         out: set[str] = set()
         for n in ast.walk(self.fn):
-            if isinstance(n, ast.Assign) and n.lineno < line and _mentions(n.value, key, set()):
+            if isinstance(n, ast.Assign) and n.lineno < line and mentions_key(n.value, key, set()):
                 for t in n.targets:
                     for x in ast.walk(t):
                         if isinstance(x, ast.Name):
                             out.add(x.id)
-            if isinstance(n, ast.NamedExpr) and n.lineno < line and _mentions(n.value, key, set()):
+            if isinstance(n, ast.NamedExpr) and n.lineno < line and mentions_key(n.value, key, set()):
                 out.add(n.target.id)
         return out
 
