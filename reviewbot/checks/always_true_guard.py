@@ -170,7 +170,7 @@ def _macro_finding(g: MacroGuard) -> Finding:
                 name=g.name,
                 places=places([place(p, n) for p, n in g.defined_at]),
             ),
-        ),  # fmt: skip
+        ),
         suggestion=msg("always-true-guard.suggestion.macro", name=g.name),
         extra=(("field", g.name), ("kind", "macro"), ("value", value)),
     )

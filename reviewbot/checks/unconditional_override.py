@@ -304,13 +304,13 @@ def _env_finding(w: ExplicitWrite) -> Finding:
                 name=w.key,
                 place=place(w.source_path, w.source_line),
                 text=clip(w.source_text, 120),
-            ),  # fmt: skip
+            ),
             msg(
                 "unconditional-override.env-write",
                 name=w.key,
                 place=place(w.path, w.line),
                 text=clip(w.text, 120),
-            ),  # fmt: skip
+            ),
         ),
         suggestion=msg("unconditional-override.suggestion.env", name=w.key),
         extra=(("field", w.key),),
