@@ -356,7 +356,7 @@ def find_harness(
         return tree
     located = lifted(located, tree)
     if not owner:
-        parsed = argparse_harness(table, tree, located, "")
+        parsed = argparse_harness(table, tree, located, "", sites)
         if isinstance(parsed, Harness):
             return parsed
         called = function_harness(table, tree, located, None, _module_names(tree))

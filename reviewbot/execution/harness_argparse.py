@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterator
 
 from reviewbot.analysis.defaults.arg_options import option_dest, parser_defaults
+from reviewbot.execution.call_sites import Sites
+from reviewbot.execution.harness_argparse_sites import validated_setup
 from reviewbot.execution.harness_conditions import comparison
 from reviewbot.model.executed import DefaultsCall, Harness
 from reviewbot.model.truthtable import TruthTable
@@ -132,10 +134,11 @@ def _attribute(name: str, param: str) -> str | None:
 
 
 def argparse_harness(
-    table: TruthTable, tree: ast.Module, located: tuple[str, str], why_not: str
+    table: TruthTable, tree: ast.Module, located: tuple[str, str], why_not: str, sites: Sites | None = None
 ) -> Harness | str:
     """The harness of a derivation in a module-level function that validates a parsed namespace, or
-    the reason there is none (`why_not` when the function takes no namespace the table reads)."""
+    the reason there is none (`why_not` when the function takes no namespace the table reads; `sites`:
+    files that may call the function, for the options the repository sets before it does)."""
     fn = _functions(tree).get(table.function or "")
     params = [] if fn is None else [*fn.args.posonlyargs, *fn.args.args]
     if fn is None or not params:
@@ -165,6 +168,7 @@ def argparse_harness(
             f"no function of `{located[1]}` (called with no arguments) returns the parser or the parsed "
             f"namespace with the options {', '.join(sorted(f'`{d}`' for d in dests))}"
         )
+    setup = validated_setup(fn.name, sites(fn.name)) if sites is not None else None
     return Harness(
         path=table.path,
         module=located[1],
@@ -176,4 +180,6 @@ def argparse_harness(
         keywords=tuple((name, key) for name, key, _ in columns),
         defaults_from=defaults[0],
         defaults_call=defaults[1],
+        given=setup[0] if setup is not None else (),
+        given_from=setup[1] if setup is not None else "",
     )

@@ -216,12 +216,28 @@ def _build(record_property, **kwargs):
 """
 
 
+_GIVEN_OPTIONS = """
+
+# The options the repository sets before it validates: {given_from}
+GIVEN = {given}
+
+
+def _build(record_property, **options):
+    return _build_options(record_property, **{{**GIVEN, **options}})
+"""
+
+
 def conditioned(h: Harness, code: str) -> str:
     """The generated `_build` code of `h` wrapped to read a nested target (a built object's
-    `read_from`) and to turn comparison keys into values (unchanged when it needs neither)."""
+    `read_from`), to set the options the repository sets before it validates (argparse's `given`), and
+    to turn comparison keys into values (unchanged when it needs none of these)."""
     if h.kind != "function" and h.read_from:
         code = code.replace("def _build(", "def _build_object(", 1) + _NESTED.format(
             path=h.read_from, target=h.target, parts=tuple(h.read_from.split("."))
+        )
+    if h.kind == "argparse" and h.given:
+        code = code.replace("def _build(", "def _build_options(", 1) + _GIVEN_OPTIONS.format(
+            given_from=h.given_from, given="{" + ", ".join(f"{k!r}: {v}" for k, v in h.given) + "}"
         )
     if not any(comparison(key) is not None for _, key in h.keywords):
         return code

@@ -217,3 +217,43 @@ def test_a_required_init_var_that_post_init_reads_gets_no_placeholder(tmp_path: 
     unread = base.replace("        self.name = seed\n", "")
     found = _harness(tmp_path / "unread", "pkg/config.py", unread, unread.replace("= True\n", "= False\n"))
     assert not isinstance(found, str) and found.given == (("seed", "0"),), found
+
+
+SETUP_TEST = """import sys
+
+from pkg.arguments import parse_args, validate_args
+
+
+def test_validates():
+    sys.argv = ["train.py"]
+    args = parse_args()
+    args.micro_batch_size = 4
+    validate_args(args)
+"""
+
+
+def test_the_options_a_repository_test_sets_before_validating_are_the_configuration(tmp_path: Path) -> None:
+    # `validate_args` asserts an option every launch passes: the parser's defaults alone raise
+    guard = '        print(f"using world size: {args.world_size}")\n'
+    base = ARGS_BASE.replace(
+        '    group.add_argument("--num-layers", type=int, default=None, help="Number of transformer layers.")\n',
+        '    group.add_argument("--num-layers", type=int, default=None, help="Number of transformer layers.")\n'
+        '    group.add_argument("--micro-batch-size", type=int, default=None)\n',
+    ).replace(guard, guard + "    assert args.micro_batch_size is not None\n")
+    base = base.replace(
+        "    return args\n\n\ndef _add_network",
+        "    if args.sequence_parallel:\n        args.num_layers = 2\n    return args\n\n\ndef _add_network",
+    )
+    head = base.replace("        args.num_layers = 2\n", "        args.num_layers = 3\n")
+    _, doc = _review(tmp_path, base, head, path="pkg/arguments.py", others={"tests/test_args.py": SETUP_TEST})
+    table = _only_table(doc)
+    assert table["executed"] is True and table["reason"] == "", table["reason"]
+    h = table["harness"]
+    assert h["given"] == {"micro_batch_size": "4"} and h["given_from"] == "tests/test_args.py:10"
+    assert "GIVEN = {'micro_batch_size': 4}" in table["test"]
+    assert table["wrong_rows"] == [] and table["verified"] is True
+    predicted = [r for r in table["rows"] if r["predicted"]["head"] is not None]
+    assert predicted and all(
+        r["executed"]["head"] == {"outcome": "value", "value": r["predicted"]["head"]} for r in predicted
+    )
+    assert table["agreed"] == len(predicted)

@@ -1,0 +1,91 @@
+"""The options a repository's own code sets before it validates a parsed namespace.
+
+Megatron's `validate_args` asserts what every launch passes (`assert args.micro_batch_size is not
+None`): the parser's defaults alone are no configuration it accepts, so every row raises as the
+defaults do and none runs. The repository's tests build the configuration they validate: `args =
+parse_args()`, then `args.micro_batch_size = 1`, ..., then `validate_args(args)`. The first such site
+(test files first, as execution/call_sites.py orders them) that sets attributes of the namespace it
+validates to literals gives those values; the rows set their columns on top. Only literal values are
+taken (an attribute set from a test's parameter is left at the parser's default).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+
+__all__ = ["validated_setup"]
+
+
+def _bodies(tree: ast.AST) -> Iterator[list[ast.stmt]]:
+    for node in ast.walk(tree):
+        for name in ("body", "orelse", "finalbody"):
+            body = getattr(node, name, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                yield body
+
+
+def _validates(stmt: ast.stmt, function: str) -> str | None:
+    """The name of the namespace `stmt` passes to `function(...)` as its first argument, or None."""
+    for n in ast.walk(stmt):
+        if (
+            isinstance(n, ast.Call)
+            and (
+                (isinstance(n.func, ast.Name) and n.func.id == function)
+                or (isinstance(n.func, ast.Attribute) and n.func.attr == function)
+            )
+            and n.args
+            and isinstance(n.args[0], ast.Name)
+        ):
+            return n.args[0].id
+    return None
+
+
+def _literal_set(stmt: ast.stmt) -> tuple[str, str, str] | None:
+    """(namespace, attribute, value source) of `ns.attr = literal`, or None."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return None
+    target = stmt.targets[0]
+    if not isinstance(target, ast.Attribute) or not isinstance(target.value, ast.Name):
+        return None
+    try:
+        value = ast.literal_eval(stmt.value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return target.value.id, target.attr, repr(value)
+
+
+def _in_body(body: list[ast.stmt], function: str) -> tuple[tuple[tuple[str, str], ...], int] | None:
+    for i, stmt in enumerate(body):
+        name = _validates(stmt, function)
+        if name is None:
+            continue
+        found: dict[str, str] = {}
+        for before in body[:i]:
+            if isinstance(before, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == name for t in before.targets
+            ):
+                found = {}  # the namespace is made anew: only what is set after counts
+            got = _literal_set(before)
+            if got is not None and got[0] == name:
+                found[got[1]] = got[2]
+        if found:
+            return tuple(found.items()), stmt.lineno
+    return None
+
+
+def validated_setup(
+    function: str, texts: Iterable[tuple[str, str]]
+) -> tuple[tuple[tuple[str, str], ...], str] | None:
+    """(attribute -> value source, `path:line`) of the first site that sets literal attributes on a
+    namespace and then calls `function(namespace)`, or None."""
+    for path, text in texts:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for body in _bodies(tree):
+            got = _in_body(body, function)
+            if got is not None:
+                return got[0], f"{path}:{got[1]}"
+    return None
