@@ -20,24 +20,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from accuracy import Case, load_corpus  # noqa: E402
+from executed_tables_page import CommitResult, render, result_of  # noqa: E402
 from partial_mirror import leaving_out_missing_blobs  # noqa: E402
-from stub_missing import importable, missing_imports_stubbed  # noqa: E402
+from stub_missing import missing_imports_stubbed  # noqa: E402
 
 from reviewbot.analysis.tables.truthtable import build_truth_tables  # noqa: E402
 from reviewbot.change.diff import load_change  # noqa: E402
@@ -55,36 +51,6 @@ DEFAULT_MIRRORS = Path("/work/.mirror")
 
 
 DEFAULT_OUT = HERE.parent / "docs" / "executed-tables.md"
-
-
-@dataclass
-class CommitResult:
-    case: str
-    repo: str
-    commit: str
-    tables: int = 0  # truth tables of the change (changed files only)
-    with_harness: int = 0
-    imported: int = 0  # tables with a path whose module imported here (on the head)
-    executed: int = 0
-    rows: int = 0  # rows run on the head
-    agreed: int = 0
-    unpredicted: int = 0  # rows run whose predicted outcome is no literal: recorded, not compared
-    wrong: int = 0
-    verified: int = 0
-    defaults_raise: int = 0
-    reasons: list[str] = field(default_factory=list)  # why tables were not executed (distinct)
-    details: list[str] = field(default_factory=list)  # one line per executed table
-    seconds: float = 0.0
-    error: str = ""
-    left_out: list[str] = field(default_factory=list)  # files the mirror lacks, left out of the exports
-
-    def why(self) -> str:
-        if self.error:
-            return self.error
-        if not self.tables:
-            return "no truth table (no changed derivation with rows)"
-        counted = Counter(self.reasons)
-        return "; ".join(f"{r} (×{n})" if n > 1 else r for r, n in counted.items())
 
 
 def _gitdir(case: Case, mirrors: Path) -> Path | None:
@@ -208,178 +174,6 @@ def run_case(case: Case, mirrors: Path, timeout: float) -> CommitResult:
     return result
 
 
-def _revision() -> str:
-    out = subprocess.run(
-        ["git", "-C", str(HERE.parent), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    )
-    return out.stdout.strip() or "unknown"
-
-
-_COUNTS = (
-    "tables",
-    "with_harness",
-    "imported",
-    "executed",
-    "rows",
-    "agreed",
-    "unpredicted",
-    "wrong",
-    "verified",
-    "defaults_raise",
-)
-
-
-def _totals(results: Sequence[CommitResult]) -> list[str]:
-    total = CommitResult("all", "", "")
-    for r in results:
-        for name in _COUNTS:
-            setattr(total, name, getattr(total, name) + getattr(r, name))
-    return [
-        f"- commits: {len(results)}; with a truth table: {sum(1 for r in results if r.tables)}; "
-        f"with a construction path: {sum(1 for r in results if r.with_harness)}; "
-        f"whose changed modules (of a table with a path) import here: {sum(1 for r in results if r.imported)}; "
-        f"with a table executed: {sum(1 for r in results if r.executed)}",
-        f"- tables: {total.tables}; with a construction path: {total.with_harness}; whose module imports "
-        f"here: {total.imported}; executed: {total.executed}",
-        f"- rows run: {total.rows}; agreed: {total.agreed}; wrong: {total.wrong}; without a literal "
-        f"prediction (value recorded, not compared): {total.unpredicted}; verified tests: "
-        f"{total.verified}; all-defaults builds that raise: {total.defaults_raise}",
-        "- executed, per commit (tables executed, rows run, agreed, wrong): "
-        + (
-            "; ".join(
-                f"{r.case} ({r.executed}, {r.rows}, {r.agreed}, {r.wrong})" for r in results if r.executed
-            )
-            or "none"
-        ),
-    ]
-
-
-def _per_commit(results: Sequence[CommitResult]) -> list[str]:
-    lines = [
-        "| case | commit | tables | path | imports | executed | rows | agreed | wrong | verified | not executed because |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results:
-        why = _cell(r.why()) if r.executed < r.tables or r.error else ""
-        lines.append(
-            f"| {r.case} | {r.commit} | {r.tables} | {r.with_harness} | {r.imported} | {r.executed} | {r.rows} "
-            f"| {r.agreed} "
-            f"| {r.wrong} | {r.verified} | {why} |"
-        )
-    ran = [(r, d) for r in results for d in r.details]
-    if ran:
-        lines += ["", "What each executed table did:", ""]
-        lines += [f"- {r.case}: {_cell(d)}" for r, d in ran]
-    return lines
-
-
-def render(results: Sequence[CommitResult], stubbed: Sequence[CommitResult], command: str) -> str:
-    lines = [
-        "# Executed truth tables on real commits",
-        "",
-        f"Generated by `{command}` at reviewbot {_revision()} on "
-        f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; do not edit by hand.",
-        "",
-        "Every Python commit of the accuracy corpus (`bench/corpus/*.yaml`, both splits: this measures the",
-        "harness, not a rule; no label is read). Each change's truth tables get a construction path",
-        "(a class built with the columns as keywords, its constructor running the derivation or a method",
-        "it calls on `self`; or an argparse `validate_args(args)` with the columns as options) or the reason",
-        "there is none; a commit with a path is reviewed with the execution stage (the sandbox, `python -c",
-        "pass` as the test command so only the tables run) in this environment: a module that imports",
-        "what it lacks is not executed, and says so. A derivation in a method no constructor calls is run",
-        "by building the object the same way and calling the method (no arguments beyond the columns).",
-        "A derivation in a module-level function, a staticmethod or a classmethod is run by calling it",
-        "with the row's values (execution/harness_function.py): each column a parameter, or an attribute",
-        "of a `types.SimpleNamespace` passed for one that holds the module's defaults of every other",
-        "attribute the function reads; the target read from the return value, the object returned, the",
-        "namespace, or the function's local as it returns.",
-        "",
-        "A column that compares what the harness can set with literals (`None != blend_per_split`,",
-        "`1 == args.tensor_model_parallel_size`, `x in ('a', 'b')`) sets that keyword, parameter, attribute",
-        "or option to a value that makes the row: its default when that does, else a literal the table",
-        "names; a row no such value gives is skipped, never counted (execution/harness_conditions.py). A",
-        "required argument that no column and no literal call in the repository gives is filled with a",
-        "placeholder of its annotated type (`0`, `''`, `None`, ...) only when the code the test runs never",
-        "reads it; the generated test names it (`GIVEN`, 'placeholders'). When that code reads it, or",
-        "hands `self` to other code, there is no harness and the reason says which",
-        "(execution/harness_placeholder.py).",
-        "",
-        f"Imports this environment has: {importable()}. Installed on this machine for the measurement",
-        "only (no dependency of reviewbot): the CPU build of torch (`pip install torch==2.13.0`) and what",
-        "the harness modules import without a GPU (tqdm, psutil, safetensors, pyzmq, huggingface_hub,",
-        "transformers, aiohttp, pybase64, pillow, fastapi, openai, partial_json_parser, dill,",
-        "sentencepiece, and for vllm's, deepspeed's, megatron's and torchtitan's own imports: setuptools<81",
-        "for pkg_resources, cachetools, msgspec, blake3, py-cpuinfo, prometheus_client, diskcache,",
-        "cloudpickle, einops, regex, pyyaml, requests, pydantic, gguf, scipy, cbor2, setproctitle,",
-        "python-json-logger, watchfiles, tiktoken, protobuf, openai-harmony, hjson, spmd-types, tyro). GPU",
-        "packages (apex, sgl_kernel, triton, transformer_engine) are not installed: a module that needs one",
-        "is not executed.",
-        "",
-        "Columns: tables of the change; with a construction path; imports: of those, the tables whose",
-        "module imported here (the head's generated test was collected); executed (on the head, at least one",
-        "row run); rows run on the head; rows that agreed with the predicted table (head, and base where",
-        "it ran); rows the table got wrong; verified tests (pass on the head, fail on the base). A row",
-        "that could not be built (a `TypeError` for a missing argument; a called method raising with the",
-        "row's values as with every default; a row no value of a compared keyword gives) is not run, and",
-        "never counted wrong. Tables of commits",
-        "without a path are counted from the changed files alone (the full round is run only for",
-        "commits with a path).",
-        "",
-        "## Totals",
-        "",
-        *_totals(results),
-        "",
-        "## Why tables were not executed",
-        "",
-    ]
-    why = Counter(_family(reason) for r in results for reason in r.reasons)
-    lines += [f"- {n} × {family}" for family, n in why.most_common()]
-    lacking = [r for r in results if r.left_out]
-    if lacking:
-        lines += ["", "## Files the mirrors lack", ""]
-        lines += [
-            "The mirrors were copied without some large blobs; a pull request's clone has them. An export",
-            "that failed only for that is made again without those files (bench/partial_mirror.py):",
-            "",
-        ]
-        lines += [f"- {r.case}: {', '.join(f'`{p}`' for p in r.left_out[:6])}" for r in lacking]
-    lines += ["", "## Per commit", "", *_per_commit(results)]
-    if stubbed:
-        lines += [
-            "",
-            "## Diagnostic: the same commits with missing imports stubbed",
-            "",
-            "Not reviewbot's behaviour, a measure of the harness and of the symbolic tables on real code:",
-            "the commits with a construction path again, each generated test starting with an import",
-            "finder that answers what this environment lacks (torch, triton, ...) with inert stubs. The",
-            "derivation's own code runs; whatever it takes from a stubbed package is a stub, so a row that",
-            "raises or disagrees here may be the stub's doing, not the table's.",
-            "",
-            *_totals(stubbed),
-            "",
-            *_per_commit(stubbed),
-        ]
-    return "\n".join(lines) + "\n"
-
-
-def _family(reason: str) -> str:
-    """A reason without its names, to count alike reasons together."""
-    if "unable to read sha1 file" in reason:
-        return "the tests did not run: the mirror lacks some of the tree's objects (the export failed)"
-    if "did not import" in reason:
-        return "the module does not import here: " + reason.split("did not import: ", 1)[-1]
-    if reason.startswith("no row ran on the head: "):
-        words = reason.split(": ", 2)[1].split("`")
-        return "no row ran on the head: " + "`…`".join(words[::2])
-    words = reason.split("`")
-    return "`…`".join(words[::2]) if len(words) > 1 else reason
-
-
-def _cell(text: str) -> str:
-    text = re.sub(r"/tmp/reviewbot-[\w.-]+", "/tmp/…", text)  # run directories differ every run
-    return text.replace("|", "\\|").replace("\n", " ")[:400]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=HERE / "corpus")
@@ -430,21 +224,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _result(figures: dict[str, Any]) -> CommitResult:
-    """A commit's figures from a --json run; a run older than the `imported` and `unpredicted` counts
-    gets them from its reasons (each table with a path whose module did not import says so) and its
-    executed tables' detail lines."""
-    r = CommitResult(**figures)
-    if "imported" not in figures:
-        failed = sum(1 for reason in r.reasons if "did not import" in reason)
-        r.imported = max(r.with_harness - failed, 0) if r.with_harness else 0
-    if "unpredicted" not in figures:  # each executed table's detail line says it
-        r.unpredicted = sum(
-            int(n) for d in r.details for n in re.findall(r"(\d+) without a literal prediction", d)
-        )
-    return r
-
-
 def _rerender(figures: Sequence[Path], out: str) -> int:
     """The page again from earlier runs' --json figures (their commands recorded there, else the full
     run's); a later run's figures of a case replace an earlier run's."""
@@ -453,8 +232,8 @@ def _rerender(figures: Sequence[Path], out: str) -> int:
     commands = []
     for f in figures:
         data = json.loads(f.read_text(encoding="utf-8"))
-        plain.update((r["case"], _result(r)) for r in data["plain"])
-        stubbed.update((r["case"], _result(r)) for r in data["stubbed"])
+        plain.update((r["case"], result_of(r)) for r in data["plain"])
+        stubbed.update((r["case"], result_of(r)) for r in data["stubbed"])
         commands.append(data.get("command", "python3 bench/executed_tables.py --stub-missing"))
     rerun = "".join(f"`, then its cases re-run by `{c}" for c in commands[1:])
     page = render(
