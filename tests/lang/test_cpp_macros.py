@@ -146,3 +146,56 @@ def test_a_wrapper_message_with_a_parenthesis_is_blanked_whole() -> None:
     out = blank_macros(src)
     assert out.split(b"\n")[0].split() == [b"int", b"f(int", b"x)", b";"]
     assert parse("a.h", src.decode()).error_spans == ()
+
+
+BINDINGS = """\
+#define DEF_PROPERTY(name) .def_readwrite(#name, &Params::name##_)
+
+#define REGISTER_PROPERTYS                                   \\
+    DEF_PROPERTY(head_num)                                   \\
+    /* strings select a branch in Python; keep them */       \\
+    DEF_PROPERTY(norm_type)                                  \\
+    DEF_PROPERTY(qk_norm)                                    \\\x20\x20\x20\x20
+    DEF_PROPERTY(kv_cache_mem_mb)
+
+static auto paramsTHS =
+#ifdef LEGACY_THS
+    torch::jit::class_<Params>("LegacyParams")
+#else
+    torch::jit::class_<Params>("Engine", "Params")
+#endif
+    .def(torch::jit::init<>()) REGISTER_PROPERTYS;
+
+void Params::report(int64_t n) {
+    printf("%" PRId64 "\\n", n);
+    if (getenv("FT_DEBUG")) {
+        head_num_ = 0;
+    }
+}
+
+bool Loader::create_tensors() {
+    LOADING_PRELUDE
+
+    // the prelude declares the context
+    use_mmap_ = false;
+    return true;
+}
+"""
+
+
+def test_bindings_with_conditionals_comments_and_continuations_parse_whole() -> None:
+    # A conditional inside an expression keeps its first branch; a comment or blanks after a backslash
+    # in a #define, a chain macro before `;`, a format macro between literals and a prelude macro before
+    # a blank line are blanked: the file parses with no unread region, and no line moves.
+    raw = BINDINGS.encode()
+    out = blank_macros(raw)
+    assert len(out) == len(raw) and out.count(b"\n") == raw.count(b"\n")
+    assert b'"LegacyParams"' in out and b'"Engine", "Params"' not in out
+    assert b'getenv("FT_DEBUG")' in out  # a literal's own text is never blanked
+    facts = parse("cpp/Params.cc", BINDINGS)
+    assert facts.error_spans == ()
+    assert {a.field for a in facts.assignments} >= {"head_num_", "use_mmap_"}
+    import tree_sitter_cpp
+    from tree_sitter import Language, Parser
+
+    assert Parser(Language(tree_sitter_cpp.language())).parse(raw).root_node.has_error  # as written

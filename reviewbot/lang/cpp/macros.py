@@ -6,6 +6,12 @@ of them as C++ and wraps the declaration that holds one in an ERROR node, so the
 are lost. Each such token is replaced by spaces of the same length (newlines kept), so every other
 byte, line and column stays where it was: node positions, evidence lines and diff lines still agree.
 
+Beyond the listed names, a few shapes no C++ parser reads as written are rewritten in place, each
+recognised exactly: a conditional group inside an expression keeps its first branch (`static auto ths
+=` / `#ifdef LEGACY` / ... / `#endif` / `.def(...)`); a `/* comment */` or blanks after the backslash of
+a `#define`'s continuation line; an upper-case name between a call's `)` and its `;` (a chain macro); a
+name between two string literals (`"%" PRId64 "\n"`); a statement macro alone on its line.
+
 The list is deliberately short and exact (whole identifiers): blanking a name that is not a macro
 would change the code read. A repository names its own attribute-like macros in `.reviewbot.toml`
 (`[cpp] macros`); the review declares them for its duration (`declared`), so every parse of that
@@ -111,10 +117,12 @@ _LAUNCH = re.compile(rb"<<<[^;{}]*?>>>")
 _WRAPPERS = re.compile(rb"(?<![\w])(?:" + _alternation(WRAPPER_MACROS) + rb")\s*\(")
 _QUICK = re.compile(
     rb"__|<<<|C10_|TORCH_API|CUB_|CUTLASS_|LLAMA_|GGML_|TVM_DLL|MLC_API|DEPRECATED|\"C\"|\n[ \t]*[A-Z][A-Z0-9_]{2,}[ \t]*\n"
+    rb"|\)[ \t]*[A-Z][A-Z0-9_]{2,}[ \t]*;|#[ \t]*define[^\n]*\\\n|\"[ \t]+[A-Z][A-Za-z0-9_]{2,}[ \t]+\""
 )
 # A preprocessor directive, with its continuation lines: a macro's own `#define LLAMA_API ...` must stay
 # a definition (blanking its name leaves `#define  __declspec(...)`, an error that swallows the file).
 _DIRECTIVE = re.compile(rb"(?m)^[ \t]*#(?:[^\n]*\\\n)*[^\n]*")
+_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.DOTALL)
 # A C header's `extern "C" {` and its `}`, each inside its own `#ifdef __cplusplus`: tree-sitter cannot
 # pair braces across two conditional blocks and reads the whole header as one ERROR; without them the
 # declarations between are read as at file scope, which is what a C++ compiler sees of them.
@@ -129,8 +137,16 @@ _EXTERN_C = re.compile(
 # place is nothing else in C++ (a constant would end an expression, need a `;` or be an enumerator with
 # a `,`); the next line must start a statement, so a lone enumerator before `};` is left alone.
 _STATEMENT_MACRO = re.compile(
-    rb"(?m)(?<=[;{}])[ \t]*(?://[^\n]*)?\n[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*(?=\n[ \t]*[A-Za-z_/#])"
+    rb"(?m)(?<=[;{}])[ \t]*(?://[^\n]*)?\n[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*(?=\n(?:[ \t]*\n)*[ \t]*[A-Za-z_/#])"
 )
+
+
+# A name between two string literals (`"%" PRId64 "\n"`): a macro that expands to a literal, concatenated.
+# Blanks on both sides: `"CUDA_HOME"` is a literal's own text, never blanked.
+_LITERAL_MACRO = re.compile(rb'(?<=")[ \t]+([A-Z][A-Za-z0-9_]{2,})[ \t]+(?=")')
+# An upper-case name between a call's `)` and the `;` (`.def(init<>()) REGISTER_PROPERTYS;`, `void f()
+# OVERRIDE;`): two expressions side by side are no C++, so it is a macro (a method chain, an attribute).
+_TRAILING_MACRO = re.compile(rb"(?<=\))[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*(?=;)")
 
 
 def _skip_literal(source: bytes, i: int, end: int) -> int:
@@ -180,8 +196,74 @@ def _last_top_comma(source: bytes, open_paren: int, close: int) -> int | None:
     return last
 
 
+# A conditional group written inside an expression (`static auto ths =` / `#ifdef LEGACY` / `f("a")` /
+# `#else` / `f("b", "c")` / `#endif` / `.def(...)`): tree-sitter cannot read directives there and wraps
+# the whole file in one ERROR. The line before it ends an unfinished expression, or the line after it
+# continues one.
+_COND_OPEN = re.compile(rb"^[ \t]*#[ \t]*if(?:n?def)?\b")
+_COND_ALT = re.compile(rb"^[ \t]*#[ \t]*(?:else|elif)\b")
+_COND_END = re.compile(rb"^[ \t]*#[ \t]*endif\b")
+_UNFINISHED = re.compile(rb"(?:[=(,?]|&&|\|\||\breturn)[ \t]*(?://[^\n]*)?$")
+_CONTINUED = re.compile(rb"^[ \t]*(?:\.(?!\.)|->|\)|,|\?|&&|\|\|)")
+
+
+def _significant(lines: list[bytes], start: int, step: int) -> bytes:
+    """The first line from `start` (going by `step`) that is neither blank nor a `//` comment."""
+    i = start
+    while 0 <= i < len(lines):
+        stripped = lines[i].strip()
+        if stripped and not stripped.startswith(b"//"):
+            return lines[i]
+        i += step
+    return b""
+
+
+def _expression_conditionals(source: bytes) -> list[tuple[int, int, int]]:
+    """(open, first alternative, end) line indexes of each conditional group without nested groups
+    that sits inside an expression and has an `#else`/`#elif`."""
+    lines = source.split(b"\n")
+    found: list[tuple[int, int, int]] = []
+    i = 0
+    while i < len(lines):
+        if not _COND_OPEN.match(lines[i]):
+            i += 1
+            continue
+        alt, j = -1, i + 1
+        while j < len(lines) and not _COND_END.match(lines[j]) and not _COND_OPEN.match(lines[j]):
+            if alt < 0 and _COND_ALT.match(lines[j]):
+                alt = j
+            j += 1
+        if j < len(lines) and _COND_END.match(lines[j]) and alt > 0:
+            before, after = _significant(lines, i - 1, -1), _significant(lines, j + 1, 1)
+            if _UNFINISHED.search(before.rstrip()) or _CONTINUED.match(after):
+                found.append((i, alt, j))
+        i = j if j > i else i + 1
+    return found
+
+
+def _keep_first_branch(source: bytes) -> bytes:
+    """`source` with each conditional group inside an expression reduced to its first branch: its
+    directives and the other branches blanked (lines kept), so the expression reads as one build sees it."""
+    groups = _expression_conditionals(source)
+    if not groups:
+        return source
+    lines = source.split(b"\n")
+    for open_, alt, end in groups:
+        for k in (open_, *range(alt, end + 1)):
+            lines[k] = b" " * len(lines[k])
+    return b"\n".join(lines)
+
+
+# A line continuation with blanks after the backslash (`DEF_PROPERTY(qk_norm, qk_norm_) \    `): compilers
+# accept it (GCC warns), tree-sitter ends the macro there. The blanks move before the backslash.
+_LOOSE_CONTINUATION = re.compile(rb"\\([ \t]+)(?=\r?\n)")
+
+
 def blank_macros(source: bytes, extra: tuple[str, ...] = ()) -> bytes:
     """`source` with the known macros (and `extra` attribute-like names) replaced by spaces."""
+    if b"#" in source:
+        source = _keep_first_branch(source)
+        source = _LOOSE_CONTINUATION.sub(lambda m: m.group(1) + b"\\", source)
     if not extra and _QUICK.search(source) is None:
         return source  # most config sources: nothing to do, no copy
     out = bytearray(source)
@@ -214,6 +296,14 @@ def blank_macros(source: bytes, extra: tuple[str, ...] = ()) -> bytes:
         blank(m.start(), m.end())
     for m in _STATEMENT_MACRO.finditer(source):
         blank(m.start(1), m.end(1))
+    for m in _TRAILING_MACRO.finditer(source):
+        blank(m.start(1), m.end(1))
+    for m in _LITERAL_MACRO.finditer(source):
+        blank(m.start(1), m.end(1))
     for m in _DIRECTIVE.finditer(source):
         out[m.start() : m.end()] = source[m.start() : m.end()]  # directives as written (see _DIRECTIVE)
+        # ...but a `/* comment */` on a continuation line of a `#define` ends tree-sitter's reading of the
+        # macro's body there, and the rest of the definition (and what follows) becomes one ERROR
+        for c in _BLOCK_COMMENT.finditer(source, m.start(), m.end()):
+            blank(c.start(), c.end())
     return bytes(out)
