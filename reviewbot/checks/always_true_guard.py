@@ -146,9 +146,16 @@ def _truthy_finding(t: TruthyTest) -> Finding:
         anchor=f"{t.kind.value}|{t.function}|{t.text}",
         title=title,
         evidence=tuple(evidence),
-        suggestion=msg(f"always-true-guard.suggestion.{t.kind.value}", operand=t.operand),
+        suggestion=msg(f"always-true-guard.suggestion.{_suggested(t)}", operand=t.operand),
         extra=(("field", t.operand.strip("'\"") or t.text), ("kind", t.kind.value), ("value", str(t.value))),
     )
+
+
+def _suggested(t: TruthyTest) -> str:
+    """The suggestion's key: a class or function operand is tested against, a literal compared with."""
+    if t.kind is TruthyKind.OPERAND and t.bound_line:
+        return "operand-object"
+    return t.kind.value
 
 
 def _macro_finding(g: MacroGuard) -> Finding:

@@ -69,3 +69,9 @@ def test_a_guard_on_a_macro_only_another_source_file_defines(tmp_path: Path) -> 
         "`#define GPU_SPLIT_MODE_SUPPORTED` only at common/common.cpp:4: a separate translation unit; "
         "no header, build file or script defines or names it.",
     )
+
+
+def test_the_suggestion_fits_what_the_operand_is(tmp_path: Path) -> None:
+    found = _findings("py-truthy-tests", tmp_path)
+    assert "isinstance(x, NotImplementedBuilder)" in found[26].suggestion  # a class: test against it
+    assert "x in (..., 'finetune')" in found[32].suggestion  # a literal: compare with each
