@@ -46,7 +46,7 @@ def test_python_truth_tests_the_code_fixes(tmp_path: Path) -> None:
     found = _findings("py-truthy-tests", tmp_path)
     tuple_assert = found[20]
     assert tuple_assert.severity is Severity.P2  # a validation that never fails: only rejected configs run
-    assert tuple_assert.title.startswith("`assert (self.max_elements >= self.dp, f\"max_elements")
+    assert tuple_assert.title.startswith('`assert (self.max_elements >= self.dp, f"max_elements')
     assert "never fails" in tuple_assert.title
     operand = found[26]
     assert operand.severity is Severity.P1
