@@ -8,7 +8,8 @@ files (no header, no build file, no script, not this file), the guard is constan
 `#ifndef X` always true, `#ifdef X` always false (`arg.cpp` testing a macro `common.cpp` defines).
 
 Not judged: a macro some header defines (any file that is not a source file may be included), one a
-build file, script or config names (it may come from `-DX`), one the file defines itself, one nothing
+build file, script or config names (it may come from `-DX`), a file that includes a source file (a
+unity build), one the file defines itself, one nothing
 defines (an opt-in `-DX` for debugging), names starting with `_` (the compiler's), and guards with more
 than one macro.
 """
@@ -30,6 +31,7 @@ _GUARD = re.compile(
     r"^\s*#\s*(?:(?P<kw>ifdef|ifndef)\s+(?P<name>[A-Za-z]\w*)\s*(?://.*|/\*.*)?$"
     r"|(?:el)?if\s+(?P<neg>!\s*)?defined\s*(?:\(\s*(?P<name2>[A-Za-z]\w*)\s*\)|\s+(?P<name3>[A-Za-z]\w*))\s*(?://.*|/\*.*)?$)"
 )
+_INCLUDES_SOURCE = re.compile(r'(?m)^[ \t]*#[ \t]*include[ \t]*"[^"]+\.(?:c|cc|cpp|cxx|cu)"')
 _MAX_FILES = 60  # files mentioning the macro read to find its definitions
 
 
@@ -63,14 +65,18 @@ def _definitions(tree: RepoTree, name: str, path: str) -> tuple[tuple[str, int],
     grep = getattr(tree, "grep", None)
     if not callable(grep):
         return None
-    files = grep([name])
+    # substrings: `-DGPU_SPLIT` in a Makefile is no whole word (git grep -w), yet names the macro
+    files = grep([name], substrings=True)
     if not files or len(files) > _MAX_FILES:
         return None
     rx = _define(name)
+    named = re.compile(
+        r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])|-D" + re.escape(name) + r"\b"
+    )
     found: list[tuple[str, int]] = []
     for p in sorted(files):
         text = tree.read(p) or ""
-        if not p.endswith(SOURCE_SUFFIXES):
+        if not p.endswith(SOURCE_SUFFIXES) and named.search(text):
             return None  # a header, a build file, a script: the macro may reach the file from there
         for number, line in enumerate(text.split("\n"), start=1):
             if rx.match(line):
@@ -87,6 +93,8 @@ def macro_guards(changed: Iterable[Side], texts: dict[str, str | None], tree: Re
         text = texts.get(s.path)
         if not s.path.endswith(SOURCE_SUFFIXES) or not s.added or text is None:
             continue
+        if _INCLUDES_SOURCE.search(text):
+            continue  # a unity build (`#include "common.cpp"`): other sources' macros reach this one
         lines = text.split("\n")
         for number in sorted(s.added):
             if number > len(lines):

@@ -12,14 +12,15 @@ lines of the changed files only, and only where the base did not already have th
   (`builder is None or NotImplementedBuilder`: the class object, not a test of it) — the whole `or`
   is then true for every configuration;
 - a method tested without calling it (`if self.use_cache:` where the class defines `def use_cache(self)`
-  and no decorator makes it a property): a bound method is always truthy;
-- `is` / `is not` against a string literal (`args.mode is "train"`): a string read from the command
-  line, a file or the environment is a new object, so `is` is always false (and `is not` always true).
+  with no decorator at all: any decorator may make it a property): a bound method is always truthy;
+- `is` / `is not` against a string literal (`args.mode is "train"`): it holds only when both are the
+  same object; a string read from the command line, a file or the environment is a new one, so the
+  test fails for the values operators give (a literal default may be the same interned object).
 
 A truth position is the test of an `if`, `elif`, `while`, `assert` or conditional expression, an operand
 of `and`/`or`/`not` in one. A value position (`name = x or "default"`, `(x or "d") in table`) is not one:
 there `or` picks a value. Not judged: a name bound more than once or to something else, a class the
-module neither defines nor imports, a method a decorator may turn into a property.
+module neither defines nor imports, a decorated method.
 """
 
 from __future__ import annotations
@@ -55,23 +56,6 @@ class TruthyTest:
     in_assert: bool  # the test of an `assert`: a validation that never fails (or always does)
     function: str  # the enclosing function's qualified name ("" at module level)
     bound_line: int = 0  # where the operand's class/function or the method is defined (0: a literal)
-
-
-# Decorators after which a method is no longer a bound method when read as an attribute.
-_PROPERTY_LIKE = frozenset({"property", "cached_property", "functools.cached_property", "setter"})
-
-
-def _decorator_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    out: set[str] = set()
-    for d in fn.decorator_list:
-        target = d.func if isinstance(d, ast.Call) else d
-        out.add(
-            ast.unparse(target).rsplit(".", 1)[-1]
-            if isinstance(target, ast.Attribute)
-            else ast.unparse(target)
-        )
-        out.add(ast.unparse(target))
-    return out
 
 
 @dataclass(frozen=True)
@@ -118,12 +102,12 @@ def _module_bindings(tree: ast.Module) -> _Module:
 
 def _methods(cls: ast.ClassDef) -> dict[str, int]:
     """Plain methods of a class (no property-like decorator) that no `self.<name> = ...` rebinds."""
+    # Undecorated only: any decorator may turn a method into a property (pydantic's `computed_field`,
+    # a project's `lazy_property`), and then the attribute is its value, not a bound method.
     defs = {
         n.name: n.lineno
         for n in cls.body
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-        and not (_decorator_names(n) & _PROPERTY_LIKE)
-        and not any(d.endswith(".setter") or d.endswith(".getter") for d in _decorator_names(n))
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and not n.decorator_list
     }
     assigned = {
         t.attr

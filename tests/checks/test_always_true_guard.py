@@ -54,7 +54,7 @@ def test_python_truth_tests_the_code_fixes(tmp_path: Path) -> None:
     assert operand.evidence[0].startswith("`NotImplementedBuilder` is a class or function (defined or imported at engine/config.py:1)")  # fmt: skip
     assert "'finetune'" in found[32].title
     assert found[37].title.startswith("`self.use_cache` is always true: `use_cache` is a method (defined at engine/config.py:11)")  # fmt: skip
-    assert found[43].title.startswith('`self.mode is "serve"` is always `False`')
+    assert found[43].title.startswith('`self.mode is "serve"` compares identity with a string literal')
     assert sorted(found) == [20, 26, 32, 37, 43]
     assert found[37].localized("zh").title != found[37].title
 

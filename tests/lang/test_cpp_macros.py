@@ -199,3 +199,18 @@ def test_bindings_with_conditionals_comments_and_continuations_parse_whole() -> 
     from tree_sitter import Language, Parser
 
     assert Parser(Language(tree_sitter_cpp.language())).parse(raw).root_node.has_error  # as written
+
+
+def test_casts_comments_enumerators_and_literal_text_are_left_as_written() -> None:
+    # A C-style cast before `;` is a value, not a chain macro; a comment ending in `?` does not make a
+    # statement-level #ifdef an expression; a lone enumerator before a comment and `};` is kept; a
+    # literal's own text (`" NONE "`) is kept, while `"%" PRId64 "\n"` loses its format macro.
+    src = (
+        b"void f(Cfg & cfg) {\n    cfg.cap = (size_t) SIZE_MAX;\n    int n = 0;  // is 2 right?\n"
+        b"#ifdef GGML_USE_CUDA\n    cfg.n = 1;\n#else\n    cfg.n = 2;\n#endif\n"
+        b'    if (a == " NONE ") { printf("%" PRId64 "\\n", n); }\n}\n'
+        b"enum Mode {\n    MODE_DEFAULT\n\n    // more later\n};\n"
+    )
+    out = blank_macros(src)
+    assert b"(size_t) SIZE_MAX;" in out and b"cfg.n = 2;" in out and b"MODE_DEFAULT" in out
+    assert b'" NONE "' in out and b"PRId64" not in out

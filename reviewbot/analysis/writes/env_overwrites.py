@@ -7,7 +7,8 @@ an operator sets it by exporting it. A change that writes it on an added line (`
 `os.putenv("X", v)`, `envs.X.set(v)`) replaces what the operator exported, unless:
 
 - a condition around the write or an early exit before it in the same function reads `X` (`if "X" not in
-  os.environ`, `if not envs.X.is_set()`), or the written value reads `X` (a normalisation);
+  os.environ`, `if not envs.X.is_set()`), the written value reads `X` (a normalisation), or the
+  function reads `X` before the write (`saved = os.environ.get("X")`: a save and restore);
 - it uses `os.environ.setdefault` (set-only-if-unset by construction);
 - it is in a test, or the name has no project prefix (a third-party library's variable set on purpose:
   `TOKENIZERS_PARALLELISM`, `NCCL_*`).
@@ -107,6 +108,18 @@ def _guarded(fn: ast.AST, write: ast.stmt, name: str) -> bool:
     return bool(walk(body, []))
 
 
+def _read_before(scope: ast.AST, write: ast.stmt, name: str) -> bool:
+    """The function reads the variable before this write (`saved = os.environ.get("X")`): it knows the
+    operator's value and sets its own on purpose, a save and restore, not an overwrite."""
+    for st in _own_statements(scope):
+        if st.lineno >= write.lineno or isinstance(st, ast.If | ast.While | ast.With | ast.For | ast.Try):
+            continue  # compound statements: their own statements are visited one by one
+        got = _written_name(st)
+        if (got is None or got[0] != name) and _reads(st, name):
+            return True
+    return False
+
+
 def _own_statements(scope: ast.AST) -> Iterable[ast.stmt]:
     """The statements of a module or function, not those of the functions and classes nested in it."""
     stack = list(getattr(scope, "body", []))
@@ -153,7 +166,12 @@ def env_overwrites(
                 if got is None:
                     continue
                 name, value = got
-                if not name.startswith(prefix + "_") or _reads(value, name) or _guarded(scope, st, name):
+                if (
+                    not name.startswith(prefix + "_")
+                    or _reads(value, name)
+                    or _guarded(scope, st, name)
+                    or _read_before(scope, st, name)
+                ):
                     continue
                 source = next(
                     (

@@ -137,16 +137,37 @@ _EXTERN_C = re.compile(
 # place is nothing else in C++ (a constant would end an expression, need a `;` or be an enumerator with
 # a `,`); the next line must start a statement, so a lone enumerator before `};` is left alone.
 _STATEMENT_MACRO = re.compile(
-    rb"(?m)(?<=[;{}])[ \t]*(?://[^\n]*)?\n[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*(?=\n(?:[ \t]*\n)*[ \t]*[A-Za-z_/#])"
+    rb"(?m)(?<=[;{}])[ \t]*(?://[^\n]*)?\n[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*(?=\n(?:[ \t]*(?://[^\n]*)?\n)*[ \t]*[A-Za-z_#])"
 )
 
 
 # A name between two string literals (`"%" PRId64 "\n"`): a macro that expands to a literal, concatenated.
 # Blanks on both sides: `"CUDA_HOME"` is a literal's own text, never blanked.
 _LITERAL_MACRO = re.compile(rb'(?<=")[ \t]+([A-Z][A-Za-z0-9_]{2,})[ \t]+(?=")')
+_FORMAT_MACRO = re.compile(rb"^(?:PRI|SCN)[diouxXb]\w*$")
 # An upper-case name between a call's `)` and the `;` (`.def(init<>()) REGISTER_PROPERTYS;`, `void f()
 # OVERRIDE;`): two expressions side by side are no C++, so it is a macro (a method chain, an attribute).
 _TRAILING_MACRO = re.compile(rb"(?<=\))[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*(?=;)")
+
+
+def _closes_call(source: bytes, close: int) -> bool:
+    """The `)` at `close` ends a call's arguments (its `(` follows a name, a `>` or a `)`), not a cast."""
+    depth, i = 0, close
+    while i >= 0:
+        ch = source[i]
+        if ch == 0x29:  # )
+            depth += 1
+        elif ch == 0x28:  # (
+            depth -= 1
+            if depth == 0:
+                j = i - 1
+                while j >= 0 and source[j] in b" \t":
+                    j -= 1
+                return j >= 0 and (chr(source[j]).isalnum() or source[j] in b"_>)")
+        elif ch in b";{}":
+            return False
+        i -= 1
+    return False
 
 
 def _skip_literal(source: bytes, i: int, end: int) -> int:
@@ -203,7 +224,8 @@ def _last_top_comma(source: bytes, open_paren: int, close: int) -> int | None:
 _COND_OPEN = re.compile(rb"^[ \t]*#[ \t]*if(?:n?def)?\b")
 _COND_ALT = re.compile(rb"^[ \t]*#[ \t]*(?:else|elif)\b")
 _COND_END = re.compile(rb"^[ \t]*#[ \t]*endif\b")
-_UNFINISHED = re.compile(rb"(?:[=(,?]|&&|\|\||\breturn)[ \t]*(?://[^\n]*)?$")
+_UNFINISHED = re.compile(rb"(?:[=(,?]|&&|\|\||\breturn)[ \t]*$")  # checked with any `//` comment cut off
+_LINE_COMMENT = re.compile(rb'//[^"\n]*$')
 _CONTINUED = re.compile(rb"^[ \t]*(?:\.(?!\.)|->|\)|,|\?|&&|\|\|)")
 
 
@@ -235,7 +257,7 @@ def _expression_conditionals(source: bytes) -> list[tuple[int, int, int]]:
             j += 1
         if j < len(lines) and _COND_END.match(lines[j]) and alt > 0:
             before, after = _significant(lines, i - 1, -1), _significant(lines, j + 1, 1)
-            if _UNFINISHED.search(before.rstrip()) or _CONTINUED.match(after):
+            if _UNFINISHED.search(_LINE_COMMENT.sub(b"", before).rstrip()) or _CONTINUED.match(after):
                 found.append((i, alt, j))
         i = j if j > i else i + 1
     return found
@@ -297,9 +319,13 @@ def blank_macros(source: bytes, extra: tuple[str, ...] = ()) -> bytes:
     for m in _STATEMENT_MACRO.finditer(source):
         blank(m.start(1), m.end(1))
     for m in _TRAILING_MACRO.finditer(source):
-        blank(m.start(1), m.end(1))
+        if _closes_call(source, m.start() - 1):  # `(int) SIZE_MAX;` is a cast of a value: kept
+            blank(m.start(1), m.end(1))
     for m in _LITERAL_MACRO.finditer(source):
-        blank(m.start(1), m.end(1))
+        # only a known format macro or one the file defines: `" NONE "` may be a literal's own text
+        name = m.group(1)
+        if _FORMAT_MACRO.match(name) or re.search(rb"(?m)^[ \t]*#[ \t]*define[ \t]+" + name + rb"\b", source):
+            blank(m.start(1), m.end(1))
     for m in _DIRECTIVE.finditer(source):
         out[m.start() : m.end()] = source[m.start() : m.end()]  # directives as written (see _DIRECTIVE)
         # ...but a `/* comment */` on a continuation line of a `#define` ends tree-sitter's reading of the
