@@ -389,6 +389,9 @@ def _commit(work: Path, text: str, message: str) -> str:
 def test_end_to_end_on_a_tiny_mirror(tmp_path: Path) -> None:
     work = tmp_path / "work"
     (work / "pkg").mkdir(parents=True)
+    # the project tests this config code (missing-tests is a P3 nit where no test mentions it)
+    (work / "tests").mkdir()
+    (work / "tests" / "test_config.py").write_text("def test_fast_path(cfg):\n    assert cfg.fast_path\n")
     _git(work, "init", "-q", "-b", "main")
     _commit(work, BASE_PY, "base")
     flag = _commit(work, FLAG_PY, "derive fast_path")
