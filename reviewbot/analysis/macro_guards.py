@@ -59,23 +59,19 @@ def _directive(line: str) -> tuple[str, bool] | None:
     return (m.group("name2") or m.group("name3")), bool(m.group("neg"))
 
 
-def _definitions(tree: RepoTree, name: str, path: str) -> tuple[tuple[str, int], ...] | None:
+def _definitions(files: dict[str, str], name: str, path: str) -> tuple[tuple[str, int], ...] | None:
     """The other source files' `#define name` lines, or None when the guard may see the macro (a
-    header, a build file or this file defines or names it, or nothing defines it)."""
-    grep = getattr(tree, "grep", None)
-    if not callable(grep):
-        return None
-    # substrings: `-DGPU_SPLIT` in a Makefile is no whole word (git grep -w), yet names the macro
-    files = grep([name], substrings=True)
-    if not files or len(files) > _MAX_FILES:
+    header, a build file or this file defines or names it, or nothing defines it). `files`: the
+    repository's files that hold one of the guards' names, with their text."""
+    mine = {p: t for p, t in files.items() if name in t}
+    if not mine or len(mine) > _MAX_FILES:
         return None
     rx = _define(name)
     named = re.compile(
         r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])|-D" + re.escape(name) + r"\b"
     )
     found: list[tuple[str, int]] = []
-    for p in sorted(files):
-        text = tree.read(p) or ""
+    for p, text in sorted(mine.items()):
         if not p.endswith(SOURCE_SUFFIXES) and named.search(text):
             return None  # a header, a build file, a script: the macro may reach the file from there
         for number, line in enumerate(text.split("\n"), start=1):
@@ -86,26 +82,43 @@ def _definitions(tree: RepoTree, name: str, path: str) -> tuple[tuple[str, int],
     return tuple(found) or None
 
 
-def macro_guards(changed: Iterable[Side], texts: dict[str, str | None], tree: RepoTree) -> list[MacroGuard]:
-    """Guards the change adds to a source file on a macro only other source files define."""
-    out: list[MacroGuard] = []
+def _candidates(
+    changed: Iterable[Side], texts: dict[str, str | None]
+) -> list[tuple[str, int, str, str, bool]]:
+    """(path, line, directive, macro, value when undefined) of the single-macro guards the change adds
+    to source files that include no other source file (a unity build sees other sources' macros)."""
+    out: list[tuple[str, int, str, str, bool]] = []
     for s in changed:
         text = texts.get(s.path)
-        if not s.path.endswith(SOURCE_SUFFIXES) or not s.added or text is None:
+        if (
+            not s.path.endswith(SOURCE_SUFFIXES)
+            or not s.added
+            or text is None
+            or _INCLUDES_SOURCE.search(text)
+        ):
             continue
-        if _INCLUDES_SOURCE.search(text):
-            continue  # a unity build (`#include "common.cpp"`): other sources' macros reach this one
         lines = text.split("\n")
-        for number in sorted(s.added):
-            if number > len(lines):
-                continue
+        for number in sorted(n for n in s.added if n <= len(lines)):
             got = _directive(lines[number - 1])
-            if got is None or got[0].startswith("_"):
-                continue
-            name, undefined_value = got
-            where = _definitions(tree, name, s.path)
-            if where is not None:
-                out.append(
-                    MacroGuard(s.path, number, lines[number - 1].strip(), name, undefined_value, where)
-                )
+            if got is not None and not got[0].startswith("_"):
+                out.append((s.path, number, lines[number - 1].strip(), got[0], got[1]))
+    return out
+
+
+def macro_guards(changed: Iterable[Side], texts: dict[str, str | None], tree: RepoTree) -> list[MacroGuard]:
+    """Guards the change adds to a source file on a macro only other source files define."""
+    candidates = _candidates(changed, texts)
+    grep = getattr(tree, "grep", None)
+    if not candidates or not callable(grep):
+        return []
+    # One search for every name; substrings: `-DGPU_SPLIT` in a Makefile is no whole word (git grep -w)
+    hits = grep(sorted({c[3] for c in candidates}), substrings=True)
+    if not hits or len(hits) > _MAX_FILES * len(candidates):
+        return []
+    files = {p: tree.read(p) or "" for p in sorted(hits)}
+    out: list[MacroGuard] = []
+    for path, number, text, name, undefined_value in candidates:
+        where = _definitions(files, name, path)
+        if where is not None:
+            out.append(MacroGuard(path, number, text, name, undefined_value, where))
     return out

@@ -30,12 +30,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from reviewbot.analysis.pyast import python_tree
+from reviewbot.analysis.pyast import Texts, changed_python, python_tree
 from reviewbot.analysis.sides import Side
 
 __all__ = ["TruthyKind", "TruthyTest", "truthy_tests"]
-
-Texts = dict[str, tuple[str | None, str | None]]
 
 
 class TruthyKind(str, Enum):
@@ -228,13 +226,7 @@ def _seen(tree: ast.Module | None, text: str | None) -> set[tuple[TruthyKind, st
 def truthy_tests(changed: Iterable[Side], texts: Texts) -> list[TruthyTest]:
     """Constant truth tests the change introduces on added lines of its Python files."""
     out: list[TruthyTest] = []
-    for s in changed:
-        if not s.path.endswith(".py") or not s.added:
-            continue
-        base_text, head_text = texts.get(s.path, (None, None))
-        head = python_tree(head_text)
-        if head is None or head_text is None:
-            continue
+    for s, base_text, head_text, head in changed_python(changed, texts):
         before = _seen(python_tree(base_text), base_text)
         module = _module_bindings(head)
         for test, in_assert, fn, cls in _tests(head):

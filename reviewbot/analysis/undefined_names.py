@@ -20,19 +20,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from reviewbot.analysis.pyast import python_tree
+from reviewbot.analysis.pyast import Texts, changed_python, python_tree
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.env import is_env_name
-from reviewbot.model.change import ChangeSet, RepoTree
+from reviewbot.model.change import RepoTree
 
-__all__ = ["UndefinedName", "undefined_names", "registry_attributes", "scopes", "side_texts"]
-
-Texts = dict[str, tuple[str | None, str | None]]
-
-
-def side_texts(change: ChangeSet) -> Texts:
-    """Head path -> (base text, head text) of every changed file."""
-    return {f.path: (f.base_text, f.head_text) for f in change.files}
+__all__ = ["UndefinedName", "undefined_names", "registry_attributes", "scopes"]
 
 
 @dataclass(frozen=True)
@@ -90,13 +83,7 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
     """Undefined names the change introduces on added lines; `texts` maps a head path to its
     (base text, head text)."""
     out: list[UndefinedName] = []
-    for s in changed:
-        if not s.path.endswith(".py") or not s.added:
-            continue
-        base_text, head_text = texts.get(s.path, (None, None))
-        head = python_tree(head_text)
-        if head is None or head_text is None:
-            continue
+    for s, base_text, head_text, head in changed_python(changed, texts):
         base = python_tree(base_text) if base_text is not None else ast.Module(body=[], type_ignores=[])
         if base is None:
             continue  # the base does not parse: nothing to compare with

@@ -52,9 +52,9 @@ from collections.abc import Iterable
 
 from reviewbot.analysis.constant_guards import ConstantGuard, ConstantKind, constant_guards
 from reviewbot.analysis.macro_guards import MacroGuard, macro_guards
+from reviewbot.analysis.pyast import side_texts
 from reviewbot.analysis.sides import sides
 from reviewbot.analysis.truthy_tests import TruthyKind, TruthyTest, truthy_tests
-from reviewbot.analysis.undefined_names import side_texts
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place, places
 from reviewbot.model.finding import Finding, Severity

@@ -40,13 +40,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from reviewbot.analysis.pyast import side_texts
 from reviewbot.analysis.sides import sides
-from reviewbot.analysis.undefined_names import (
-    UndefinedName,
-    registry_attributes,
-    side_texts,
-    undefined_names,
-)
+from reviewbot.analysis.undefined_names import UndefinedName, registry_attributes, undefined_names
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, is_builder, is_constructor, place, places, short_function
 from reviewbot.model.finding import Finding, Severity

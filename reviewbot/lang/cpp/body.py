@@ -331,10 +331,11 @@ def _compared(a: Pred, op: str) -> tuple[str, str] | None:
 
 def _options(p: Pred, op: str = "==") -> tuple[str, frozenset[str]] | None:
     """(operand, literals) of `x == "a"` or `x == "a" || x == "b"`: one operand, string literals only."""
-    found = [_compared(a, op) for a in (p.args if isinstance(p, Or) else (p,))]
-    if not found or any(f is None for f in found) or len({f[0] for f in found if f}) != 1:
+    found = [c for a in (p.args if isinstance(p, Or) else (p,)) if (c := _compared(a, op)) is not None]
+    operands = {operand for operand, _ in found}
+    if len(found) != (len(p.args) if isinstance(p, Or) else 1) or len(operands) != 1:
         return None
-    return found[0][0] if found[0] else "", frozenset(f[1] for f in found if f)
+    return operands.pop(), frozenset(literal for _, literal in found)
 
 
 def _not_implied(guard: Pred | None, here: Pred) -> Pred | None:

@@ -263,9 +263,19 @@ def _expression_conditionals(source: bytes) -> list[tuple[int, int, int]]:
     return found
 
 
+# A cheap look before the line-by-line scan (it runs on every C++ file of the index): an `#if` right
+# after a line that ends unfinished, or an `#endif` right before one that continues.
+_MAYBE_IN_EXPRESSION = re.compile(
+    rb"(?m)(?:[=(,?]|&&|\|\||\breturn)[ \t]*(?://[^\n]*)?\n(?:[ \t]*\n)*[ \t]*#[ \t]*if"
+    rb"|#[ \t]*endif[^\n]*\n(?:[ \t]*\n)*[ \t]*(?:\.|->|\)|,|\?|&&|\|\|)"
+)
+
+
 def _keep_first_branch(source: bytes) -> bytes:
     """`source` with each conditional group inside an expression reduced to its first branch: its
     directives and the other branches blanked (lines kept), so the expression reads as one build sees it."""
+    if _MAYBE_IN_EXPRESSION.search(source) is None:
+        return source
     groups = _expression_conditionals(source)
     if not groups:
         return source
