@@ -7,14 +7,25 @@ parse_args()`, then `args.micro_batch_size = 1`, ..., then `validate_args(args)`
 (test files first, as execution/call_sites.py orders them) that sets attributes of the namespace it
 validates to literals gives those values; the rows set their columns on top. Only literal values are
 taken (an attribute set from a test's parameter is left at the parser's default).
+
+The generated test runs in one process: a site that asks for more ranks than that (megatron's
+`args.tensor_model_parallel_size = 2`, run by its tests under torchrun) is validated against a world of
+one and raises before any derivation (`world size (1) is not divisible by ...`). So a site that sets
+no parallel size or world size above 1 is taken before one that does; when every site does, the first.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Iterator
 
 __all__ = ["validated_setup"]
+
+# Options that size the process group a configuration runs in (`tensor_model_parallel_size`, `tp_size`,
+# `world_size`): above 1, more than the one process the generated test runs in.
+_RANKS = re.compile(r"^(?:world_size|(?:tp|pp|dp|ep|cp|etp)_size|\w*parallel_size)$")
+_MAX_SITES = 32  # sites looked at for one that fits one process
 
 
 def _bodies(tree: ast.AST) -> Iterator[list[ast.stmt]]:
@@ -74,11 +85,22 @@ def _in_body(body: list[ast.stmt], function: str) -> tuple[tuple[tuple[str, str]
     return None
 
 
-def validated_setup(
+def _one_process(given: tuple[tuple[str, str], ...]) -> bool:
+    """No option of `given` asks for more than one rank (`tensor_model_parallel_size = 2`)."""
+    for name, value in given:
+        if _RANKS.match(name):
+            try:
+                ranks = ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(ranks, int) and not isinstance(ranks, bool) and ranks > 1:
+                return False
+    return True
+
+
+def _sites(
     function: str, texts: Iterable[tuple[str, str]]
-) -> tuple[tuple[tuple[str, str], ...], str] | None:
-    """(attribute -> value source, `path:line`) of the first site that sets literal attributes on a
-    namespace and then calls `function(namespace)`, or None."""
+) -> Iterator[tuple[tuple[tuple[str, str], ...], str]]:
     for path, text in texts:
         try:
             tree = ast.parse(text)
@@ -87,5 +109,19 @@ def validated_setup(
         for body in _bodies(tree):
             got = _in_body(body, function)
             if got is not None:
-                return got[0], f"{path}:{got[1]}"
-    return None
+                yield got[0], f"{path}:{got[1]}"
+
+
+def validated_setup(
+    function: str, texts: Iterable[tuple[str, str]]
+) -> tuple[tuple[tuple[str, str], ...], str] | None:
+    """(attribute -> value source, `path:line`) of the first site that sets literal attributes on a
+    namespace and then calls `function(namespace)` in one process (else the first such site), or None."""
+    first = None
+    for n, site in enumerate(_sites(function, texts)):
+        if _one_process(site[0]):
+            return site
+        first = first or site
+        if n + 1 >= _MAX_SITES:
+            break
+    return first
