@@ -20,13 +20,13 @@ import ast
 import re
 from collections.abc import Collection, Mapping
 
-from reviewbot.execution.call_sites import Sites, literal_call
+from reviewbot.execution.call_sites import Sites
 from reviewbot.execution.harness_argparse import argparse_harness
 from reviewbot.execution.harness_conditions import comparison
 from reviewbot.execution.harness_function import function_harness, static_kind
+from reviewbot.execution.harness_given import Given, required_given
 from reviewbot.execution.harness_method import MethodPlan, assigned, method_plan
 from reviewbot.execution.harness_module import lifted, module_of
-from reviewbot.execution.harness_placeholder import PLACEHOLDERS, class_placeholders
 from reviewbot.lang.facts import FileFacts, OwnerKind
 from reviewbot.model.executed import Harness, HarnessKind
 from reviewbot.model.truthtable import TruthTable
@@ -221,7 +221,7 @@ def _called_on_construction(cls: ast.ClassDef, method: str, kind: HarnessKind) -
     return None
 
 
-_Given = tuple[tuple[tuple[str, str], ...], str]
+_Given = Given  # (keyword -> value source, where they come from)
 
 
 def _how_built(
@@ -239,20 +239,19 @@ def _how_built(
     else:
         taken = _annotated_fields(cls)
     required = _required(cls, kind)
-    given = literal_call(owner, required, sites(owner)) if required and sites is not None else None
-    if required and given is None:
-        # No call gives them: placeholders, when the code the test runs never reads them.
-        ctors = {"dataclass": ["__post_init__"], "pydantic": ["model_post_init", "__init__"]}
-        entry = [*ctors.get(kind, ["__init__"]), method]
-        filled = class_placeholders(cls, kind, [r for r in required if r not in columns], entry)
-        if isinstance(filled, str):
-            shown = ", ".join(f"`{r}`" for r in required[:3])
-            return (
-                f"`{owner}(...)` requires {shown} (no default) and no call in the repository gives "
-                f"them as literals; {filled}: there is no configuration to build"
-            )
-        given = (filled, PLACEHOLDERS) if filled else None
-    return taken or [], given
+    if not required:
+        return taken or [], None
+    given = required_given(cls, kind, method, required, sites, columns, _positional(cls, kind))
+    return given if isinstance(given, str) else (taken or [], given)
+
+
+def _positional(cls: ast.ClassDef, kind: HarnessKind) -> list[str]:
+    """The constructor's positional parameters in order: a plain class's `__init__`'s, a dataclass's
+    fields when it has no base (a base's fields would come first); none for a pydantic model."""
+    if kind == "class":
+        init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        return [p.arg for p in (*init.args.posonlyargs, *init.args.args)][1:] if init is not None else []
+    return _annotated_fields(cls) if kind == "dataclass" and not cls.bases else []
 
 
 def _constructor_harness(

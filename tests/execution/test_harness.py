@@ -286,3 +286,43 @@ def test_required_arguments_take_the_literals_a_call_in_the_repository_gives(tmp
     # `serve.py` passes a name, not a literal; the test's call gives the value (its `cache` is not taken).
     assert found.given == (("model", "'tiny'"),) and found.given_from == "tests/test_cfg.py:5"
     assert found.construction == "Config(model='tiny')"
+
+
+def test_a_positional_literal_or_a_module_constant_is_a_literal_a_call_gives(tmp_path: Path) -> None:
+    # sglang's FunctionCallParser(self.tools, "llama3"); megatron's sequence_length=_SEQUENCE_LENGTH
+    base = PLAIN.replace("(self, cache", "(self, model, size, cache").replace(
+        "        self.cache = cache\n", "        self.cache = cache or model == 'big' or size > 8\n"
+    )
+    head = base + "        if not self.cache:\n            self.use_rope = False\n"
+    test = "from cfg import Config\n\n_SIZE = 4\n\n\ndef test_build():\n    Config('tiny', size=_SIZE)\n"
+    found = _harness(tmp_path / "a", "cfg.py", base, head, {"tests/test_cfg.py": test})
+    assert isinstance(found, Harness)
+    assert found.given == (("model", "'tiny'"), ("size", "4")) and found.given_from == "tests/test_cfg.py:7"
+    # a name bound twice is no constant; a call with more positional arguments than known is not read
+    rebound = test.replace("_SIZE = 4\n", "_SIZE = 4\n_SIZE = 5\n")
+    assert isinstance(_harness(tmp_path / "b", "cfg.py", base, head, {"tests/test_cfg.py": rebound}), str)
+    extra = test.replace("Config('tiny', size=_SIZE)", "Config('tiny', 4, True, False)")
+    assert isinstance(_harness(tmp_path / "c", "cfg.py", base, head, {"tests/test_cfg.py": extra}), str)
+
+
+def test_a_call_giving_some_required_arguments_takes_placeholders_for_the_rest_never_read(
+    tmp_path: Path,
+) -> None:
+    # `tools` is stored, never read by the code the test runs; `model` is read: the call's literal gives it
+    base = PLAIN.replace("(self, cache", "(self, tools, model, cache").replace(
+        "        self.cache = cache\n",
+        "        self.tools = tools\n        self.cache = cache or model == 'big'\n",
+    )
+    head = base + "        if not self.cache:\n            self.use_rope = False\n"
+    test = "from cfg import Config\n\n\ndef test_build(self):\n    Config(self.tools, 'tiny')\n"
+    found = _harness(tmp_path / "a", "cfg.py", base, head, {"tests/test_cfg.py": test})
+    assert isinstance(found, Harness)
+    assert found.given == (("model", "'tiny'"), ("tools", "None"))
+    assert (
+        found.given_from
+        == "tests/test_cfg.py:5 (`tools`: placeholders (never read by the code the test runs))"
+    )
+    # the argument the call does not give as a literal is read: no placeholder, no harness
+    read = base.replace("        self.tools = tools\n", "        self.tools = list(tools)\n")
+    got = _harness(tmp_path / "b", "cfg.py", read, read + head[len(base) :], {"tests/test_cfg.py": test})
+    assert isinstance(got, str) and "reads `tools`" in got
