@@ -1,4 +1,4 @@
-"""guard-removed (P1; P2 for a validation, P0 in every model's constructor, P3 for a removed derivation or outside config code): a guard, validation or derivation present at base is removed without a test change.
+"""guard-removed (P1; P2 for a validation, P0 in every model's constructor; silent for a removed derivation elsewhere and outside config code): a guard, validation or derivation present at base is removed without a test change.
 
 ## What it does
 Compares each function the change touches before and after it and flags, when no test file changed in
@@ -15,11 +15,12 @@ The evidence is the deleted lines (base `path:line`) and the test lines changed 
 (none that mention it). P0 when the dropped guard sits in the constructor of a class that the models
 derive from (three or more subclasses in the repository): every model's start-up now runs it. P2 for a
 removed validation: it only changes what happens to configurations it rejected before (they now run,
-silently); every configuration that ran before still runs the same way. P3 for a removed derivation outside
-a model's config builder or every model's constructor (a deleted write is most often the clean-up the change is about: a question
-for the author, not a merge blocker; on the train split no such removal was a labelled problem), and for a dropped guard
-outside config code (`analysis.scope`: no config object, config function or config
-file: a context's tensors, a timer): a nit, not a merge blocker.
+silently); every configuration that ran before still runs the same way. A removed derivation is
+reported only from a model's config builder or every model's constructor, where those models'
+configuration changed; elsewhere a deleted write is most often the clean-up the change is about, and
+as a P3 question it was wrong on all 20 train findings that had it (no labeller counted such a
+removal as a problem). Nothing is reported outside config code (`analysis.scope`: no config object,
+config function or config file: a context's tensors, a timer).
 
 Not flagged: a derivation or validation that moved (the same target and value, receivers aside, or
 the same condition, written in another function or file of the head); a condition that was rewritten
@@ -171,16 +172,14 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             evidence.append(msg("guard-removed.subclasses", cls=cls, count=every, examples=_examples(subs)))
         sev = Severity.P0 if every else Severity.P2 if r.kind is RemovalKind.VALIDATION else severity
         if sev is severity and not _config(r):
-            sev = Severity.P3  # a runtime write (a context's tensors, timers), not a setting: a nit
-            evidence.append(msg("guard-removed.outside-config", function=r.function or r.path))
-        elif sev is severity and r.kind is RemovalKind.DERIVATION and not (is_builder(r.function) or models):
+            continue  # a runtime write (a context's tensors, timers), not a setting
+        if sev is severity and r.kind is RemovalKind.DERIVATION and not (is_builder(r.function) or models):
             # A deleted write is most often the clean-up the change is about (the value now comes
-            # from elsewhere, or the default is wanted): a question for the author, not a blocker.
-            # What keeps running under fewer conditions (a dropped guard) stays P1, and so does a
-            # rule deleted from a model's own config builder or from the constructor every model
-            # runs: those models' configuration changed.
-            sev = Severity.P3
-            evidence.append(msg("guard-removed.derivation-question"))
+            # from elsewhere, or the default is wanted). As a P3 question this was wrong on all 20
+            # train findings that had it; what keeps running under fewer conditions (a dropped
+            # guard) is still reported, and so is a rule deleted from a model's own config builder
+            # or from the constructor every model runs: those models' configuration changed.
+            continue
         yield Finding.make(
             rule=id,
             severity=sev,

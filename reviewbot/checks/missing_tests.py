@@ -1,4 +1,4 @@
-"""missing-tests (P1; P2 when only an opt-in reaches it; P3 outside config code or in code no test mentions): a new or changed derivation branch no test pins.
+"""missing-tests (P1; P2 when only an opt-in reaches it; silent outside config code and in code no test mentions): a new or changed derivation branch no test pins.
 
 ## What it does
 A changed truth-table row can only be pinned by a test that changed in the same change (an unchanged
@@ -22,15 +22,13 @@ and its guard's reach), and the first evidence line names that population:
   (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
 - **P2**: an opt-in: only a deployment that sets an environment variable, or a switch away from a
   default that keeps the old behaviour, reaches it, and nothing in the repository sets it.
-- **P3**: outside config code (`analysis.scope`: the object written, the function and the file all say
-  nothing of configuration: a loader's scratch size, a weight's bookkeeping), or code the repository does
-  not test (no test file mentions the derived field, the function or the guard's inputs), unless a
-  test run showed the branch untested (a surviving mutant): a nit, not a merge blocker. Where a project
-  has no test of its argument parsing or config derivation, the first one is advice, not a merge
-  condition (train split, when this was introduced: none of the 8 findings it made P3 was an expected
-  label; 2 sat on neutral `allow` labels).
-  The evidence says which.
-- **not reported**: nothing new to pin: every row of the table equals the old one (a rewritten
+- **not reported**, besides the cases below: code outside config code (`analysis.scope`: the object
+  written, the function and the file all say nothing of configuration: a loader's scratch size, a
+  weight's bookkeeping), and code the repository does not test (no test file mentions the derived
+  field, the function or the guard's inputs), unless a test run showed the branch untested (a
+  surviving mutant). Both were P3 nits before; on the train split all 18 such findings were wrong
+  (no labeller asked for a first test of code the project does not test).
+- **not reported** either: nothing new to pin: every row of the table equals the old one (a rewritten
   condition); a rename (`n_ctx / params.n_parallel` -> `n_ctx / params_base.n_parallel`); a
   pass-through (an unguarded call that reads or parses an input, `self.x = get_x(param_dict)`,
   `params.cache_type_k = kv_cache_type_from_str(value)`); an argument parser's branch that maps an
@@ -200,8 +198,6 @@ class _Untested:
     tests: list[ChangedTest]
     severity: Severity  # from who reaches the changed rows of the anchor (the first branch)
     population: Population  # the anchor's
-    config: bool = True  # config code (`analysis.scope`) or a surviving mutant: may block a merge
-    practiced: bool = True  # a surviving mutant, or tests mention the field, function or guard inputs
 
 
 def reached(ctx: CheckContext) -> dict[tuple[str, int, str, str], Population]:
@@ -283,12 +279,12 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
             config = bool(survivors) or in_config_code(untested[0].head)
             # The project's practice: a surviving mutant proves the branch untested where tests run;
             # otherwise only a repository whose tests already mention the field, the function or the
-            # guard's inputs tests this code. Where none does, asking for the first test is advice,
-            # not a merge condition (train split: none of the 8 findings this made P3 was an expected label).
+            # guard's inputs tests this code. Where none does, or outside config code, asking for a
+            # test is not reported: as a P3 nit it was wrong on all 18 train findings that had it.
             practiced = bool(survivors) or bool(ctx.index.tests_mentioning(names))
             if not config or not practiced:
-                sev = Severity.P3  # a nit, not a merge blocker; the evidence says which reason
-            yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who, config, practiced)
+                continue
+            yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who)
 
 
 _RANK = {"production": 0, "opt-in": 1, "none": 2}
@@ -337,10 +333,6 @@ def _evidence(ctx: CheckContext, u: _Untested) -> list[Message | str]:
         )
     if u.population.evidence:
         evidence.append(u.population.evidence)  # who reaches the changed rows: the severity's ground
-    if not u.config:
-        evidence.append(msg("missing-tests.outside-config", target=a.target, where=u.function or a.path))
-    elif not u.practiced:
-        evidence.append(msg("missing-tests.untested-code", names=listing([f"`{n}`" for n in u.names], 4)))
     older = [r for r in ctx.index.tests_mentioning(u.own) if r.path not in {t.path for t in u.tests}]
     if older:
         at = listing(sorted(dict.fromkeys(f"{r.path}:{r.line}" for r in older)), 2)

@@ -62,19 +62,12 @@ def test_seed_like_population_is_p1(case: str, tmp_path: Path) -> None:
     assert "every task_type other than LANGUAGE_MODEL" in evidence
 
 
-@pytest.mark.parametrize(
-    ("case", "path", "line", "where"),
-    [
-        ("py-outside-config", "pkg/loader.py", 10, "`prepare` writes `chunk_mb`"),
-        ("cpp-outside-config", "cpp/Loader.cc", 11, "`prepare` writes `chunk_mb_`"),
-    ],
-)
-def test_outside_config_code_is_a_p3_nit(case: str, path: str, line: int, where: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("case", ["py-outside-config", "cpp-outside-config"])
+def test_outside_config_code_is_not_reported(case: str, tmp_path: Path) -> None:
     # A loader's own state in loader code: nothing there says configuration, nothing is read from
-    # configuration or the environment, and no test run proved the branch untested: not a blocker.
-    [(severity, at, n, evidence)] = _missing(case, tmp_path)
-    assert (severity, at, n) == (Severity.P3, path, line)
-    assert where in evidence and "outside config code" in evidence
+    # configuration or the environment, and no test run proved the branch untested. An older test
+    # mentions the field, so it is the scope, not the missing practice, that keeps it silent.
+    assert _missing(case, tmp_path) == []
 
 
 @pytest.mark.parametrize(
@@ -104,15 +97,8 @@ def test_is_formula(value: str, formula: bool) -> None:
     assert is_formula(a) is formula
 
 
-@pytest.mark.parametrize(
-    ("case", "path", "line"), [("py-no-tests", "pkg/cache.py", 13), ("cpp-no-tests", "cpp/Cache.cc", 5)]
-)
-def test_code_the_repository_does_not_test_is_a_p3_nit(
-    case: str, path: str, line: int, tmp_path: Path
-) -> None:
-    # The same default row as *-default-row, in a repository whose tests mention neither the field nor
-    # the function: no practice to follow and no test run proving it untested, so not a merge blocker.
-    [(severity, at, n, evidence)] = _missing(case, tmp_path)
-    assert (severity, at, n) == (Severity.P3, path, line)
-    assert "no test of the repository mentions `reserve_blocks`" in evidence
-    assert "the changed row is the default one" in evidence  # who reaches it is still said
+@pytest.mark.parametrize("case", ["py-no-tests", "cpp-no-tests"])
+def test_code_the_repository_does_not_test_is_not_reported(case: str, tmp_path: Path) -> None:
+    # The same default row as *-default-row (reported P1 there), in a repository whose tests mention
+    # neither the field nor the function: no practice to follow and no test run proving it untested.
+    assert _missing(case, tmp_path) == []

@@ -97,7 +97,12 @@ _ENGINE_HEAD = _ENGINE_BASE.replace(
 
 def test_a_macro_and_a_cuda_kernel_elsewhere_do_not_hide_the_changed_derivation(tmp_path: Path) -> None:
     path = "rtp_llm/cpp/config/ModelConfig.cc"
-    review = _review_files(tmp_path, {path: _ENGINE_BASE}, {path: _ENGINE_HEAD})
+    # An older test of the config mentions the field: the project tests this code.
+    test = (
+        "rtp_llm/cpp/config/test/ModelConfigTest.cc",
+        "TEST(ModelConfig, Rope) { EXPECT_TRUE(need_rope_kv_cache); }\n",
+    )
+    review = _review_files(tmp_path, {path: _ENGINE_BASE, test[0]: test[1]}, {path: _ENGINE_HEAD})
     assert not [n for n in review.notes if n.reason is SkipReason.UNPARSABLE_CODE]
     assert review.status is not Status.INCOMPLETE
     lines = {(f.rule, f.line) for f in review.findings}
