@@ -18,6 +18,10 @@ Flags, on the changed lines, a guard whose value does not depend on the configur
   is always truthy (`mode == "train" or "finetune"`, `builder is None or NotImplementedBuilder`), a
   method tested without being called (`if self.use_cache:`), a tuple (`assert (cond, "msg")`), `is`
   against a string literal (`args.mode is "train"`: a string read at run time is another object);
+- P2: a command-line switch the command line cannot change (`analysis.stuck_flags`):
+  `add_argument("--x", default=True, action="store_true")` is `True` for every launch, passing it
+  changes nothing and no spelling turns it off (a `--no-x` writing the same destination is the way out);
+  P3 in a script beside the package (`benchmark/`, `examples/`, `tools/`, `scripts/`);
 - P1: a preprocessor guard added to a source file on a macro only another source file `#define`s
   (`#ifndef GGML_USE_CUDA_SYCL_VULKAN` in `arg.cpp`, defined in `common.cpp`): each source file is
   compiled alone, so the guard is constant there (`analysis.macro_guards`).
@@ -54,6 +58,7 @@ from reviewbot.analysis.constant_guards import ConstantGuard, ConstantKind, cons
 from reviewbot.analysis.macro_guards import MacroGuard, macro_guards
 from reviewbot.analysis.pyast import side_texts
 from reviewbot.analysis.sides import sides
+from reviewbot.analysis.stuck_flags import StuckFlag, stuck_flags
 from reviewbot.analysis.truthy_tests import TruthyKind, TruthyTest, truthy_tests
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place, places
@@ -183,6 +188,33 @@ def _macro_finding(g: MacroGuard) -> Finding:
     )
 
 
+# Top-level folders of scripts that ship beside the package, not in it: a stuck switch there is a nit.
+_SCRIPTS = frozenset({"benchmark", "benchmarks", "examples", "tools", "scripts"})
+
+
+def _stuck_finding(f: StuckFlag) -> Finding:
+    """An argparse switch whose default is what it stores: P2, every launch gets the same value and an
+    operator who wants the other one has no way to ask for it (the default behaviour itself is kept);
+    P3 in a benchmark, example or tool script beside the package."""
+    value = str(f.value)
+    return Finding.make(
+        rule=id,
+        severity=Severity.P3 if f.path.split("/", 1)[0] in _SCRIPTS else Severity.P2,
+        path=f.path,
+        line=f.line,
+        anchor=f"stuck|{f.dest}",
+        title=msg("always-true-guard.title.stuck", flag=f.flag, value=value, action=f.action),
+        evidence=(
+            msg(
+                "always-true-guard.stuck",
+                lines=", ".join(f"`{clip(t, _TEXT)}` ({place(f.path, n)})" for n, t in f.quoted),
+            ),
+        ),
+        suggestion=msg("always-true-guard.suggestion.stuck", dest=f.dest, other=str(not f.value)),
+        extra=(("field", f.dest), ("kind", "stuck-flag"), ("value", value)),
+    )
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     for c in constant_guards(changed, ctx.index):
@@ -192,6 +224,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     if python:
         for t in truthy_tests(python, texts):
             yield _truthy_finding(t)
+        for f in stuck_flags(python, texts):
+            yield _stuck_finding(f)
     if ctx.change.head_tree is not None:  # a diff alone: no tree to search for the macro's definitions
         heads = {path: head for path, (_, head) in texts.items()}
         for g in macro_guards(changed, heads, ctx.change.head_tree):

@@ -75,3 +75,24 @@ def test_the_suggestion_fits_what_the_operand_is(tmp_path: Path) -> None:
     found = _findings("py-truthy-tests", tmp_path)
     assert "isinstance(x, NotImplementedBuilder)" in found[26].suggestion  # a class: test against it
     assert "x in (..., 'finetune')" in found[32].suggestion  # a literal: compare with each
+
+
+def test_a_switch_whose_default_is_what_it_stores(tmp_path: Path) -> None:
+    # `store_true` with `default=True` (and the mirror image): P2, the value every launch gets is
+    # named, and the fix names the destination argparse derives (`dest=`, or the long option's name);
+    # P3 in a benchmark script beside the package.
+    found = {
+        (f.path, f.line): f
+        for f in review_case(FIXTURES / RULE / "py-stuck-flags", tmp_path / "repo")
+        if f.rule == RULE
+    }
+    assert sorted(found) == [("benchmarks/bench_gemm.py", 6), ("pkg/args.py", 14), ("pkg/args.py", 19)]
+    rank0, compile_ = found["pkg/args.py", 14], found["pkg/args.py", 19]
+    assert (rank0.severity, compile_.severity) == (Severity.P2, Severity.P2)
+    assert "`--metrics.rank_0_only` is always `True`" in str(rank0.title)
+    assert dict(rank0.extra)["field"] == "metrics.rank_0_only"
+    assert "`--no-compile` is always `False`" in str(compile_.title)
+    assert 'dest="compile_model"' in str(compile_.suggestion)
+    assert "Default it to `True`" in str(compile_.suggestion)
+    assert found["benchmarks/bench_gemm.py", 6].severity is Severity.P3
+    assert "`default=True,` (pkg/args.py:14)" in rank0.evidence[0]  # quoted as written, at its line
