@@ -30,6 +30,7 @@ from reviewbot.checks import (
     suppression_without_reason,
     unconditional_override,
     undefined_name,
+    unguarded_optional_import,
     untested_branch,
     validation_rejects_default,
 )
@@ -64,6 +65,7 @@ RULES: tuple[Check, ...] = (
     explicit_value_overwritten,
     stale_doc_default,
     defaults_raise,
+    unguarded_optional_import,
 )
 
 CHECKS: dict[str, Check] = {r.id: r for r in RULES}
