@@ -19,9 +19,12 @@ environment lacks are stubbed (bench/stub_missing.py): reported apart, never as 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,9 +41,12 @@ from stub_missing import missing_imports_stubbed  # noqa: E402
 from reviewbot.analysis.tables.truthtable import build_truth_tables  # noqa: E402
 from reviewbot.change.diff import load_change  # noqa: E402
 from reviewbot.config import RepoConfig, TestConfig  # noqa: E402
+from reviewbot.execution import table_sides  # noqa: E402
 from reviewbot.execution.call_sites import sites_of  # noqa: E402
 from reviewbot.execution.execute import ExecSettings, executor  # noqa: E402
 from reviewbot.execution.harness import find_harness  # noqa: E402
+from reviewbot.execution.harness_module import lifted, module_of  # noqa: E402
+from reviewbot.execution.sandbox import SANDBOXES, detect_sandbox, run_sandboxed  # noqa: E402
 from reviewbot.execution.tables import packages_of  # noqa: E402
 from reviewbot.lang.index import RepoIndex  # noqa: E402
 from reviewbot.model.change import ChangeSet  # noqa: E402
@@ -64,8 +70,9 @@ def _gitdir(case: Case, mirrors: Path) -> Path | None:
     return None
 
 
-def _static(change: ChangeSet) -> tuple[int, list[str], int]:
-    """Tables of the changed files, the reasons of those without a construction path, how many have one."""
+def _static(change: ChangeSet) -> tuple[int, list[str], int, list[tuple[str, str]]]:
+    """Tables of the changed files, the reasons of those without a construction path, how many have one,
+    and the modules (import root, name) that hold the Python ones."""
     parsed = parse_stage(change)
     index = RepoIndex()
     for facts in parsed.head_facts.values():
@@ -75,6 +82,7 @@ def _static(change: ChangeSet) -> tuple[int, list[str], int]:
     found = 0
     packages = packages_of(change)
     sites = sites_of(change)
+    modules: dict[tuple[str, str], None] = {}
     for t in tables:
         changed = change.file(t.path)
         text = changed.head_text if changed is not None else None
@@ -83,7 +91,45 @@ def _static(change: ChangeSet) -> tuple[int, list[str], int]:
             reasons.append(got)
         else:
             found += 1
-    return len(tables), reasons, found
+        located = module_of(t.path, packages) if t.path.endswith(".py") and text is not None else None
+        if located is not None and text is not None:
+            try:
+                modules[lifted(located, ast.parse(text))] = None
+            except SyntaxError:
+                modules[located] = None
+    return len(tables), reasons, found, list(modules)
+
+
+def _probe(change: ChangeSet, gitdir: Path, modules: Sequence[tuple[str, str]], timeout: float) -> list[str]:
+    """Each module that holds a table, imported on the head in the sandbox (`python -c "import m"`, the
+    environment running this script): "" when it imports, else `module: the exception's last line`.
+    This measures which changes' code this environment can import at all, with or without a path."""
+    scratch = Path(tempfile.mkdtemp(prefix="reviewbot-probe-")).resolve()
+    out = []
+    try:
+        ws = scratch / "run" / "ws"
+        ws.parent.mkdir()
+        try:
+            # bench/partial_mirror.py's export, within its context
+            table_sides.checkout(gitdir, change.head_sha, ws)  # type: ignore[attr-defined]
+        except Exception as exc:  # an export that fails is every module's reason
+            return [f"{m}: could not export the head: {exc}"[:200] for _, m in modules]
+        kind = detect_sandbox(scratch / "sandbox-probe", SANDBOXES)
+        for root, module in modules:
+            res = run_sandboxed(
+                f"{sys.executable} -c 'import {module}'",
+                scratch / "run",
+                ws / root if root else ws,
+                timeout=timeout,
+                sandbox=kind,
+                set_env={"PYTHONPATH": str(ws / root if root else ws), "PYTHONDONTWRITEBYTECODE": "1"},
+            )
+            tail = [ln for ln in res.output.splitlines() if ln.strip()][-1:]
+            why = "timed out" if res.timed_out else (tail[0] if tail else f"exit {res.exit_code}")
+            out.append("" if res.exit_code == 0 else f"{module}: {why}"[:200])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return out
 
 
 def _count(result: CommitResult, tables: Sequence[ExecutedTable]) -> None:
@@ -147,7 +193,7 @@ def _executed(change: ChangeSet, gitdir: Path, timeout: float) -> tuple[list[Exe
     return list(review.executed_tables), why.split("\n")[0]
 
 
-def run_case(case: Case, mirrors: Path, timeout: float) -> CommitResult:
+def run_case(case: Case, mirrors: Path, timeout: float, probe: bool = False) -> CommitResult:
     result = CommitResult(case.id, case.repo, case.commit[:12])
     started = time.monotonic()
     gitdir = _gitdir(case, mirrors)
@@ -157,11 +203,17 @@ def run_case(case: Case, mirrors: Path, timeout: float) -> CommitResult:
     base = case.base or f"{case.commit}^"
     change = load_change(gitdir, base, case.commit)
     try:
-        result.tables, result.reasons, result.with_harness = _static(change)
-        if result.with_harness:
-            with leaving_out_missing_blobs() as left_out:
+        result.tables, result.reasons, result.with_harness, modules = _static(change)
+        with leaving_out_missing_blobs() as left_out:
+            if modules and probe:
+                probed = _probe(change, gitdir, modules, min(timeout, 120.0))
+                result.modules = len(probed)
+                result.modules_import = probed.count("")
+                result.import_failures = [p for p in probed if p]
+            if result.with_harness:
                 tables, why = _executed(change, gitdir, timeout)
-            result.left_out = sorted({p for paths in left_out.values() for p in paths})
+        result.left_out = sorted({p for paths in left_out.values() for p in paths})
+        if result.with_harness:
             if tables:
                 _count(result, tables)
             else:
@@ -188,6 +240,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="diagnostic: imports this environment lacks (torch, ...) get inert stubs in the table runs",
     )
     parser.add_argument(
+        "--probe-imports",
+        action="store_true",
+        help="also import every module that holds a table on the head (in the sandbox), path or not",
+    )
+    parser.add_argument(
         "--from-json",
         type=Path,
         action="append",
@@ -199,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = [c for c in load_corpus(args.corpus) if c.lang == "python"]
     if args.only:
         cases = [c for c in cases if any(o in c.id for o in args.only)]
-    results = [_run_logged(c, args.mirrors, args.timeout) for c in cases]
+    results = [_run_logged(c, args.mirrors, args.timeout, probe=args.probe_imports) for c in cases]
     stubbed: list[CommitResult] = []
     if args.stub_missing:
         with missing_imports_stubbed():
@@ -209,6 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ]
     command = "python3 bench/executed_tables.py" + "".join(f" --only {o}" for o in args.only)
     command += " --stub-missing" if args.stub_missing else ""
+    command += " --probe-imports" if args.probe_imports else ""
     page = render(results, stubbed, command)
     if args.out == "-":
         sys.stdout.write(page)
@@ -248,14 +306,16 @@ def _rerender(figures: Sequence[Path], out: str) -> int:
     return 0
 
 
-def _run_logged(case: Case, mirrors: Path, timeout: float, label: str = "") -> CommitResult:
+def _run_logged(
+    case: Case, mirrors: Path, timeout: float, label: str = "", probe: bool = False
+) -> CommitResult:
     try:
-        r = run_case(case, mirrors, timeout)
+        r = run_case(case, mirrors, timeout, probe)
     except Exception as exc:  # one commit's failure is its row, not the bench's end
         r = CommitResult(case.id, case.repo, case.commit[:12], error=f"{type(exc).__name__}: {exc}"[:300])
     print(
         f"{label}{r.case}: tables {r.tables}, path {r.with_harness}, executed {r.executed}, rows {r.rows}, "
-        f"agreed {r.agreed}, wrong {r.wrong} ({r.seconds} s){' — ' + r.why() if r.executed < r.tables else ''}",
+        f"agreed {r.agreed}, wrong {r.wrong}, modules import {r.modules_import}/{r.modules} ({r.seconds} s){' — ' + r.why() if r.executed < r.tables else ''}",
         file=sys.stderr,
         flush=True,
     )

@@ -42,6 +42,9 @@ class CommitResult:
     seconds: float = 0.0
     error: str = ""
     left_out: list[str] = field(default_factory=list)  # files the mirror lacks, left out of the exports
+    modules: int = 0  # modules holding a Python table, probed on the head (--probe-imports)
+    modules_import: int = 0  # of those, the ones that imported here
+    import_failures: list[str] = field(default_factory=list)  # `module: last line` of those that did not
 
     def why(self) -> str:
         if self.error:
@@ -88,6 +91,7 @@ def _totals(results: Sequence[CommitResult]) -> list[str]:
         f"- rows run: {total.rows}; agreed: {total.agreed}; wrong: {total.wrong}; without a literal "
         f"prediction (value recorded, not compared): {total.unpredicted}; verified tests: "
         f"{total.verified}; all-defaults builds that raise: {total.defaults_raise}",
+        *_probed(results),
         "- executed, per commit (tables executed, rows run, agreed, wrong): "
         + (
             "; ".join(
@@ -95,6 +99,22 @@ def _totals(results: Sequence[CommitResult]) -> list[str]:
             )
             or "none"
         ),
+    ]
+
+
+def _probed(results: Sequence[CommitResult]) -> list[str]:
+    """The commits whose changed modules import here (probed, path or not): their tables and rows."""
+    probed = [r for r in results if r.modules]
+    if not probed:
+        return []
+    ok = [r for r in probed if r.modules_import]
+    return [
+        f"- commits whose changed modules were probed (every module holding a Python table, imported on "
+        f"the head in the sandbox): {len(probed)}; with at least one module that imports here: {len(ok)} "
+        f"({', '.join(r.case for r in ok)}); their tables: {sum(r.tables for r in ok)}, with a "
+        f"construction path: {sum(r.with_harness for r in ok)}, executed: {sum(r.executed for r in ok)} "
+        f"(in {sum(1 for r in ok if r.executed)} commits); rows run: {sum(r.rows for r in ok)}, agreed: "
+        f"{sum(r.agreed for r in ok)}, wrong: {sum(r.wrong for r in ok)}"
     ]
 
 
@@ -185,6 +205,10 @@ def render(results: Sequence[CommitResult], stubbed: Sequence[CommitResult], com
     ]
     why = Counter(_family(reason) for r in results for reason in r.reasons)
     lines += [f"- {n} × {family}" for family, n in why.most_common()]
+    failures = Counter(f.split(": ", 1)[-1] for r in results for f in r.import_failures)
+    if failures:
+        lines += ["", "## Why probed modules do not import here", ""]
+        lines += [f"- {n} × {_cell(why)}" for why, n in failures.most_common()]
     lacking = [r for r in results if r.left_out]
     if lacking:
         lines += ["", "## Files the mirrors lack", ""]
