@@ -11,14 +11,14 @@ Not a probe that can raise: an undotted name (`find_spec("mooncake")` returns `N
 standard library, the project's own top-level package, or a package the same module imports at its
 top level without a guard (it is installed wherever the module runs at all). Not judged: a probe
 after a check that can stop it — an earlier operand of the same `and`/`or` (`has_flashinfer() and
-find_spec("flashinfer.comm")`), an earlier `if ...: return` / `raise` in the function — or in a module
-named for the package (`rocm_aiter_mla_sparse.py` probing `aiter.*`: it runs only where it is).
+find_spec("flashinfer.comm")`), an earlier `if ...: return` / `raise` in the function. A module named for the package
+(`utils/flashinfer.py`) is judged like any other: a wrapper for an optional package is where its
+probes must not raise.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -182,8 +182,8 @@ def raising_probes(changed: Iterable[Side], texts: Texts, own: frozenset[str]) -
             parent = name.split(".")[0]
             if call.lineno not in s.added or parent in required or parent in own:
                 continue
-            if parent in sys.stdlib_module_names or parent in re.split(r"[/_.\-]", s.path.lower()):
-                continue  # a module named for the package (`rocm_aiter_*.py`) runs only where it is
+            if parent in sys.stdlib_module_names:
+                continue
             yield RaisingProbe(
                 path=s.path,
                 line=call.lineno,

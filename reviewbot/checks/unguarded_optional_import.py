@@ -15,8 +15,7 @@ Not flagged: an undotted name (`find_spec("pkg")` returns `None` when `pkg` is m
 check that can stop it (an earlier operand of the same `and`, `has_pkg() and find_spec("pkg.sub")`, or
 an earlier `if ...: return` / `raise` in the function); a parent of the standard library, the
 repository's own top-level package, or a package the same module imports unconditionally at its top
-(installed wherever the module runs); a module named for the package (`rocm_aiter_ops.py` probing
-`aiter.ops`); test files.
+(installed wherever the module runs); test files.
 
 ## Why is this bad?
 The probe exists because the package is optional. Users who do not install it (most of them) get a
