@@ -242,6 +242,23 @@ def nothing_new(ctx: CheckContext) -> set[str]:
 
 def _untested(ctx: CheckContext) -> Iterator[_Untested]:
     """The decision of this rule, apart from how its findings read (untested-branch asks it too)."""
+    return (u for u, practiced in _judged(ctx) if practiced)
+
+
+def abstention(ctx: CheckContext) -> Message | None:
+    """Why this rule judged nothing where the change has config logic to pin: the repository tests
+    none of it (no test mentions the fields, functions or guard inputs, and no test run showed a
+    branch untested). The checklist's test items then read "not evaluated" with this reason rather
+    than passed: silence here is not a test."""
+    left = [u.function or u.branches[0].head.path for u, practiced in _judged(ctx) if not practiced]
+    if not left:
+        return None
+    return msg("missing-tests.abstained", where=listing([f"`{w}`" for w in dict.fromkeys(left)], 3))
+
+
+def _judged(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
+    """Each function's untested branches in config code, and whether the project tests that code (a
+    surviving mutant, or tests that mention the names): only then is asking for a test reported."""
     if not ctx.derivations:
         return
     defined = definitions(ctx)
@@ -282,9 +299,8 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
             # guard's inputs tests this code. Where none does, or outside config code, asking for a
             # test is not reported: as a P3 nit it was wrong on all 18 train findings that had it.
             practiced = bool(survivors) or bool(ctx.index.tests_mentioning(names))
-            if not config or not practiced:
-                continue
-            yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who)
+            if config:  # outside config code there is no setting to pin: judged, nothing to ask
+                yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who), practiced
 
 
 _RANK = {"production": 0, "opt-in": 1, "none": 2}

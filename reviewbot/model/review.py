@@ -42,6 +42,7 @@ class ChecklistItemResult:
     failed: bool
     findings: tuple[str, ...] = ()  # fingerprints of the findings that failed it
     evaluated: bool = True  # False: every rule of the item needs a stage that did not run (tests)
+    reason: str = ""  # why not evaluated, when it is not the tests not running (rendered text)
 
 
 @dataclass

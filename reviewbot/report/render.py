@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from reviewbot import __version__
 from reviewbot.model.executed_json import ExecutedTableJson
 from reviewbot.model.finding import FindingJson
 from reviewbot.model.kpi import Kpi
-from reviewbot.model.review import Review, RuleReachJson
+from reviewbot.model.review import ChecklistItemResult, Review, RuleReachJson
 from reviewbot.model.round import RoundRowJson
 from reviewbot.model.tests import TestSummary
 from reviewbot.report.comment import BUDGET, GITHUB_LIMIT, render_finding, render_markdown
@@ -41,6 +41,7 @@ class ChecklistItemJson(TypedDict):
     label: str
     failed: bool
     evaluated: bool
+    reason: NotRequired[str]  # why not evaluated, when a rule abstained (the tests not running: none)
     findings: list[str]  # fingerprints
 
 
@@ -99,17 +100,7 @@ def render_json(review: Review) -> ReportJson:
         "checklist": {
             "failed": review.checklist.failed,
             "total": review.checklist.total,
-            "items": [
-                {
-                    "id": i.id,
-                    "section": i.section,
-                    "label": i.label,
-                    "failed": i.failed,
-                    "evaluated": i.evaluated,
-                    "findings": list(i.findings),
-                }
-                for i in review.checklist.items
-            ],
+            "items": [_checklist_item(i) for i in review.checklist.items],
         },
         "strengths": [str(s) for s in review.strengths],
         "notes": [{"reason": n.reason.value, "message": n.message, "path": n.path} for n in review.notes],
@@ -125,3 +116,17 @@ def render_json(review: Review) -> ReportJson:
 def stored_json(doc: ReportJson) -> str:
     """The JSON document as the rounds store keeps it (and as a round's report size is measured)."""
     return json.dumps(doc, indent=2, ensure_ascii=False)
+
+
+def _checklist_item(i: ChecklistItemResult) -> ChecklistItemJson:
+    item: ChecklistItemJson = {
+        "id": i.id,
+        "section": i.section,
+        "label": i.label,
+        "failed": i.failed,
+        "evaluated": i.evaluated,
+        "findings": list(i.findings),
+    }
+    if i.reason:
+        item["reason"] = i.reason
+    return item

@@ -103,9 +103,13 @@ def evaluate(
     findings: Sequence[Finding],
     lang: str = "en",
     not_run: frozenset[str] = frozenset(),
+    abstained: Mapping[str, str] | None = None,
 ) -> ChecklistResult:
     """Which items fail. An item whose rules all belong to a stage that did not run (`not_run`, e.g.
-    the test-execution rules when tests were not run) is not evaluated rather than passed."""
+    the test-execution rules when tests were not run) or abstained (`abstained`: rule id -> why, in
+    the report's language; missing-tests where the repository tests none of the changed logic) is
+    not evaluated rather than passed, and says why when a rule abstained."""
+    abstained = abstained or {}
     by_rule: dict[str, list[str]] = {}
     for f in findings:
         by_rule.setdefault(f.rule, []).append(f.fingerprint)
@@ -115,7 +119,9 @@ def evaluate(
         for item in cl.items:
             prints = tuple(fp for r in item.rules for fp in by_rule.get(r, ()))
             label = item.label_in(lang)
-            evaluated = bool(prints) or not (item.rules and set(item.rules) <= not_run)
+            silent = not_run | set(abstained)
+            evaluated = bool(prints) or not (item.rules and set(item.rules) <= silent)
+            why = next((abstained[r] for r in item.rules if r in abstained), "") if not evaluated else ""
             result.items.append(
                 ChecklistItemResult(
                     f"{cl.id}/{item.id}",
@@ -124,6 +130,7 @@ def evaluate(
                     bool(prints),
                     tuple(dict.fromkeys(prints)),
                     evaluated,
+                    why,
                 )
             )
     return result

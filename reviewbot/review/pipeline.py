@@ -16,7 +16,7 @@ from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.names import interesting_names
 from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.analysis.tables.truthtable import build_truth_tables
-from reviewbot.checks.base import CheckContext
+from reviewbot.checks.base import Check, CheckContext
 from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
 from reviewbot.lang.cache import FactsCache, use
 from reviewbot.lang.cpp.macros import declared
@@ -26,7 +26,7 @@ from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.executed import ExecutedTable
 from reviewbot.model.finding import Finding
 from reviewbot.model.kpi import executed_counts
-from reviewbot.model.messages import msg
+from reviewbot.model.messages import Message, msg
 from reviewbot.model.review import ChecklistResult, Review, RuleReach, Status
 from reviewbot.model.tests import ExecutionResults, TestSummary
 from reviewbot.model.truthtable import TruthTable
@@ -135,6 +135,9 @@ class Checked:
     ran: int
     crashed: tuple[str, ...]
     notes: tuple[Note, ...]
+    # Rules that judged nothing for a reason the checklist should say (rule id -> why), e.g.
+    # missing-tests where the repository tests none of the changed logic.
+    abstained: tuple[tuple[str, Message], ...] = ()
 
 
 def check_stage(ctx: CheckContext, settings: ReviewSettings, meter: Meter | None = None) -> Checked:
@@ -142,6 +145,7 @@ def check_stage(ctx: CheckContext, settings: ReviewSettings, meter: Meter | None
     round's time or memory budget (`meter`), the rules not run yet are named in a note instead."""
     raw: list[Finding] = []
     crashed: list[str] = []
+    abstained: list[tuple[str, Message]] = []
     notes: list[Note] = []
     checks = [m for rid, m in CHECKS.items() if rid not in settings.disabled_rules] + list(
         settings.extra_checks
@@ -155,6 +159,9 @@ def check_stage(ctx: CheckContext, settings: ReviewSettings, meter: Meter | None
             break
         try:
             raw.extend(check.run(ctx))
+            why = abstention(check, ctx)
+            if why is not None:
+                abstained.append((check.id, why))
         except Exception as exc:  # a crashing check must not sink the round; it is reported instead
             log.exception("check %s crashed", check.id)
             crashed.append(check.id)
@@ -165,11 +172,20 @@ def check_stage(ctx: CheckContext, settings: ReviewSettings, meter: Meter | None
                 )
             )
     findings, merged = _dedupe(raw)
-    return Checked(findings, merged, len(checks), tuple(crashed), tuple(notes))
+    return Checked(findings, merged, len(checks), tuple(crashed), tuple(notes), tuple(abstained))
+
+
+def abstention(check: Check, ctx: CheckContext) -> Message | None:
+    """A rule's own reason for judging nothing (its optional `abstention(ctx)`), or None."""
+    ask = getattr(check, "abstention", None)
+    return ask(ctx) if callable(ask) else None
 
 
 def checklist_stage(
-    findings: list[Finding], settings: ReviewSettings, ran_tests: bool
+    findings: list[Finding],
+    settings: ReviewSettings,
+    ran_tests: bool,
+    abstained: Sequence[tuple[str, Message]] = (),
 ) -> tuple[ChecklistResult, list[Finding]]:
     known_rules = set(KNOWN_RULES) | {getattr(c, "id", "") for c in settings.extra_checks}
     lists: list[Checklist] = [
@@ -179,7 +195,8 @@ def checklist_stage(
         for name in settings.checklists
     ]
     not_run = frozenset() if ran_tests else EXECUTION_RULES
-    checklist = evaluate(lists, findings, settings.lang, not_run)
+    why = {rule: m.render(settings.lang) for rule, m in abstained}
+    checklist = evaluate(lists, findings, settings.lang, not_run, why)
     return checklist, with_checklist_refs(findings, checklist)
 
 
@@ -289,7 +306,7 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
         # Nothing changed: no checklist either (17 ticked items would read as a clean review).
         checklist, findings = ChecklistResult(), checked.findings
     else:
-        checklist, findings = checklist_stage(checked.findings, settings, ran_tests)
+        checklist, findings = checklist_stage(checked.findings, settings, ran_tests, checked.abstained)
     clock.lap("checks")
     clock.done()
     kpi = kpi_stage(change, parsed, indexed, checked, verdict)

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from reviewbot.analysis.reach.untested import is_formula
+from reviewbot.change.diff import load_change
 from reviewbot.lang.facts import Assignment, Lang
 from reviewbot.model.finding import Severity
-from tests.checks.fixtures import FIXTURES, review_case
+from reviewbot.review.pipeline import ReviewSettings, review_change
+from tests.checks.fixtures import FIXTURES, build_case, review_case
 
 CASES = FIXTURES / "missing-tests"
 
@@ -102,3 +104,23 @@ def test_code_the_repository_does_not_test_is_not_reported(case: str, tmp_path: 
     # The same default row as *-default-row (reported P1 there), in a repository whose tests mention
     # neither the field nor the function: no practice to follow and no test run proving it untested.
     assert _missing(case, tmp_path) == []
+
+
+def test_where_nothing_tests_the_changed_logic_the_checklist_says_so(tmp_path: Path) -> None:
+    # Silence is not a pass: the test items of the checklist read "not evaluated" with the reason,
+    # not ticked, when missing-tests judged the code unpracticed; with a test of the code they pass.
+    def items(case: str, dest: Path) -> dict[str, tuple[bool, bool, str]]:
+        repo, base, head = build_case(CASES / case, dest)
+        review = review_change(load_change(repo.path, base, head), ReviewSettings())
+        return {i.id.split("/")[-1]: (i.failed, i.evaluated, i.reason) for i in review.checklist.items}
+
+    silent = items("py-no-tests", tmp_path / "none")
+    failed, evaluated, reason = silent["tests-focused"]
+    assert (failed, evaluated) == (False, False)
+    assert reason == (
+        "not evaluated: no test of the repository covers the changed logic in `update`,"
+        " so reviewbot does not ask for one"
+    )
+    assert silent["tests-edges"][1] is False
+    tested = items("py-default-row", tmp_path / "tested")
+    assert tested["tests-focused"][:2] == (True, True)  # reported there: the item fails
