@@ -18,6 +18,7 @@ from reviewbot.analysis.defaults.records import DefaultChange, DefaultKind
 from reviewbot.analysis.derive import derivation_writes
 from reviewbot.analysis.envs.parse import Outcome, Result, evaluate, same_literal, value_of_default
 from reviewbot.analysis.envs.switches import unset_value
+from reviewbot.analysis.scope import in_config_scope
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import ClauseKind
 from reviewbot.lang.facts import Assignment, EnvRead
@@ -84,6 +85,8 @@ def auto_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                 continue
             if (a.line, a.field) not in derived or not is_constant_value(a.value):
                 continue
+            if not in_config_scope(s.path, a.function, a.target, a.owner):
+                continue  # runtime state picked when unset (a context's `has_evaluated_once`): no setting
             defaults = _base_defaults(a.field, sides, index)
             if defaults is None:
                 continue  # a brand-new field: nothing to flip
