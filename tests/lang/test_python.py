@@ -69,6 +69,8 @@ def test_keyword_arguments_of_constructors_and_replace() -> None:
             tuned = replace(base, need_rope=False)
             again = base._replace(need_rope=True)
             print("x", end="")
+            scale = torch.nn.Parameter(torch.ones(4), requires_grad=False)
+            weight = Parameter(w.t(), requires_grad=False)
             return Other(need_rope=flag)
         """
     )
@@ -80,6 +82,7 @@ def test_keyword_arguments_of_constructors_and_replace() -> None:
         ("Other.need_rope", "flag"),
     }
     assert writes(facts, "end") == []
+    assert writes(facts, "requires_grad") == []  # a tensor's flag, not a config field
 
 
 def test_augmented_and_local_plain_name_assignments() -> None:

@@ -82,6 +82,11 @@ def _suffix(target: str) -> str:
     return ".".join(parts[1:]) if len(parts) > 1 else target
 
 
+# A tensor or parameter built in place (`layer.w_scale = torch.nn.Parameter(...)`, `torch.empty(...)`):
+# weights the model loads, not a configuration a derivation decides.
+_TENSOR = re.compile(r"^(?:(?:torch|nn|np|numpy|jnp|cupy)\.[\w.]*|Parameter)\(")
+
+
 def _new_writes(s: Side, scopes: FileScopes | None, own: bool = False) -> list[Assignment]:
     """The change's new unconditional writes of a field of some object; with `own`, also those of the
     method's own object outside its constructor (`self.x = ...` in `__post_init__`)."""
@@ -95,6 +100,7 @@ def _new_writes(s: Side, scopes: FileScopes | None, own: bool = False) -> list[A
         and a.kind is AssignKind.PLAIN
         and (a.receiver not in ("self", "this", "") or (own and a.receiver in ("self", "this")))
         and not has_word(a.value, a.field)
+        and not _TENSOR.match(a.value)
         and not (is_init_function(a.function) and not (own and _short(a.function) == "__post_init__"))
         and not (scopes is not None and scopes.in_handler(a.line))
     ]

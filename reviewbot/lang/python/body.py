@@ -19,6 +19,9 @@ from reviewbot.lang.walk.walker import Cond, Ctx, Recv
 
 __all__ = ["PyBody", "FIELD_FUNCS"]
 
+# Tensor libraries and types: a keyword of their constructors (`requires_grad=False`) is no config field.
+_TENSOR_LIBS = frozenset({"torch", "nn", "np", "numpy", "jnp", "jax", "cupy", "tf"})
+_TENSOR_TYPES = frozenset({"Parameter", "Tensor", "Buffer"})
 _REPLACERS = frozenset({"replace", "_replace", "evolve"})
 FIELD_FUNCS = frozenset({"field", "Field", "ib", "attrib"})
 _SKIP = frozenset({"string", "integer", "float", "comment", "true", "false", "none", "ellipsis"})
@@ -282,6 +285,8 @@ class PyBody(PyGrammar):
         last = last_component(callee)
         if last in FIELD_FUNCS or (last not in _REPLACERS and not last[:1].isupper()):
             return
+        if callee.split(".", 1)[0] in _TENSOR_LIBS or last in _TENSOR_TYPES:
+            return  # `torch.nn.Parameter(w, requires_grad=False)`: a tensor's flag, not a config field
         prefix, recv = self._kw_owner(call, callee, last, args, ctx)
         stmt = self.stmt_node or call
         for kw in kwargs:
