@@ -10,10 +10,10 @@ Not a probe that can raise: an undotted name (`find_spec("mooncake")` returns `N
 `try` that catches `ImportError`, `ModuleNotFoundError`, `Exception` or everything, a parent of the
 standard library, the project's own top-level package, or a package the same module imports at its
 top level without a guard (it is installed wherever the module runs at all). Not judged: a probe
-after a check that can stop it — an earlier operand of the same `and`/`or` (`has_flashinfer() and
-find_spec("flashinfer.comm")`), an earlier `if ...: return` / `raise` in the function. A module named for the package
-(`utils/flashinfer.py`) is judged like any other: a wrapper for an optional package is where its
-probes must not raise.
+after a check that can stop it: an earlier operand of the same `and`/`or` (`has_flashinfer() and
+find_spec("flashinfer.comm")`), an earlier `if ...: return` / `raise` in the function. A module
+named for the package (`utils/flashinfer.py`) is judged like any other: a wrapper for an optional
+package is where its probes must not raise.
 """
 
 from __future__ import annotations
