@@ -80,6 +80,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.reach.configs import shared
 from reviewbot.analysis.reach.untested import Population, population, table_of
 from reviewbot.analysis.scope import in_config_code
 from reviewbot.checks.base import CheckContext
@@ -256,9 +257,14 @@ def abstention(ctx: CheckContext) -> Message | None:
     return msg("missing-tests.abstained", where=listing([f"`{w}`" for w in dict.fromkeys(left)], 3))
 
 
-def _judged(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
+def _judged(ctx: CheckContext) -> tuple[tuple[_Untested, bool], ...]:
     """Each function's untested branches in config code, and whether the project tests that code (a
-    surviving mutant, or tests that mention the names): only then is asking for a test reported."""
+    surviving mutant, or tests that mention the names): only then is asking for a test reported.
+    Once per round: the rule, its abstention and untested-branch all ask."""
+    return shared("missing-tests", ctx.index, (ctx.derivations, ctx.execution), lambda: tuple(_judge(ctx)))
+
+
+def _judge(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
     if not ctx.derivations:
         return
     defined = definitions(ctx)
