@@ -205,10 +205,11 @@ def render(results: Sequence[CommitResult], stubbed: Sequence[CommitResult], com
     ]
     why = Counter(_family(reason) for r in results for reason in r.reasons)
     lines += [f"- {n} × {family}" for family, n in why.most_common()]
-    failures = Counter(f.split(": ", 1)[-1] for r in results for f in r.import_failures)
+    # counted by their text with run directories blanked (each probe exports to its own)
+    failures = Counter(_cell(f.split(": ", 1)[-1]) for r in results for f in r.import_failures)
     if failures:
         lines += ["", "## Why probed modules do not import here", ""]
-        lines += [f"- {n} × {_cell(why)}" for why, n in failures.most_common()]
+        lines += [f"- {n} × {why}" for why, n in failures.most_common()]
     lacking = [r for r in results if r.left_out]
     if lacking:
         lines += ["", "## Files the mirrors lack", ""]
