@@ -22,13 +22,10 @@ and its guard's reach), and the first evidence line names that population:
   (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
 - **P2**: an opt-in: only a deployment that sets an environment variable, or a switch away from a
   default that keeps the old behaviour, reaches it, and nothing in the repository sets it.
-- **not reported**, besides the cases below: code outside config code (`analysis.scope`: the object
-  written, the function and the file all say nothing of configuration: a loader's scratch size, a
-  weight's bookkeeping), and code the repository does not test (no test file mentions the derived
-  field, the function or the guard's inputs), unless a test run showed the branch untested (a
-  surviving mutant). Both were P3 nits before; on the train split all 18 such findings were wrong
-  (no labeller asked for a first test of code the project does not test).
-- **not reported** either: nothing new to pin: every row of the table equals the old one (a rewritten
+- **not reported**: code outside config code (`analysis.scope`: a loader's scratch size), code no test
+  of the repository mentions (field, function, guard inputs) unless a test run showed the branch
+  untested (the checklist's test items say "not evaluated" and why, `abstention`; as P3 nits these
+  were wrong on all 18 train findings), and nothing new to pin: every row equals the old one (a rewritten
   condition); a rename (`n_ctx / params.n_parallel` -> `n_ctx / params_base.n_parallel`); a
   pass-through (an unguarded call that reads or parses an input, `self.x = get_x(param_dict)`,
   `params.cache_type_k = kv_cache_type_from_str(value)`); an argument parser's branch that maps an
@@ -242,15 +239,12 @@ def nothing_new(ctx: CheckContext) -> set[str]:
 
 
 def _untested(ctx: CheckContext) -> Iterator[_Untested]:
-    """The decision of this rule, apart from how its findings read (untested-branch asks it too)."""
-    return (u for u, practiced in _judged(ctx) if practiced)
+    return (u for u, practiced in _judged(ctx) if practiced)  # what is reported (untested-branch asks)
 
 
 def abstention(ctx: CheckContext) -> Message | None:
-    """Why this rule judged nothing where the change has config logic to pin: the repository tests
-    none of it (no test mentions the fields, functions or guard inputs, and no test run showed a
-    branch untested). The checklist's test items then read "not evaluated" with this reason rather
-    than passed: silence here is not a test."""
+    """Why this rule judged nothing where the change has config logic to pin (the repository tests none
+    of it): the checklist's test items read "not evaluated" with it, not passed."""
     left = [u.function or u.branches[0].head.path for u, practiced in _judged(ctx) if not practiced]
     if not left:
         return None
@@ -259,8 +253,7 @@ def abstention(ctx: CheckContext) -> Message | None:
 
 def _judged(ctx: CheckContext) -> tuple[tuple[_Untested, bool], ...]:
     """Each function's untested branches in config code, and whether the project tests that code (a
-    surviving mutant, or tests that mention the names): only then is asking for a test reported.
-    Once per round: the rule, its abstention and untested-branch all ask."""
+    surviving mutant, or tests that mention the names). Once per round: three callers ask."""
     return shared("missing-tests", ctx.index, (ctx.derivations, ctx.execution), lambda: tuple(_judge(ctx)))
 
 
@@ -301,9 +294,7 @@ def _judge(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
             sev = Severity.P1 if who.kind == "production" else Severity.P2
             config = bool(survivors) or in_config_code(untested[0].head)
             # The project's practice: a surviving mutant proves the branch untested where tests run;
-            # otherwise only a repository whose tests already mention the field, the function or the
-            # guard's inputs tests this code. Where none does, or outside config code, asking for a
-            # test is not reported: as a P3 nit it was wrong on all 18 train findings that had it.
+            # otherwise only tests that mention the field, function or guard inputs show it tests this.
             practiced = bool(survivors) or bool(ctx.index.tests_mentioning(names))
             if config:  # outside config code there is no setting to pin: judged, nothing to ask
                 yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who), practiced
