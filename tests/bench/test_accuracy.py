@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 import yaml
 
+from tests.bench.scripts import load_script
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "accuracy.py"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_accuracy", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_accuracy"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-acc = _load()
+acc = load_script("bench_accuracy", "accuracy.py")
 
 SHA = "a" * 40
 PATH = "pkg/derive.py"

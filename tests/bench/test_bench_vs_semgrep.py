@@ -4,29 +4,18 @@ builds for semgrep. No timing is asserted: the benchmark itself is not a test.""
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import yaml
 
+from tests.bench.scripts import load_script
 from tests.gitrepo import Repo
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "bench_vs_semgrep.py"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_vs_semgrep", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_vs_semgrep"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-vs = _load()
+vs = load_script("bench_vs_semgrep", "bench_vs_semgrep.py")
 
 PR1361 = """\
 @@ -16,0 +17,5 @@ AttentionConfigs ModelConfig::getAttentionConfigs(int64_t tp_size) const {

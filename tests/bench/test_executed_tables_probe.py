@@ -2,42 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
 from reviewbot.change.diff import load_change
+from tests.bench.scripts import load_script
+from tests.execution.test_harness_rounds import CONFIG_HEAD as CONFIG  # a table in __post_init__
 from tests.gitrepo import Repo
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def _load() -> ModuleType:
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("bench_executed_tables", BENCH / "executed_tables.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _load()
+bench = load_script("bench_executed_tables", "executed_tables.py")
 page = sys.modules["executed_tables_page"]
-
-CONFIG = """from dataclasses import dataclass
-
-
-@dataclass
-class Config:
-    cache: bool = False
-    use_rope: bool = True
-
-    def __post_init__(self):
-        if self.cache:
-            self.use_rope = False
-"""
 
 
 def test_each_module_holding_a_table_is_imported_on_the_head_and_a_failure_says_why(tmp_path: Path) -> None:

@@ -2,31 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from reviewbot.errors import ReviewbotError
 from reviewbot.execution import table_sides
+from tests.bench.scripts import load_script
 from tests.gitrepo import Repo, git
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "partial_mirror.py"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_partial_mirror", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-partial = _load()
+partial = load_script("bench_partial_mirror", "partial_mirror.py")
 
 
 def _mirror_without_a_blob(tmp_path: Path) -> tuple[Path, str]:
