@@ -42,20 +42,37 @@ class RaisingProbe:
     field: str  # the first attribute the guarded branch assigns (`self.x = ...`), or ""
 
 
-def _is_find_spec(func: ast.expr, aliases: set[str]) -> bool:
+def _is_find_spec(func: ast.expr, aliases: set[str], modules: set[str]) -> bool:
     if isinstance(func, ast.Attribute):
-        return func.attr == "find_spec" and ast.unparse(func.value) in {"importlib.util", "util"}
+        return func.attr == "find_spec" and ast.unparse(func.value) in modules
     return isinstance(func, ast.Name) and func.id in aliases
 
 
-def _find_spec_aliases(tree: ast.Module) -> set[str]:
-    """Names `from importlib.util import find_spec [as x]` binds."""
+def _find_spec_aliases(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """Names bound to `find_spec` (`from importlib.util import find_spec [as x]`) and to the module
+    `importlib.util` (`import importlib.util [as iu]`, `from importlib import util [as u]`)."""
+    names: set[str] = set()
+    modules = {"importlib.util"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "importlib.util":
+            names.update(a.asname or a.name for a in node.names if a.name == "find_spec")
+        elif isinstance(node, ast.ImportFrom) and node.module == "importlib":
+            modules.update(a.asname or a.name for a in node.names if a.name == "util")
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname for a in node.names if a.name == "importlib.util" and a.asname)
+    return names, modules
+
+
+def _probed(node: ast.AST, finder: _Finder) -> set[str]:
+    """Top-level packages a condition probes (`find_spec("mooncake")`, `find_spec("a.b")` -> `a`)."""
     return {
-        a.asname or a.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and node.module == "importlib.util"
-        for a in node.names
-        if a.name == "find_spec"
+        c.args[0].value.split(".")[0]
+        for c in ast.walk(node)
+        if isinstance(c, ast.Call)
+        and c.args
+        and isinstance(c.args[0], ast.Constant)
+        and isinstance(c.args[0].value, str)
+        and _is_find_spec(c.func, finder.aliases, finder.modules)
     }
 
 
@@ -87,8 +104,9 @@ class _Finder(ast.NodeVisitor):
     that catches import errors, an earlier operand of the same `and` (`has_x() and find_spec("x.y")`),
     or an earlier early exit of the function (`if not has_x(): return False`)."""
 
-    def __init__(self, aliases: set[str]) -> None:
-        self.aliases = aliases
+    def __init__(self, aliases: tuple[set[str], set[str]]) -> None:
+        self.aliases, self.modules = aliases
+        self.checked: list[set[str]] = []  # packages an enclosing `if` / conditional probes
         self.function: list[str] = []
         self.bodies: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.guarded = 0
@@ -103,12 +121,24 @@ class _Finder(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def visit_If(self, node: ast.If | ast.IfExp) -> None:
+        """`if find_spec("mooncake") is not None: find_spec("mooncake.engine")`: both branches of a
+        condition that probes the parent are guarded (the suggestion's own shape)."""
+        self.visit(node.test)
+        self.checked.append(_probed(node.test, self))
+        for part in (node.body, node.orelse):
+            for child in part if isinstance(part, list) else [part]:
+                self.visit(child)
+        self.checked.pop()
+
+    visit_IfExp = visit_If
+
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.function.append(node.name)  # `ServerArgs.__post_init__`: the qualified name
         self.generic_visit(node)
         self.function.pop()
 
-    def visit_Try(self, node: ast.Try) -> None:
+    def visit_Try(self, node: ast.Try | ast.TryStar) -> None:
         guarded = any(_catches_import_errors(h) for h in node.handlers)
         self.guarded += guarded
         for stmt in node.body:
@@ -116,6 +146,8 @@ class _Finder(ast.NodeVisitor):
         self.guarded -= guarded
         for part in (*node.handlers, *node.orelse, *node.finalbody):
             self.visit(part)
+
+    visit_TryStar = visit_Try  # `except* ImportError`
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         self.visit(node.values[0])
@@ -125,19 +157,22 @@ class _Finder(ast.NodeVisitor):
         self.guarded -= 1
 
     def _exited_before(self, line: int) -> bool:
+        """An earlier `if ...: return` in the function, not the one the probe sits in."""
         body = self.bodies[-1] if self.bodies else None
         return body is not None and any(
-            isinstance(n, ast.If) and n.lineno < line and _exits(n) for n in ast.walk(body)
+            isinstance(n, ast.If) and (n.end_lineno or n.lineno) < line and _exits(n) for n in ast.walk(body)
         )
 
     def visit_Call(self, node: ast.Call) -> None:
         arg = node.args[0] if node.args else None
         if (
             not self.guarded
-            and _is_find_spec(node.func, self.aliases)
+            and _is_find_spec(node.func, self.aliases, self.modules)
             and isinstance(arg, ast.Constant)
             and isinstance(arg.value, str)
-            and "." in arg.value.strip(".")
+            and "." in arg.value
+            and not arg.value.startswith(".")  # relative to a package argument: the project's own
+            and not any(arg.value.split(".")[0] in c for c in self.checked)
             and not self._exited_before(node.lineno)
         ):
             self.found.append((node, arg.value, ".".join(self.function)))
@@ -177,7 +212,7 @@ def raising_probes(changed: Iterable[Side], texts: Texts, own: frozenset[str]) -
         finder = _Finder(_find_spec_aliases(tree))
         finder.visit(tree)
         required = _top_level_imports(tree)
-        lines = head_text.splitlines()
+        lines = head_text.split("\n")  # as `ast` and git count lines (not at form feeds)
         for call, name, function in finder.found:
             parent = name.split(".")[0]
             if call.lineno not in s.added or parent in required or parent in own:

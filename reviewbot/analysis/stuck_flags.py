@@ -129,5 +129,5 @@ def _quote(text: str, o: _Option) -> tuple[tuple[int, str], ...]:
     aside): a one-line call is one line."""
     parts = [o.call.args[0], o.default, _keyword(o.call, "action")]
     numbers = sorted({p.lineno for p in parts if p is not None})
-    lines = text.splitlines()
+    lines = text.split("\n")  # as `ast` and git count lines (not at form feeds)
     return tuple((n, lines[n - 1].strip()) for n in numbers)

@@ -203,7 +203,9 @@ def _stuck_finding(f: StuckFlag) -> Finding:
         path=f.path,
         line=f.line,
         anchor=f"stuck|{f.dest}",
-        title=msg("always-true-guard.title.stuck", flag=f.flag, value=value, action=f.action),
+        title=msg(
+            "always-true-guard.title.stuck", flag=f.flag, value=value, action=f.action, other=str(not f.value)
+        ),
         evidence=(
             msg(
                 "always-true-guard.stuck",

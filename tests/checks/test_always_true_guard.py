@@ -92,7 +92,19 @@ def test_a_switch_whose_default_is_what_it_stores(tmp_path: Path) -> None:
     assert "`--metrics.rank_0_only` is always `True`" in str(rank0.title)
     assert dict(rank0.extra)["field"] == "metrics.rank_0_only"
     assert "`--no-compile` is always `False`" in str(compile_.title)
+    assert "cannot set it to `True`" in str(compile_.title)  # it is off already: what is lost is on
     assert 'dest="compile_model"' in str(compile_.suggestion)
     assert "Default it to `True`" in str(compile_.suggestion)
     assert found["benchmarks/bench_gemm.py", 6].severity is Severity.P3
     assert "`default=True,` (pkg/args.py:14)" in rank0.evidence[0]  # quoted as written, at its line
+
+
+def test_the_quoted_lines_are_the_lines_ast_and_git_count() -> None:
+    # A form feed is a line break to `str.splitlines`, not to `ast` or git: quotes stay on their lines.
+    import ast
+
+    from reviewbot.analysis.stuck_flags import _quote, _stuck
+
+    text = "import argparse\n\x0c\np = argparse.ArgumentParser()\np.add_argument(\n    '--use-cache',\n    default=True,\n    action='store_true',\n)\n"
+    [(option, _, _)] = _stuck(ast.parse(text))
+    assert _quote(text, option) == ((5, "'--use-cache',"), (6, "default=True,"), (7, "action='store_true',"))

@@ -42,3 +42,25 @@ def test_a_script_beside_the_package_is_a_nit(tmp_path: Path) -> None:
     found = [f for f in review_case(FIXTURES / RULE / "py-find-spec", tmp_path / "repo") if f.rule == RULE]
     [script] = [f for f in found if f.path == "benchmarks/compare.py"]
     assert script.severity is Severity.P3 and script.line == 5
+
+
+def test_spellings_and_guards_of_the_probe() -> None:
+    # Module aliases are probes too; `except* ImportError` guards; a relative name is the project's own.
+    import ast
+
+    from reviewbot.analysis.optional_imports import _find_spec_aliases, _Finder
+
+    tree = ast.parse(
+        "import importlib.util as iu\n"
+        "from importlib import util as u\n"
+        "def f():\n"
+        "    a = iu.find_spec('c.d'), u.find_spec('d.e')\n"
+        "    try:\n"
+        "        iu.find_spec('f.g')\n"
+        "    except* ImportError:\n"
+        "        pass\n"
+        "    return iu.find_spec('.sub.mod', __package__)\n"
+    )
+    finder = _Finder(_find_spec_aliases(tree))
+    finder.visit(tree)
+    assert [name for _, name, _ in finder.found] == ["c.d", "d.e"]

@@ -84,7 +84,10 @@ def _suffix(target: str) -> str:
 
 # A tensor or parameter built in place (`layer.w_scale = torch.nn.Parameter(...)`, `torch.empty(...)`):
 # weights the model loads, not a configuration a derivation decides.
-_TENSOR = re.compile(r"^(?:(?:torch|nn|np|numpy|jnp|cupy)\.[\w.]*|Parameter)\(")
+_TENSOR = re.compile(
+    r"^(?:(?:torch\.)?(?:nn\.)?(?:Parameter|Buffer)|torch\.(?:empty|zeros|ones|full|tensor|rand\w*|arange|cat|stack)\w*"
+    r"|(?:np|numpy|jnp|cupy)\.(?:empty|zeros|ones|full|array|asarray|arange)\w*)\("
+)
 
 
 def _new_writes(s: Side, scopes: FileScopes | None, own: bool = False) -> list[Assignment]:
