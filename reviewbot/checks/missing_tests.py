@@ -23,9 +23,9 @@ and its guard's reach), and the first evidence line names that population:
 - **P2**: an opt-in: only a deployment that sets an environment variable, or a switch away from a
   default that keeps the old behaviour, reaches it, and nothing in the repository sets it.
 - **not reported**: code outside config code (`analysis.scope`: a loader's scratch size), code no test
-  of the repository mentions (field, function, guard inputs) unless a test run showed the branch
-  untested (the checklist's test items say "not evaluated" and why, `abstention`; as P3 nits these
-  were wrong on all 18 train findings), and nothing new to pin: every row equals the old one (a rewritten
+  mentions (field, function, guard inputs) unless a test run showed it untested (the checklist says
+  "not evaluated" and why; as P3 nits these were wrong on all 18 train findings; P3 from a diff alone,
+  where tests cannot be searched), and nothing new to pin: every row equals the old one (a rewritten
   condition); a rename (`n_ctx / params.n_parallel` -> `n_ctx / params_base.n_parallel`); a
   pass-through (an unguarded call that reads or parses an input, `self.x = get_x(param_dict)`,
   `params.cache_type_k = kv_cache_type_from_str(value)`); an argument parser's branch that maps an
@@ -243,8 +243,7 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
 
 
 def abstention(ctx: CheckContext) -> Message | None:
-    """Why this rule judged nothing where the change has config logic to pin (the repository tests none
-    of it): the checklist's test items read "not evaluated" with it, not passed."""
+    """Why it judged nothing where there is config logic to pin: the checklist says it, not a pass."""
     left = [u.function or u.branches[0].head.path for u, practiced in _judged(ctx) if not practiced]
     if not left:
         return None
@@ -252,8 +251,7 @@ def abstention(ctx: CheckContext) -> Message | None:
 
 
 def _judged(ctx: CheckContext) -> tuple[tuple[_Untested, bool], ...]:
-    """Each function's untested branches in config code, and whether the project tests that code (a
-    surviving mutant, or tests that mention the names). Once per round: three callers ask."""
+    """Each function's untested branches in config code, and whether the project tests it (once a round)."""
     return shared("missing-tests", ctx.index, (ctx.derivations, ctx.execution), lambda: tuple(_judge(ctx)))
 
 
@@ -293,9 +291,11 @@ def _judge(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
             who = who_reaches[_key(untested[0])]
             sev = Severity.P1 if who.kind == "production" else Severity.P2
             config = bool(survivors) or in_config_code(untested[0].head)
-            # The project's practice: a surviving mutant proves the branch untested where tests run;
-            # otherwise only tests that mention the field, function or guard inputs show it tests this.
+            # Practice: a surviving mutant, or tests that mention the field, function or guard inputs;
+            # from a diff alone (no tree) the tests were not searched: unknown, so a P3 nit.
             practiced = bool(survivors) or bool(ctx.index.tests_mentioning(names))
+            if not practiced and ctx.change.head_tree is None:
+                sev, practiced = Severity.P3, True
             if config:  # outside config code there is no setting to pin: judged, nothing to ask
                 yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who), practiced
 
