@@ -4,8 +4,7 @@
 A changed truth-table row can only be pinned by a test that changed in the same change (an unchanged
 test that asserted the row would have failed before or after it), or by an executed test that kills the
 branch's mutant. So, for every derivation the change adds or alters:
-- when the project's tests ran and the branch's mutant has a verdict, the verdict decides: killed is
-  pinned; a surviving mutant is the proof that no test pins the branch;
+- when the tests ran and the branch's mutant has a verdict, it decides (a survivor proves it unpinned);
 - otherwise, the branch is untested when no test file **changed by this change** mentions the derived
   field, its function (when its name is distinctive) or the guard's inputs — in its added lines or in
   the test functions that hold them. Older tests that mention them do not count.
@@ -244,10 +243,8 @@ def _untested(ctx: CheckContext) -> Iterator[_Untested]:
 
 def abstention(ctx: CheckContext) -> Message | None:
     """Why it judged nothing where there is config logic to pin: the checklist says it, not a pass."""
-    left = [u.function or u.branches[0].head.path for u, practiced in _judged(ctx) if not practiced]
-    if not left:
-        return None
-    return msg("missing-tests.abstained", where=listing([f"`{w}`" for w in dict.fromkeys(left)], 3))
+    left = dict.fromkeys(f"`{u.function or u.branches[0].head.path}`" for u, ok in _judged(ctx) if not ok)
+    return msg("missing-tests.abstained", where=listing(list(left), 3)) if left else None
 
 
 def _judged(ctx: CheckContext) -> tuple[tuple[_Untested, bool], ...]:
@@ -291,13 +288,16 @@ def _judge(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
             who = who_reaches[_key(untested[0])]
             sev = Severity.P1 if who.kind == "production" else Severity.P2
             config = bool(survivors) or in_config_code(untested[0].head)
-            # Practice: a surviving mutant, or tests that mention the field, function or guard inputs;
-            # from a diff alone (no tree) the tests were not searched: unknown, so a P3 nit.
-            practiced = bool(survivors) or bool(ctx.index.tests_mentioning(names))
-            if not practiced and ctx.change.head_tree is None:
-                sev, practiced = Severity.P3, True
+            sev, practiced = _practice(ctx, bool(survivors), names, sev)
             if config:  # outside config code there is no setting to pin: judged, nothing to ask
                 yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who), practiced
+
+
+def _practice(ctx: CheckContext, survived: bool, names: list[str], sev: Severity) -> tuple[Severity, bool]:
+    """Is this code tested (a surviving mutant, tests naming it)? With no tree, unknown: a P3 nit."""
+    if survived or ctx.index.tests_mentioning(names):
+        return sev, True
+    return (Severity.P3, True) if ctx.change.head_tree is None else (sev, False)
 
 
 _RANK = {"production": 0, "opt-in": 1, "none": 2}
