@@ -61,7 +61,7 @@ from reviewbot.analysis.sides import sides
 from reviewbot.analysis.stuck_flags import StuckFlag, stuck_flags
 from reviewbot.analysis.truthy_tests import TruthyKind, TruthyTest, truthy_tests
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import clip, place, places
+from reviewbot.checks.util import beside_package, clip, place, places
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, msg
 
@@ -188,10 +188,6 @@ def _macro_finding(g: MacroGuard) -> Finding:
     )
 
 
-# Top-level folders of scripts that ship beside the package, not in it: a stuck switch there is a nit.
-_SCRIPTS = frozenset({"benchmark", "benchmarks", "examples", "tools", "scripts"})
-
-
 def _stuck_finding(f: StuckFlag) -> Finding:
     """An argparse switch whose default is what it stores: P2, every launch gets the same value and an
     operator who wants the other one has no way to ask for it (the default behaviour itself is kept);
@@ -199,7 +195,7 @@ def _stuck_finding(f: StuckFlag) -> Finding:
     value = str(f.value)
     return Finding.make(
         rule=id,
-        severity=Severity.P3 if f.path.split("/", 1)[0] in _SCRIPTS else Severity.P2,
+        severity=Severity.P3 if beside_package(f.path) else Severity.P2,
         path=f.path,
         line=f.line,
         anchor=f"stuck|{f.dest}",

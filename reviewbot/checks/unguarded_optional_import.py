@@ -42,12 +42,10 @@ from reviewbot.analysis.optional_imports import own_packages, raising_probes
 from reviewbot.analysis.pyast import side_texts
 from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import clip
+from reviewbot.checks.util import beside_package, clip
 from reviewbot.lang.index import is_test_path
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import msg
-
-_SCRIPTS = frozenset({"benchmark", "benchmarks", "examples", "tools", "scripts", "buildkite", "github"})
 
 id = "unguarded-optional-import"
 severity = Severity.P1
@@ -67,7 +65,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         yield Finding.make(
             rule=id,
             # a script beside the package (a benchmark, a CI helper) fails for its own user only
-            severity=Severity.P3 if p.path.split("/", 1)[0].lstrip(".") in _SCRIPTS else severity,
+            severity=Severity.P3 if beside_package(p.path) else severity,
             path=p.path,
             line=p.line,
             anchor=f"{p.function}|{p.module}",

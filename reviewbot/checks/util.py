@@ -32,6 +32,7 @@ from reviewbot.analysis.writes.owners import (
 )
 
 __all__ = [
+    "beside_package",
     "place",
     "short_function",
     "backtick",
@@ -63,6 +64,15 @@ __all__ = [
 
 MAX_EVIDENCE = 3  # evidence lines per finding: a maintainer reads three lines, not thirty
 MAX_TITLE = 160  # characters of a finding's title
+
+
+# Top-level folders of scripts that ship beside the package, not in it (CI folders start with a dot).
+_SCRIPTS = frozenset({"benchmark", "benchmarks", "examples", "tools", "scripts", "buildkite", "github"})
+
+
+def beside_package(path: str) -> bool:
+    """A benchmark, example, tool or CI script: what fails there fails for its own user only."""
+    return path.split("/", 1)[0].lstrip(".") in _SCRIPTS
 
 
 def place(path: str, line: int) -> str:

@@ -110,6 +110,7 @@ def evaluate(
     the report's language; missing-tests where the repository tests none of the changed logic) is
     not evaluated rather than passed, and says why when a rule abstained."""
     abstained = abstained or {}
+    silent = not_run | set(abstained)
     by_rule: dict[str, list[str]] = {}
     for f in findings:
         by_rule.setdefault(f.rule, []).append(f.fingerprint)
@@ -119,7 +120,6 @@ def evaluate(
         for item in cl.items:
             prints = tuple(fp for r in item.rules for fp in by_rule.get(r, ()))
             label = item.label_in(lang)
-            silent = not_run | set(abstained)
             evaluated = bool(prints) or not (item.rules and set(item.rules) <= silent)
             why = next((abstained[r] for r in item.rules if r in abstained), "") if not evaluated else ""
             result.items.append(
