@@ -7,7 +7,8 @@ is for a submodule (contains a dot), the parent module is automatically imported
 with the standard `ast` on the added lines of the changed Python files (`analysis.pyast`).
 
 Not a probe that can raise: an undotted name (`find_spec("mooncake")` returns `None`), one inside a
-`try` that catches `ImportError`, `ModuleNotFoundError`, `Exception` or everything, a parent of the
+`try` that catches `ImportError`, `ModuleNotFoundError`, `Exception` or everything (or a `with
+contextlib.suppress(...)` of one of those), a parent of the
 standard library, the project's own top-level package, or a package the same module imports at its
 top level without a guard (it is installed wherever the module runs at all). Not judged: a probe
 after a check that can stop it: an earlier operand of the same `and`/`or` (`has_flashinfer() and
@@ -94,6 +95,17 @@ def _catches_import_errors(handler: ast.ExceptHandler) -> bool:
     return any(ast.unparse(n).split(".")[-1] in _CATCHES for n in names)
 
 
+def _suppresses_import_errors(item: ast.withitem) -> bool:
+    """`with contextlib.suppress(ImportError):` (or `suppress(ModuleNotFoundError, ...)`): a probe
+    raising inside it is swallowed like in a `try`."""
+    call = item.context_expr
+    return (
+        isinstance(call, ast.Call)
+        and ast.unparse(call.func).split(".")[-1] == "suppress"
+        and any(ast.unparse(a).split(".")[-1] in _CATCHES for a in call.args)
+    )
+
+
 def _exits(node: ast.If) -> bool:
     """An `if` whose branch leaves the function (`if not has_x(): return False`, `... raise`)."""
     return bool(node.body) and isinstance(node.body[-1], ast.Return | ast.Raise)
@@ -113,9 +125,15 @@ class _Finder(ast.NodeVisitor):
         self.found: list[tuple[ast.Call, str, str]] = []  # (call, name, function)
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        # Decorators and defaults run where the function is defined, not in it: a probe there belongs
+        # to the enclosing scope, and no early exit of the function stops it.
+        for outside in (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults):
+            if outside is not None:
+                self.visit(outside)
         self.function.append(node.name)
         self.bodies.append(node)
-        self.generic_visit(node)
+        for stmt in node.body:
+            self.visit(stmt)
         self.bodies.pop()
         self.function.pop()
 
@@ -148,6 +166,17 @@ class _Finder(ast.NodeVisitor):
             self.visit(part)
 
     visit_TryStar = visit_Try  # `except* ImportError`
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        guarded = any(_suppresses_import_errors(item) for item in node.items)
+        for item in node.items:
+            self.visit(item)
+        self.guarded += guarded
+        for stmt in node.body:
+            self.visit(stmt)
+        self.guarded -= guarded
+
+    visit_AsyncWith = visit_With
 
     def visit_BoolOp(self, node: ast.BoolOp) -> None:
         self.visit(node.values[0])

@@ -11,7 +11,7 @@ launch without the optional package down with it.
 P3 in a script beside the package (`benchmarks/`, `examples/`, `tools/`, `scripts/`, CI folders).
 
 Not flagged: an undotted name (`find_spec("pkg")` returns `None` when `pkg` is missing); a probe inside
-`try: ... except ImportError` (or `ModuleNotFoundError`, `Exception`, a bare `except`); a probe after a
+`try: ... except ImportError` (or `ModuleNotFoundError`, `Exception`, a bare `except`) or `with contextlib.suppress(ImportError)`; a probe after a
 check that can stop it (an earlier operand of the same `and`, `has_pkg() and find_spec("pkg.sub")`, or
 an earlier `if ...: return` / `raise` in the function); a parent of the standard library, the
 repository's own top-level package, or a package the same module imports unconditionally at its top

@@ -64,3 +64,31 @@ def test_spellings_and_guards_of_the_probe() -> None:
     finder = _Finder(_find_spec_aliases(tree))
     finder.visit(tree)
     assert [name for _, name, _ in finder.found] == ["c.d", "d.e"]
+
+
+def test_a_probe_in_a_decorator_belongs_to_the_enclosing_scope() -> None:
+    # The decorator runs where `fused` is defined, at import time: not "in `fused`".
+    import ast
+
+    from reviewbot.analysis.optional_imports import _find_spec_aliases, _Finder
+
+    tree = ast.parse(
+        "import importlib.util\n"
+        "def gate(ok):\n"
+        "    return lambda f: f\n"
+        "class Norm:\n"
+        "    @gate(importlib.util.find_spec('apex.normalization') is not None)\n"
+        "    def fused(self, x=importlib.util.find_spec('apex.contrib')):\n"
+        "        return importlib.util.find_spec('apex.mlp')\n"
+        "    def cleanup(self):\n"
+        "        from contextlib import suppress\n"
+        "        with suppress(ModuleNotFoundError):\n"
+        "            importlib.util.find_spec('apex.transformer')\n"
+    )
+    finder = _Finder(_find_spec_aliases(tree))
+    finder.visit(tree)
+    assert [(name, where) for _, name, where in finder.found] == [
+        ("apex.normalization", "Norm"),
+        ("apex.contrib", "Norm"),
+        ("apex.mlp", "Norm.fused"),
+    ]
