@@ -24,7 +24,9 @@ config function or config file: a context's tensors, a timer).
 
 Not flagged: a derivation or validation that moved (the same target and value, receivers aside, or
 the same condition, written in another function or file of the head); a condition that was rewritten
-rather than dropped, or branches that both wrote the target merged into one; a guard on a flag that
+rather than dropped, or branches that both wrote the target merged into one; a fill-if-unset that became
+a default set before the input is parsed (`if (params.prompt.empty()) params.prompt = "Hi";` after
+`gpt_params_parse(argc, argv, params)` -> `params.prompt = "Hi";` before it: the user's value still wins); a guard on a flag that
 nothing ever sets to another value (dead code); a removal whose pull request also changes a test that
 mentions the field; a constructor's constant declaration (`self.x = False`: a default, see
 `default-changed`); a value passed along (`ModelConfig(x=cfg.x)`); checks of tensors or "not

@@ -3,9 +3,10 @@
 The first of the three shapes `analysis.removals.guards` reports, and the one with the most judgement of its
 own: pairing each guarded base statement with the same statement, rewritten, in the same function of the
 head; keeping only statements that carry a configuration decision (an environment write, a config
-validation, a derivation); and leaving out branches that were merged and flags that only ever held one
-constant (dead code). `removed.removal_names` also reads the pairs, to tell the index which flags and
-constructors to learn about.
+validation, a derivation); and leaving out branches that were merged, flags that only ever held one
+constant (dead code), and a fill-if-unset turned into a default set before the input is parsed.
+`removed.removal_names` also reads the pairs, to tell the index which flags and constructors to learn
+about.
 """
 
 from __future__ import annotations
@@ -107,11 +108,44 @@ def _merged(c: Clause, lost: frozenset[str], s: Side) -> bool:
     return False
 
 
+# A test that the statement's own target is unset: `x.empty()`, `x is None`, `not x`, `!x`, `x == 0`.
+_UNSET = re.compile(
+    r"^(?:not \(?|!\s*\(?)?(?P<x>[A-Za-z_][\w.:>-]*?)\)?"
+    r"(?:\.empty\(\)|\s+is None|\s*==\s*(?:None|nullptr|NULL|0|\"\"|'')|\s*<=?\s*0)?\)?$"
+)
+
+
+def _unset_test(atom: str, target: str) -> bool:
+    m = _UNSET.match(atom.strip())
+    return m is not None and m.group("x").replace("->", ".") == target.replace("->", ".")
+
+
+def _default_before_input(c: Clause, h: Clause, lost: frozenset[str], s: Side) -> bool:
+    """`if (params.prompt.empty()) params.prompt = "Hello";` after parsing became `params.prompt =
+    "Hello";` before `gpt_params_parse(argc, argv, params)`: the value is still only a default, which
+    the user's input replaces; set-if-unset kept its meaning though the guard went. Every lost condition
+    tests the written field for unset, and a later statement of the function hands the whole object
+    (`params`, `namespace=args`) to a call."""
+    assert s.head is not None
+    targets = {a.target for a in _writes_at(s.base_facts, c)}
+    if len(targets) != 1:
+        return False
+    target = next(iter(targets))
+    if not all(_unset_test(atom, target) for atom in lost):
+        return False
+    root = re.split(r"\.|->", target, maxsplit=1)[0]
+    if root == target or root in ("self", "this"):
+        return False  # a local or a member of the object itself: nothing hands it over to be filled
+    handed = re.compile(rf"\w\s*\((?:[^()]*[,(=]\s*)?&?{re.escape(root)}\s*[,)]")
+    later = (x for x in s.head.clauses if x.function == h.function and x.line > h.end_line)
+    return any(handed.search(t) for x in later for t in (x.text, *(g.text for g in x.guards)))
+
+
 def dropped_guards(s: Side, index: RepoIndex) -> list[Removal]:
     """One removal per function and lost condition, at the first statement that lost it."""
     out: dict[tuple[str, frozenset[str]], Removal] = {}
     for c, h, lost in dropped_conditions(s):
-        if not _decides(c, s) or _merged(c, lost, s):
+        if not _decides(c, s) or _merged(c, lost, s) or _default_before_input(c, h, lost, s):
             continue
         flags = [flag_of(a) for a in lost]
         if all(flags) and all(_constant_flag(f, index) for f in flags):
