@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
 
-__all__ = ["StaleDefault", "stale_defaults", "stated_default"]
+__all__ = ["StaleDefault", "norm_default", "stale_defaults", "stated_default"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class StaleDefault:
     value_text: str  # the value's line, as written (stripped)
     doc_line: int
     doc_text: str  # the documenting line, as written (stripped)
+    value_path: str = ""  # where the value is set, when not in `path` (a doc file names another file's value)
+    field: str = ""  # the field the value belongs to, when `name` is an option or key naming it
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,9 @@ def stated_default(doc: str) -> str | None:
     return word
 
 
-def _norm(v: str) -> str:
+def norm_default(v: str) -> str:
+    """A default as written, canonical enough to compare: no quotes, `true`/`false`/`none` for the
+    spellings of each, numbers as floats (`2048` == `2048.0`, `0.5f` == `0.5`)."""
     v = v.strip().strip("`'\"").rstrip(".,;").strip()
     low = v.lower()
     if low in {"true", "on", "yes", "enabled"}:
@@ -324,7 +328,9 @@ def stale_defaults(
             if stated is None:
                 continue
             o = old[0]
-            if _norm(o.value) == _norm(d.value) or _norm(stated) != _norm(o.value):
+            if norm_default(o.value) == norm_default(d.value) or norm_default(stated) != norm_default(
+                o.value
+            ):
                 continue
             out.append(
                 StaleDefault(
