@@ -807,7 +807,9 @@ def known_rule_ids(reviewbot: Reviewbot) -> dict[str, str] | None:
     for line in out.stdout.splitlines():
         words = line.split()
         if len(words) >= 2 and not line.startswith(" ") and re.match(r"^[a-z0-9][a-z0-9-]*$", words[0]):
-            rules[words[0]] = words[1] if words[1] in SEVERITIES else ""
+            declared = words[1] if words[1] in SEVERITIES else ""
+            # An opt-in rule does not run unless a repository enables it: none of the corpus does.
+            rules[words[0]] = f"{declared} {OPT_IN_MARK}" if declared and "(opt-in" in line else declared
     return rules or None
 
 
@@ -1437,7 +1439,12 @@ def standing_rows(runs: Sequence[CaseRun], known: dict[str, str]) -> list[list[s
     return rows
 
 
+OPT_IN_MARK = "(opt-in)"
+
+
 def _standing(declared: str, commits: int, held: float | None) -> str:
+    if declared.endswith(OPT_IN_MARK):
+        return "opt-in: off unless a repository enables it (not run on the corpus)"
     if declared == "P3":
         return "P3 (a nit: not held to the bar)"
     if commits < STANDING_TRAIN_COMMITS:

@@ -6,6 +6,7 @@ turning off a rule, or choosing the command that runs in the sandbox).
     [review]
     checklists = ["general", "rtp-llm"]     # bundled names or repository paths to YAML files
     disabled = ["formatting-noise"]         # rule ids (`reviewbot rules` lists them)
+    enabled = ["flag-removed-without-alias"]  # opt-in rules, off unless named here
     exclude = ["third_party/**"]            # globs of paths never searched (vendored trees)
     lang = "zh"                             # the report's language (en, zh); --lang wins
 
@@ -79,10 +80,11 @@ class ReviewTable(_Table):
 
     checklists: tuple[StrictStr, ...] = ("general",)
     disabled: frozenset[StrictStr] = frozenset()
+    enabled: frozenset[StrictStr] = frozenset()  # opt-in rules to run (`reviewbot rules` marks them)
     exclude: tuple[_Glob, ...] = ()
     lang: Literal["en", "zh"] | None = None  # the report's language (the command line's --lang wins)
 
-    @field_validator("checklists", "disabled", "exclude", mode="before")
+    @field_validator("checklists", "disabled", "enabled", "exclude", mode="before")
     @classmethod
     def _a_list(cls, value: object) -> object:
         # A bare string would otherwise be read as a sequence of letters.
@@ -172,6 +174,10 @@ class RepoConfig(BaseModel):
         return self.review.disabled
 
     @property
+    def enabled(self) -> frozenset[str]:
+        return self.review.enabled
+
+    @property
     def exclude(self) -> tuple[str, ...]:
         return self.review.exclude
 
@@ -180,6 +186,7 @@ class RepoConfig(BaseModel):
 _ALLOWED = {
     ("review", "checklists"): "a list of bundled checklist names or repository paths to YAML files",
     ("review", "disabled"): "a list of rule ids",
+    ("review", "enabled"): "a list of rule ids (the opt-in rules to run)",
     ("review", "exclude"): 'a list of relative globs such as "third_party/**"',
     ("review", "lang"): 'the report\'s language, "en" or "zh"',
     ("cpp", "macros"): 'a list of C++ identifiers such as ["MY_API", "MY_DEVICE_INLINE"]',
@@ -241,12 +248,13 @@ def _check_names(
     review: ReviewTable, rules: Collection[str] | None, checklists: Collection[str] | None
 ) -> str | None:
     if rules is not None:
-        unknown = sorted(review.disabled - set(rules))
-        if unknown:
-            return (
-                f"[review] disabled: unknown rule id(s) {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(rules))}"
-            )
+        for key, named in (("disabled", review.disabled), ("enabled", review.enabled)):
+            unknown = sorted(named - set(rules))
+            if unknown:
+                return (
+                    f"[review] {key}: unknown rule id(s) {', '.join(unknown)}; "
+                    f"known: {', '.join(sorted(rules))}"
+                )
     if checklists is not None:
         names = [c for c in review.checklists if not c.endswith((".yaml", ".yml")) and c not in checklists]
         if names:

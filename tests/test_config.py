@@ -23,6 +23,12 @@ def test_repo_config_sections() -> None:
     assert not cfg.tests.junit_configured
 
 
+def test_opt_in_rules_are_enabled_by_name() -> None:
+    cfg = parse_repo_config('[review]\nenabled = ["flag-removed-without-alias"]\n', rules=KNOWN_RULES)
+    assert cfg.enabled == frozenset({"flag-removed-without-alias"})
+    assert parse_repo_config("").enabled == frozenset()
+
+
 def test_the_defaults_when_a_section_is_left_out() -> None:
     cfg = parse_repo_config("")
     assert (cfg.checklists, cfg.disabled, cfg.exclude, cfg.tests) == (("general",), frozenset(), (), None)
@@ -48,6 +54,10 @@ def test_repo_config_errors_name_the_problem() -> None:
         (
             '[review]\ndisabled = ["no-such-rule"]\n',
             "[review] disabled: unknown rule id(s) no-such-rule; known:",
+        ),
+        (
+            '[review]\nenabled = ["flag-removed-without-alais"]\n',
+            "[review] enabled: unknown rule id(s) flag-removed-without-alais; known:",
         ),
         ('[review]\nchecklists = ["genral"]\n', "unknown checklist(s) genral; bundled: general"),
         ('[review]\nexclude = ["../vendor/**"]\n', "[review] exclude must be a list of relative globs"),

@@ -36,7 +36,7 @@ from reviewbot.checks import (
 )
 from reviewbot.checks.base import Check
 
-__all__ = ["RULES", "CHECKS", "ALL_RULES", "KNOWN_RULES", "EXECUTION_RULES", "get", "doc"]
+__all__ = ["RULES", "CHECKS", "ALL_RULES", "KNOWN_RULES", "OPT_IN", "EXECUTION_RULES", "active", "get", "doc"]
 
 # In report order. Each module satisfies the Check protocol by its module-level names, which mypy checks.
 RULES: tuple[Check, ...] = (
@@ -71,6 +71,18 @@ RULES: tuple[Check, ...] = (
 CHECKS: dict[str, Check] = {r.id: r for r in RULES}
 ALL_RULES = CHECKS  # one registry: kept as a name for callers that list rules
 KNOWN_RULES: frozenset[str] = frozenset(CHECKS)
+# Rules off unless a repository names them in `[review] enabled` (as ruff keeps rules out of its default
+# selection): each was wrong on nearly every real commit it fired on, on both splits of the accuracy
+# corpus (docs/accuracy.md), and no narrower condition was found that keeps its few right findings.
+# A maintainer who wants the note (a release that must keep every flag) opts in.
+OPT_IN: frozenset[str] = frozenset({flag_removed_without_alias.id})
+
+
+def active(disabled: frozenset[str], enabled: frozenset[str]) -> frozenset[str]:
+    """The rule ids a round runs: every rule but the disabled ones and the opt-in ones not enabled."""
+    return frozenset(rid for rid in CHECKS if rid not in disabled and (rid not in OPT_IN or rid in enabled))
+
+
 # Rules that judge executed tests; without executed tests they are not evaluated (checklist).
 EXECUTION_RULES: frozenset[str] = frozenset({untested_branch.id, ineffective_test.id, defaults_raise.id})
 

@@ -91,6 +91,8 @@ def main(args: argparse.Namespace) -> int:
     parts = [f"checklists {', '.join(cfg.checklists)}"]
     if cfg.disabled:
         parts.append(f"disabled {', '.join(sorted(cfg.disabled))}")
+    if cfg.enabled:
+        parts.append(f"enabled {', '.join(sorted(cfg.enabled))}")
     if cfg.exclude:
         parts.append(f"exclude {', '.join(cfg.exclude)}")
     if cfg.review.lang:

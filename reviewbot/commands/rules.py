@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from reviewbot.checks.registry import CHECKS, doc
+from reviewbot.checks.registry import CHECKS, OPT_IN, doc
 from reviewbot.errors import UsageError
 
 
@@ -20,5 +20,7 @@ def main(args: argparse.Namespace) -> int:
         return 0
     width = max(len(r) for r in CHECKS)
     for rid, module in CHECKS.items():
-        print(f"{rid:<{width}}  {module.severity.value}  {module.summary}")
+        # The severity stays the second word (bench/accuracy.py reads it); an opt-in rule says so after it.
+        opt_in = "  (opt-in: off unless [review] enabled names it)" if rid in OPT_IN else ""
+        print(f"{rid:<{width}}  {module.severity.value}  {module.summary}{opt_in}")
     return 0

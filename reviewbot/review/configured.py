@@ -58,6 +58,7 @@ def configured(
         checklists=list(dict.fromkeys([*cfg.checklists, *extra_checklists])),
         checklist_texts=dict(cfg.repo_checklists),
         disabled_rules=cfg.disabled,
+        enabled_rules=cfg.enabled,
         exclude=cfg.exclude,
         cpp_macros=cfg.cpp.macros,
         **more,

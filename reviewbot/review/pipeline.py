@@ -17,7 +17,7 @@ from reviewbot.analysis.names import interesting_names
 from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.analysis.tables.truthtable import build_truth_tables
 from reviewbot.checks.base import Check, CheckContext
-from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES
+from reviewbot.checks.registry import CHECKS, EXECUTION_RULES, KNOWN_RULES, active
 from reviewbot.lang.cache import FactsCache, use
 from reviewbot.lang.cpp.macros import declared
 from reviewbot.lang.index import RepoIndex
@@ -82,6 +82,7 @@ class ReviewSettings:
     checklists: Sequence[str] = ("general",)
     checklist_texts: dict[str, str] = field(default_factory=dict)  # repository YAML files: path -> text
     disabled_rules: frozenset[str] = frozenset()
+    enabled_rules: frozenset[str] = frozenset()  # opt-in rules turned on (checks.registry.OPT_IN)
     now: Callable[[], datetime] = field(default=lambda: datetime.now(timezone.utc))
     # Hooks for later stages, kept as callables so the core never imports them.
     execute: Callable[[ChangeSet, list[ChangedDerivation]], Execution | None] | None = None
@@ -147,9 +148,8 @@ def check_stage(ctx: CheckContext, settings: ReviewSettings, meter: Meter | None
     crashed: list[str] = []
     abstained: list[tuple[str, Message]] = []
     notes: list[Note] = []
-    checks = [m for rid, m in CHECKS.items() if rid not in settings.disabled_rules] + list(
-        settings.extra_checks
-    )
+    running = active(settings.disabled_rules, settings.enabled_rules)
+    checks = [m for rid, m in CHECKS.items() if rid in running] + list(settings.extra_checks)
     for n, check in enumerate(checks):
         if settings.progress is not None:  # a terminal's progress line: `checks… (12/40 rules)`
             settings.progress("checks", f"{n}/{len(checks)} rules")
@@ -194,7 +194,9 @@ def checklist_stage(
         else load_checklist(name, known_rules)
         for name in settings.checklists
     ]
-    not_run = frozenset() if ran_tests else EXECUTION_RULES
+    # A rule that did not run (disabled, or opt-in and not enabled) leaves its items unevaluated, not passed.
+    off = KNOWN_RULES - active(settings.disabled_rules, settings.enabled_rules)
+    not_run = off if ran_tests else off | EXECUTION_RULES
     why = {rule: m.render(settings.lang) for rule, m in abstained}
     checklist = evaluate(lists, findings, settings.lang, not_run, why)
     return checklist, with_checklist_refs(findings, checklist)

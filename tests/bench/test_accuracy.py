@@ -325,6 +325,7 @@ def test_reviewbot_at_a_commit_runs_that_commits_code(tmp_path: Path) -> None:
     assert dict(rb.env)["PYTHONPATH"].split(os.pathsep)[0] == str(exported)
     known = acc.known_rule_ids(rb) or {}
     assert known["missing-tests"] == "P1" and known["flag-overloading"] == "P3"  # with declared severities
+    assert known["flag-removed-without-alias"] == "P3 (opt-in)"  # off unless a repository enables it
     assert acc.reviewbot_at("HEAD", tmp_path) == rb  # exported once
     with pytest.raises(ValueError, match="not a commit"):
         acc.reviewbot_at("no-such-revision", tmp_path)
@@ -601,6 +602,8 @@ def test_rule_standing_needs_three_train_commits_and_test_precision() -> None:
     lowered = {r[0]: r for r in acc.standing_rows(runs, known)}["unconditional-override"]
     assert lowered[3:] == ["2", "0.50", "1", "1.00", "holds"]
     assert rows["flag-overloading"][-1] == "P3 (a nit: not held to the bar)"
+    opt_in = acc.standing_rows(runs, {**known, "flag-overloading": "P3 (opt-in)"})
+    assert {r[0]: r for r in opt_in}["flag-overloading"][-1].startswith("opt-in: off unless")
 
 
 def test_the_executed_tables_totals_are_quoted_with_their_source(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from reviewbot.change.diff import load_change
+from reviewbot.checks.registry import OPT_IN
 from reviewbot.model.finding import Finding
 from reviewbot.review.pipeline import ReviewSettings, review_change
 from tests.gitrepo import Repo
@@ -81,9 +82,11 @@ def build_case(case: Path, dest: Path) -> tuple[Repo, str, str]:
 
 
 def review_case(case: Path, dest: Path, settings: ReviewSettings | None = None) -> list[Finding]:
+    """The findings of every rule, the opt-in ones too (a fixture tests the rule it names); pass
+    `settings` to review as a repository configures it."""
     repo, base, head = build_case(case, dest)
     change = load_change(repo.path, base, head)
-    return review_change(change, settings or ReviewSettings()).findings
+    return review_change(change, settings or ReviewSettings(enabled_rules=OPT_IN)).findings
 
 
 def compare(case: Path, findings: list[Finding], known_rules: set[str]) -> list[str]:

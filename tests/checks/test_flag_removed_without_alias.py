@@ -80,3 +80,29 @@ def test_flags_one_removed_block_registered_are_one_finding(tmp_path: Path) -> N
     )
     assert block.evidence[1] == "Removed at the same place: `--draft-model`, `--num-draft-tokens`."
     assert "个" in block.localized("zh").title
+
+
+def test_opt_in_off_unless_the_repository_enables_it(tmp_path: Path) -> None:
+    # Off by default (checks.registry.OPT_IN): the same change reviewed as a repository without
+    # `[review] enabled` reports nothing of it, and its checklist items are not evaluated rather than passed.
+    from reviewbot.change.diff import load_change
+    from reviewbot.checks.registry import OPT_IN
+    from reviewbot.review.pipeline import ReviewSettings, review_change
+    from tests.checks.fixtures import build_case
+
+    assert "flag-removed-without-alias" in OPT_IN
+    repo, base, head = build_case(CASES / "py-removed", tmp_path / "repo")
+    change = load_change(repo.path, base, head)
+    default = review_change(change, ReviewSettings(checklists=("general",)))
+    enabled = review_change(
+        change,
+        ReviewSettings(checklists=("general",), enabled_rules=frozenset({"flag-removed-without-alias"})),
+    )
+    assert not [f for f in default.findings if f.rule == "flag-removed-without-alias"]
+    assert sorted(
+        f"{f.path}:{f.line}" for f in enabled.findings if f.rule == "flag-removed-without-alias"
+    ) == [
+        "benchmarks/throughput.py:5",
+        "engine/cli.py:17",
+        "engine/cli.py:9",
+    ]

@@ -42,7 +42,7 @@ def _run(pr_path: Path, base: str, head: str, tmp: Path, *extra: str) -> subproc
         (
             '[review]\nchecklist = ["general"]\n',
             "reviewbot: .reviewbot.toml (base): unknown key(s) in [review]: checklist; "
-            "allowed: checklists, disabled, exclude",
+            "allowed: checklists, disabled, enabled, exclude",
         ),
         (
             '[review]\ndisabled = ["no-such-rule"]\n',
@@ -87,7 +87,8 @@ def test_the_heads_copy_is_never_read(tmp_path: Path) -> None:
 
 def test_a_good_config_reaches_the_review_settings(tmp_path: Path) -> None:
     config = (
-        '[review]\ndisabled = ["formatting-noise"]\nexclude = ["third_party/**"]\n[tests]\ncommand = "true"\n'
+        '[review]\ndisabled = ["formatting-noise"]\nenabled = ["flag-removed-without-alias"]\n'
+        'exclude = ["third_party/**"]\n[tests]\ncommand = "true"\n'
     )
     pr = configured_pr(tmp_path, config)
     args = argparse.Namespace(checklist=["rtp-llm"], no_tests=True, lang="en")
@@ -97,4 +98,5 @@ def test_a_good_config_reaches_the_review_settings(tmp_path: Path) -> None:
     finally:
         change.close()
     assert settings.disabled_rules == {"formatting-noise"} and settings.exclude == ("third_party/**",)
+    assert settings.enabled_rules == {"flag-removed-without-alias"}
     assert list(settings.checklists) == ["general", "rtp-llm"]

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reviewbot.checks.registry import KNOWN_RULES as ALL_RULES
@@ -67,3 +69,20 @@ def test_items_of_rules_that_did_not_run_are_not_evaluated_not_passed() -> None:
     assert by_id["general/tests-focused"].evaluated is True
     ran = evaluate([general], [], not_run=frozenset())
     assert all(i.evaluated for i in ran.items)
+
+
+def test_a_disabled_rules_item_is_not_evaluated_in_a_review(tmp_path: Path) -> None:
+    # `[review] disabled = ["formatting-noise"]`: the rule did not run, so "Logic changes are not mixed
+    # with unrelated formatting" was not checked; ticking it would claim what nobody looked at.
+
+    from reviewbot.change.diff import load_change
+    from reviewbot.review.pipeline import ReviewSettings, review_change
+    from tests.checks.fixtures import FIXTURES, build_case
+
+    repo, base, head = build_case(FIXTURES / "formatting-noise" / "py-reindent-block", tmp_path / "repo")
+    change = load_change(repo.path, base, head)
+    on = review_change(change, ReviewSettings())
+    off = review_change(change, ReviewSettings(disabled_rules=frozenset({"formatting-noise"})))
+    item = "general/quality-no-formatting"
+    assert [(i.evaluated, i.failed) for i in on.checklist.items if i.id == item] == [(True, True)]
+    assert [(i.evaluated, i.failed) for i in off.checklist.items if i.id == item] == [(False, False)]
