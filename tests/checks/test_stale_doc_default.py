@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from reviewbot.analysis.defaults.cli_help import branches, help_defaults
-from reviewbot.analysis.defaults.stale_help import same_value
+from reviewbot.analysis.defaults.stale_help import same_value, shown_value
 
 PARSER = """
 bool parse(int argc, char ** argv, const std::string & arg, gpt_params & params, int & i, bool & invalid) {
@@ -89,3 +89,8 @@ def test_stated_values_compare_by_kind() -> None:
     assert same_value("none", '"f16"') is None
     assert same_value("auto", "512") is None
     assert same_value("x", '""') is None
+
+
+def test_values_are_shown_as_a_user_writes_them() -> None:
+    assert shown_value("0.75f") == "0.75" and shown_value('"f16"') == "f16" and shown_value("2048") == "2048"
+    assert shown_value("GGML_TYPE_F16") == "GGML_TYPE_F16"  # no number: left as written

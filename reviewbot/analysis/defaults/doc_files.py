@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from reviewbot.analysis.defaults.cli_help import branches
 from reviewbot.analysis.defaults.docs import StaleDefault, stated_default
 from reviewbot.analysis.defaults.named_defaults import NamedDefault, named_defaults, read_many
-from reviewbot.analysis.defaults.stale_help import same_value
+from reviewbot.analysis.defaults.stale_help import same_value, shown_value
 from reviewbot.analysis.sides import Side
 from reviewbot.model.change import RepoTree
 
@@ -91,13 +91,16 @@ def _hits(text: str, names: tuple[str, ...], old: str) -> list[_Hit]:
         if not any(n in line for n in names):
             continue
         found: tuple[str, str] | None = None
+        shown = line.strip()
         named = next((n for n, p in pats if p.search(line)), None)
         if named is not None and line.lstrip().startswith("|"):
             cell = _table_default(lines, i)
             found = (named, cell) if cell is not None else None
+            if cell is not None and len(shown) > 100:  # the row's start and its Default cell
+                shown = f"{shown[:70].rstrip()} … | {cell} |"
         found = found or _inline(line, pats)
         if found is not None and same_value(found[1], old) is True:
-            out.append(_Hit(found[0], found[1], i + 1, line.strip()))
+            out.append(_Hit(found[0], found[1], i + 1, shown))
     return out
 
 
@@ -173,8 +176,8 @@ def _stale(
             h.name,
             "doc",
             h.stated,
-            m.old.strip("\"'"),
-            m.new.strip("\"'"),
+            shown_value(m.old),
+            shown_value(m.new),
             value_text,
             h.line,
             h.text,

@@ -10,6 +10,9 @@ names documentation spells it with:
 - an argparse `add_argument("--flag", default=...)`: its long flags;
 - a Python class or dataclass field `x_y: T = v`: the generated flag `--x-y`.
 
+A Python flag that more than one Python file of the head tree registers (`"--batch-size"` in every
+benchmark script) names no one default: documents of it are about any of those scripts.
+
 Bare C++ field names and bare Python field names are no names here: documents use them for other
 things (request parameters, other configs).
 """
@@ -41,6 +44,7 @@ class NamedDefault:
     new: str
     path: str  # where the new value is set
     line: int
+    python_flags: bool = False  # the names are flags of a Python parser (one script's among many?)
 
 
 def read_many(tree: RepoTree, paths: list[str]) -> dict[str, str | None]:
@@ -118,7 +122,7 @@ def _argparse(s: Side, bt: ast.Module, ht: ast.Module) -> Iterable[NamedDefault]
             continue
         old, new = ast.unparse(was_opt[1]), ast.unparse(value)
         if _altered(old, new):
-            yield NamedDefault(flag.lstrip("-").replace("-", "_"), flags, old, new, s.path, lines[0])
+            yield NamedDefault(flag.lstrip("-").replace("-", "_"), flags, old, new, s.path, lines[0], True)
 
 
 def _fields(s: Side) -> Iterable[NamedDefault]:
@@ -130,7 +134,7 @@ def _fields(s: Side) -> Iterable[NamedDefault]:
             continue
         if _altered(old_field, d.default):
             flag = "--" + d.field.replace("_", "-")
-            yield NamedDefault(d.field, (flag,), old_field, d.default, s.path, d.line)
+            yield NamedDefault(d.field, (flag,), old_field, d.default, s.path, d.line, True)
 
 
 def _python(s: Side, base: str, head: str) -> list[NamedDefault]:
@@ -160,6 +164,29 @@ def _parsers(
     return out
 
 
+def _registers(text: str | None, quoted: list[str]) -> bool:
+    """`text` registers one of the quoted flags: an `add_argument(` call on its line or the line above
+    (a test's command line that passes it registers nothing)."""
+    lines = (text or "").split("\n")
+    return any(
+        any(q in line for q in quoted) and "add_argument(" in (lines[i - 1] if i else "") + line
+        for i, line in enumerate(lines)
+    )
+
+
+def _registered_once(m: NamedDefault, tree: RepoTree | None) -> bool:
+    """No other Python file of the head tree than the changed one registers the option's flags."""
+    grep = getattr(tree, "grep", None)
+    if tree is None or not callable(grep):
+        return False
+    found = grep(sorted(n.lstrip("-") for n in m.names), ("*.py",))
+    if found is None:
+        return False
+    others = sorted(p for p in found if p != m.path)[:_MAX_SOURCES]
+    quoted = [f'"{n}"' for n in m.names] + [f"'{n}'" for n in m.names]
+    return not any(_registers(text, quoted) for text in read_many(tree, others).values())
+
+
 def named_defaults(
     changed: Iterable[Side], texts: dict[str, tuple[str | None, str | None]], tree: RepoTree | None
 ) -> list[NamedDefault]:
@@ -170,6 +197,7 @@ def named_defaults(
         base, head = texts.get(s.path, (None, None))
         if s.path.endswith(".py") and base and head:
             out.extend(_python(s, base, head))
+    out = [m for m in out if not m.python_flags or _registered_once(m, tree)]
     moved = [
         fv
         for values in cpp_field_values(sides).values()

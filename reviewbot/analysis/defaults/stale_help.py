@@ -29,7 +29,15 @@ from reviewbot.analysis.defaults.docs import StaleDefault, norm_default
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.index import RepoIndex
 
-__all__ = ["FieldValue", "cpp_field_values", "field_value", "stale_help_defaults", "same_value", "value_kind"]
+__all__ = [
+    "shown_value",
+    "FieldValue",
+    "cpp_field_values",
+    "field_value",
+    "stale_help_defaults",
+    "same_value",
+    "value_kind",
+]
 
 _CPP = re.compile(r"\.(?:cc|cpp|cxx|c\+\+|cu)$")
 # Words a help text puts where a value would be that describe the default instead of stating it.
@@ -91,6 +99,12 @@ def value_kind(value: str) -> str:
     if re.fullmatch(r"\"[^\"]+\"|'[^']+'", value.strip()):
         return "string"
     return ""
+
+
+def shown_value(value: str) -> str:
+    """A default as a user writes it: no quotes, no C++ literal suffix (`0.75f` -> `0.75`)."""
+    v = value.strip().strip("\"'")
+    return re.sub(r"(?<=\d)[fFlLuU]+$", "", v) if value_kind(value) == "number" else v
 
 
 def same_value(stated: str, value: str) -> bool | None:
@@ -169,8 +183,8 @@ def stale_help_defaults(
                     flag,
                     "help",
                     h.stated,
-                    (_meant(b, fv.old) or fv.old).strip('"') if fv.old is not None else "(not set)",
-                    meant.strip('"'),
+                    shown_value(_meant(b, fv.old) or fv.old) if fv.old is not None else "(not set)",
+                    shown_value(meant),
                     _line(texts, fv.path, fv.line),
                     h.line,
                     h.text,
