@@ -1,4 +1,4 @@
-"""flag-removed-without-alias (P3; P2 config keys; opt-in): a flag or key the base accepted is gone.
+"""flag-removed-without-alias (P3; opt-in): a command-line flag the base accepted is gone.
 
 ## What it does
 Finds the command-line flags a changed file stops registering (Python `add_argument("--foo-bar", ...)`,
@@ -8,22 +8,17 @@ spelling that still forwards to the new option, no move to another file. It repo
 line that took the definition's place, naming the replacement spelling when there is one. Flags
 reported at the same line (one options block dropped or rewritten) are one finding that lists them.
 
-Config-file keys too (P2): a key a removed line read from a config dictionary (`get_scalar_param(
-param_dict, FP32_ALLREDUCE, ...)`, `config.get("key")`, `cfg["key"]`, the key as a literal or a
-constant bound to one) that no Python source of the head tree quotes any more (an alias read or a
-warning that names it keeps it). Not judged: keyword arguments of a Python API that move into a config
-model, C++ JSON keys.
+A config-file key the base read and the head no longer does is its own rule, config-key-removed (P2).
 
-Severity: P3 for a flag, a note for the maintainer; on probation. Measured on real commits (docs/accuracy.md),
+Severity: P3, a note for the maintainer. Measured on real commits (docs/accuracy.md),
 maintainers who labelled them blind did not count a removed flag as a defect by itself: in these projects
 options are renamed and dropped release by release, and what they flagged was the docs, scripts and tests
 still passing the old spelling (renamed-flag-still-referenced). At P1 the rule was wrong on 10 of 10 test
-findings and 9 of 13 train findings. A config key stays P2: configs that set it load and are silently
-ignored, which no error reveals.
+findings and 9 of 13 train findings.
 
 Opt-in (off unless `.reviewbot.toml` has `[review] enabled = ["flag-removed-without-alias"]`): even as a
-P3 note it was wrong on 9 of 10 test findings (the tenth on an allowed place) and right on 1 train
-commit of about 20 it fired on; no discriminator (the flag's age, mentions in docs) separated the
+P3 note it was wrong on 9 of 10 test findings (the tenth on an allowed place) and on every train
+finding for a flag (its one right train finding was a config key, now config-key-removed); no discriminator (the flag's age, mentions in docs) separated the
 removals maintainers flagged from the rest. Its own findings are off by default; the places that still
 pass the old spelling stay on, as renamed-flag-still-referenced.
 
@@ -37,7 +32,7 @@ renamed-flag-still-referenced reports those places as well.
 Every launch script, service unit, Helm chart or benchmark that passes the old flag now fails at
 start-up with "unrecognized arguments" (or "invalid argument"), after an upgrade that looked harmless.
 Users learn about the rename from a crash, not from a warning. A dropped config key is worse in one
-way: configs that set it keep loading, and the setting is silently ignored.
+way (config-key-removed): configs that set it keep loading, and the setting is silently ignored.
 
 ## Example
 ```python
@@ -54,7 +49,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from reviewbot.analysis.removals.config_keys import DroppedKey, dropped_keys
 from reviewbot.analysis.removals.flags import DroppedFlag, dropped_flags
 from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext
@@ -74,25 +68,6 @@ def _alias(d: DroppedFlag) -> str:
     if "==" in d.removed.text:  # an `if (arg == ...)` chain
         return f'arg == "{new}" || arg == "{d.removed.flag}"'
     return f'{{"{new}", "{d.removed.flag}"}}'
-
-
-def _key_finding(d: DroppedKey) -> Finding:
-    return Finding.make(
-        rule=id,
-        severity=Severity.P2,
-        path=d.path,
-        line=d.line,
-        anchor=d.key,
-        title=msg("flag-removed-without-alias.key.title", name=d.key),
-        evidence=(
-            msg(
-                "flag-removed-without-alias.key.was", place=place(d.path, d.base_line), text=clip(d.text, 100)
-            ),
-            msg("flag-removed-without-alias.key.nowhere", name=d.key),
-        ),
-        suggestion=msg("flag-removed-without-alias.key.suggestion", name=d.key),
-        extra=(("field", d.key), ("key", d.key)),
-    )
 
 
 def _finding(group: list[DroppedFlag]) -> Finding:
@@ -144,5 +119,3 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         groups.setdefault((d.removed.path, d.removed.line), []).append(d)
     for group in groups.values():
         yield _finding(group)
-    for k in dropped_keys(changed, texts, ctx.change.head_tree):
-        yield _key_finding(k)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from reviewbot.checks import (
     always_true_guard,
     comment_guard_mismatch,
+    config_key_removed,
     default_changed,
     defaults_raise,
     derivation_drift,
@@ -62,6 +63,7 @@ RULES: tuple[Check, ...] = (
     env_name_typo,
     renamed_flag_still_referenced,
     flag_removed_without_alias,
+    config_key_removed,
     explicit_value_overwritten,
     stale_doc_default,
     defaults_raise,

@@ -54,20 +54,6 @@ def test_cpp_flags_name_the_member_the_handler_sets(tmp_path: Path) -> None:
     assert numa.evidence[0] == 'Base definition common/arg.cpp:27: `if (arg == "--numa-interleave") {`.'
 
 
-def test_config_key_is_p2_at_the_getters_call(tmp_path: Path) -> None:
-    found = _ours("py-config-key", tmp_path)
-    assert list(found) == ["engine/config.py:17"]
-    key = found["engine/config.py:17"]
-    assert key.severity.value == "P2"
-    assert dict(key.extra)["field"] == "fp32_allreduce"
-    assert key.evidence[0] == (
-        "Base read engine/config.py:9: "
-        "`return get_scalar_param(param_dict, FP32_ALLREDUCE, FP32_ALLREDUCE_DEFAULT)`."
-    )
-    zh = key.localized("zh")
-    assert "fp32_allreduce" in zh.title and zh.title != key.title
-
-
 def test_flags_one_removed_block_registered_are_one_finding(tmp_path: Path) -> None:
     found = _ours("py-block-removed", tmp_path)
     assert list(found) == ["engine/args.py:8"]  # one decision of the change, read once
