@@ -32,6 +32,7 @@ from reviewbot.analysis.defaults.consumers import consumer_words, reaches_numeri
 from reviewbot.analysis.defaults.initialisers import initialiser, initialiser_changes, reads_of
 from reviewbot.analysis.defaults.picked import auto_changes, constant_to_env
 from reviewbot.analysis.defaults.records import DefaultChange, DefaultKind
+from reviewbot.analysis.defaults.switch_atoms import switch_atom
 from reviewbot.analysis.envs.parse import same_literal
 from reviewbot.analysis.envs.switches import default_changes
 from reviewbot.analysis.reach.configs import shared
@@ -296,7 +297,8 @@ def _moved(text: str, sides: list[Side]) -> bool:
 def _new_on_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     """A brand-new switch that defaults on, read only on lines the change adds, never as `not x` / `!x`,
     and not wrapping code that existed before (an opt-out around old behaviour): the new code runs for
-    every deployment that never sets it."""
+    every deployment that never sets it. Only a condition that tests the switch itself gates code; one
+    that uses it as a number (`if len(t) < seq_len + cfg.add_extra_token:`) gates nothing of its own."""
     out: list[DefaultChange] = []
     by_path = {s.path: s for s in sides}
     for s, owner, field, value, line in _new_switches(sides):
@@ -312,7 +314,8 @@ def _new_on_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
             continue
         if any(r.path not in by_path or r.line not in by_path[r.path].added for r in live):
             continue  # read by code that was there before: the switch wraps existing behaviour
-        gated = [(r.path, g) for r in live if r.in_condition for g in r.gated]
+        switches = [r for r in live if r.in_condition and switch_atom(r, by_path[r.path])]
+        gated = [(r.path, g) for r in switches for g in r.gated]
         if gated and not any(g.line in by_path[p].added and not _moved(g.text, sides) for p, g in gated):
             continue  # an opt-out around statements that were there before (kept or only re-indented)
         out.append(
