@@ -8,46 +8,39 @@ For each table whose construction path `harness.find_harness` finds, `table_test
 real pytest file (one case per row, and the all-defaults build). Each case records what it saw
 (`record_property`: the target's value as Python source, or the exception's last line) into JUnit XML
 in the run directory, read back like every JUnit file (no link followed, inside the run, names made
-safe). The files run with the same sandbox, limits, environment
-and deadline as the repository's tests, once on an export of the head and once on the base.
+safe). The files run with the same sandbox, limits, environment and deadline as the repository's
+tests, once on an export of the head and once on the base, the tables of each module under test in a
+pytest process of their own (execution/tables_run.py: no table imports or runs thanks to another
+module's imports).
 C++ tables go to execution/cpp_harness_run.py instead (a generated `_test.cc`, compiled as the
 repository compiles its tests, each row run in its own process, in the same sandbox).
 """
 
 from __future__ import annotations
 
-import shlex
-import shutil
-import sys
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reviewbot.execution import reaper
 from reviewbot.execution.call_sites import sites_of
 from reviewbot.execution.config import TestConfig
 from reviewbot.execution.cpp_harness_run import run_cpp_tables
 from reviewbot.execution.harness import find_harness
-from reviewbot.execution.junit import UnsafeFile, open_inside
-from reviewbot.execution.sandbox import Limits, run_sandboxed
+from reviewbot.execution.sandbox import Limits
 from reviewbot.execution.table_sides import Side, on_both_sides
 from reviewbot.execution.table_tests import Case, cases_of, generate, predicted
+from reviewbot.execution.tables_run import run_table_modules
 from reviewbot.lang.facts import FileFacts
 from reviewbot.lang.index import RepoIndex
 from reviewbot.model.change import ChangeSet, Note, SkipReason
 from reviewbot.model.executed import NOT_RUN, Executed, ExecutedRow, ExecutedTable, Harness, unbuildable
 from reviewbot.model.messages import msg
 from reviewbot.model.truthtable import TruthTable
-from reviewbot.model.untrusted import secret_values, untrusted_name
 
 __all__ = ["TableRuns", "packages_of", "run_tables"]
 
-MAX_VALUE_CHARS = 300
-_XML = "tables.xml"
 _UNTAKEN = "got an unexpected keyword argument"  # TypeError of a constructor given a keyword it lacks
-_MAX_XML = 8 << 20
 
 
 @dataclass
@@ -65,129 +58,18 @@ class _Plan:
     module: str  # the test module's name in the run directory
 
 
-def _last_line(text: str) -> str:
-    """The exception line of a pytest error report (`E   ModuleNotFoundError: ...`), else its last line."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    errors = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
-    return errors[-1] if errors else (lines[-1] if lines else "")
-
-
-def _read_results(xml: Path, run_root: Path) -> tuple[dict[tuple[str, str], Executed], dict[str, str], str]:
-    """Per (test module, case name): what it recorded; per module: why it did not import; a problem."""
-    try:
-        fd = open_inside(xml, run_root)
-    except UnsafeFile as exc:
-        return {}, {}, str(exc)
-    except OSError as exc:
-        return {}, {}, exc.strerror or str(exc)
-    with open(fd, "rb") as fh:
-        data = fh.read(_MAX_XML + 1)
-    if len(data) > _MAX_XML:
-        return {}, {}, "the JUnit report is too large; not read"
-    try:
-        root = ET.fromstring(data)
-    except ET.ParseError as exc:
-        return {}, {}, f"the JUnit report does not parse: {exc}"
-    secrets = secret_values()
-
-    def safe(text: str) -> str:
-        return untrusted_name(text, MAX_VALUE_CHARS, secrets=secrets, unique=False)
-
-    found: dict[tuple[str, str], Executed] = {}
-    broken: dict[str, str] = {}
-    for case in root.iter("testcase"):
-        module = case.get("classname", "").rsplit(".", 1)[-1]
-        name = case.get("name", "")
-        props = {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
-        problem = next((c for c in case if c.tag in ("error", "failure")), None)
-        if "raised" in props:
-            found[(module, name)] = Executed(
-                "raised", safe(props["raised"]), safe(props.get("raised_at", ""))
-            )
-        elif "executed" in props:
-            found[(module, name)] = Executed("value", safe(props["executed"]))
-        elif problem is not None:
-            line = safe(_last_line(problem.text or problem.get("message") or ""))
-            if not module or module == name:  # a collection error: the module did not import
-                broken[name.rsplit("/", 1)[-1].removesuffix(".py").rsplit(".", 1)[-1]] = line
-            else:
-                found[(module, name)] = Executed("not_run", line)
-    return found, broken, ""
-
-
 _Side = Side
 
 
-def _run(
-    plans: Sequence[_Plan],
-    tree: Path,
-    run_root: Path,
-    *,
-    sandbox: str,
-    limits: Limits,
-    timeout: float,
-    env: Sequence[str],
-) -> _Side:
-    """Run every plan's file on a copy of `tree` once; what each case recorded."""
-    reaper.check_open()
-    run_root.mkdir(parents=True)
-    tests = run_root / "tt"
-    tests.mkdir()
-    (tests / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    for p in plans:
-        (tests / f"{p.module}.py").write_text(p.code, encoding="utf-8")
-    reports = run_root / "tt-reports"
-    reports.mkdir()
-    xml = reports / _XML
-    roots = sorted({p.harness.import_root for p in plans})
-    command = " ".join(
-        shlex.quote(a)
-        for a in (
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-c",
-            str(tests / "pytest.ini"),
-            "--rootdir",
-            str(tests),
-            "-o",
-            "junit_family=xunit1",
-            # one table's module that does not import must not stop the other tables of the round
-            "--continue-on-collection-errors",
-            f"--junitxml={xml}",
-            str(tests),
-        )
-    )
-    workspace = run_root / "ws"
-    shutil.copytree(tree, workspace, symlinks=True)
-    path = ":".join(str(workspace / r) if r else str(workspace) for r in roots)
-    res = run_sandboxed(
-        command,
-        run_root,
-        workspace,
-        timeout=timeout,
-        sandbox=sandbox,
-        limits=limits,
-        allow_env=env,
-        set_env={"PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"},
-    )
-    if res.timed_out:
-        return {}, {}, f"did not finish within {timeout:g} s and was killed"
-    found, broken, problem = _read_results(xml, run_root)
-    if problem and not found:
-        tail = [ln for ln in res.output.splitlines() if ln.strip()][-1:]
-        problem = f"{problem} (exit {res.exit_code}{': ' + tail[0] if tail else ''})"
-        problem = untrusted_name(problem, MAX_VALUE_CHARS, unique=False)
-    return found, broken, problem
+def _recorded(p: _Plan, found: Mapping[tuple[str, str], Executed]) -> bool:
+    """Whether the plan's test module recorded anything (a side's problem holds for those that did not)."""
+    return any(module == p.module for module, _ in found)
 
 
 def _reason(p: _Plan, sides: Mapping[str, _Side]) -> str:
     """Why the table did not run on the head ("" when it did)."""
-    _, broken, problem = sides.get("head", ({}, {}, "not run"))
-    if problem:
+    found, broken, problem = sides.get("head", ({}, {}, "not run"))
+    if problem and not _recorded(p, found):
         return f"head: {problem}"
     if p.module in broken:
         return f"head: the test did not import: {broken[p.module]}"
@@ -233,7 +115,7 @@ def _executed_table(
         found, broken, problem = sides.get(side, ({}, {}, "not run"))
         if p.module in broken:
             return Executed("not_run", f"the test did not import: {broken[p.module]}")
-        if problem:
+        if problem and not _recorded(p, found):
             return Executed("not_run", problem)
         got = found.get((p.module, name), NOT_RUN)
         if side == "base" and got.outcome == "raised" and _UNTAKEN in got.value:
@@ -351,8 +233,9 @@ def run_tables(
             scratch,
             "",
             timeout,
-            lambda tree, run_dir, limit: _run(
-                list(plans.values()),
+            lambda tree, run_dir, limit: run_table_modules(
+                [(p.module, p.code, p.harness.module) for p in plans.values()],
+                sorted({p.harness.import_root for p in plans.values()}),
                 tree,
                 run_dir,
                 sandbox=sandbox,
