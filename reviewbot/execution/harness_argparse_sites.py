@@ -12,6 +12,11 @@ The generated test runs in one process: a site that asks for more ranks than tha
 `args.tensor_model_parallel_size = 2`, run by its tests under torchrun) is validated against a world of
 one and raises before any derivation (`world size (1) is not divisible by ...`). So a site that sets
 no parallel size or world size above 1 is taken before one that does; when every site does, the first.
+Among those, a test file's site first (a tool's may take its configuration from a command line it
+builds), then the site that sets the fewest attributes from something other than a literal (a test's
+parameter: `args.micro_batch_size = micro_batch_size`), the earliest of equals: those attributes stay
+at the parser's default, which the validation may reject (`assert args.micro_batch_size is not None`),
+so the site the generated test reproduces most closely goes first.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator
+
+from reviewbot.lang.index import is_test_path
 
 __all__ = ["validated_setup"]
 
@@ -66,22 +73,49 @@ def _literal_set(stmt: ast.stmt) -> tuple[str, str, str] | None:
     return target.value.id, target.attr, repr(value)
 
 
-def _in_body(body: list[ast.stmt], function: str) -> tuple[tuple[tuple[str, str], ...], int] | None:
+def _sets_other(stmt: ast.stmt, name: str) -> bool:
+    """`stmt` sets an attribute of the namespace `name` to something other than a literal
+    (`name.attr = param`, or `setattr(name, ...)` in it, as a loop over a test's keyword arguments does)."""
+    if (
+        isinstance(stmt, ast.Assign)
+        and _literal_set(stmt) is None
+        and any(
+            isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == name
+            for t in stmt.targets
+        )
+    ):
+        return True
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Name)
+        and n.func.id == "setattr"
+        and n.args
+        and isinstance(n.args[0], ast.Name)
+        and n.args[0].id == name
+        for n in ast.walk(stmt)
+    )
+
+
+def _in_body(body: list[ast.stmt], function: str) -> tuple[tuple[tuple[str, str], ...], int, int] | None:
+    """(the literal sets, the validation's line, how many sets before it are not literals)."""
     for i, stmt in enumerate(body):
         name = _validates(stmt, function)
         if name is None:
             continue
         found: dict[str, str] = {}
+        others = 0
         for before in body[:i]:
             if isinstance(before, ast.Assign) and any(
                 isinstance(t, ast.Name) and t.id == name for t in before.targets
             ):
-                found = {}  # the namespace is made anew: only what is set after counts
+                found, others = {}, 0  # the namespace is made anew: only what is set after counts
             got = _literal_set(before)
             if got is not None and got[0] == name:
                 found[got[1]] = got[2]
+            elif _sets_other(before, name):
+                others += 1
         if found:
-            return tuple(found.items()), stmt.lineno
+            return tuple(found.items()), stmt.lineno, others
     return None
 
 
@@ -100,7 +134,7 @@ def _one_process(given: tuple[tuple[str, str], ...]) -> bool:
 
 def _sites(
     function: str, texts: Iterable[tuple[str, str]]
-) -> Iterator[tuple[tuple[tuple[str, str], ...], str]]:
+) -> Iterator[tuple[tuple[tuple[str, str], ...], str, int]]:
     for path, text in texts:
         try:
             tree = ast.parse(text)
@@ -109,19 +143,22 @@ def _sites(
         for body in _bodies(tree):
             got = _in_body(body, function)
             if got is not None:
-                yield got[0], f"{path}:{got[1]}"
+                yield got[0], f"{path}:{got[1]}", got[2]
 
 
 def validated_setup(
     function: str, texts: Iterable[tuple[str, str]]
 ) -> tuple[tuple[tuple[str, str], ...], str] | None:
-    """(attribute -> value source, `path:line`) of the first site that sets literal attributes on a
-    namespace and then calls `function(namespace)` in one process (else the first such site), or None."""
-    first = None
-    for n, site in enumerate(_sites(function, texts)):
-        if _one_process(site[0]):
-            return site
-        first = first or site
+    """(attribute -> value source, `path:line`) of the site that sets literal attributes on a namespace
+    and then calls `function(namespace)`: in one process first, then in a test file, then the fewest
+    attributes set from anything but a literal, then the earliest; or None."""
+    found = []
+    for n, (given, where, others) in enumerate(_sites(function, texts)):
+        test = is_test_path(where.rpartition(":")[0])
+        found.append((not _one_process(given), not test, others, n, given, where))
         if n + 1 >= _MAX_SITES:
             break
-    return first
+    if not found:
+        return None
+    best = min(found, key=lambda site: site[:4])
+    return best[4], best[5]
