@@ -29,6 +29,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import yaml
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
@@ -57,6 +59,10 @@ DEFAULT_MIRRORS = Path("/work/.mirror")
 
 
 DEFAULT_OUT = HERE.parent / "docs" / "executed-tables.md"
+# cases added to the corpus for this measurement (real commits whose changed config code imports on a
+# CPU-only machine), counted apart on the page
+EXTRA = HERE / "corpus" / "executed-extra.yaml"
+EXTRA_IDS = frozenset(str(c["id"]) for c in (yaml.safe_load(EXTRA.read_text()) or {}).get("cases", []))
 
 
 def _gitdir(case: Case, mirrors: Path) -> Path | None:
@@ -193,8 +199,10 @@ def _executed(change: ChangeSet, gitdir: Path, timeout: float) -> tuple[list[Exe
     return list(review.executed_tables), why.split("\n")[0]
 
 
-def run_case(case: Case, mirrors: Path, timeout: float, probe: bool = False) -> CommitResult:
-    result = CommitResult(case.id, case.repo, case.commit[:12])
+def run_case(
+    case: Case, mirrors: Path, timeout: float, probe: bool = False, static_only: bool = False
+) -> CommitResult:
+    result = CommitResult(case.id, case.repo, case.commit[:12], extra=case.id in EXTRA_IDS)
     started = time.monotonic()
     gitdir = _gitdir(case, mirrors)
     if gitdir is None:
@@ -210,10 +218,10 @@ def run_case(case: Case, mirrors: Path, timeout: float, probe: bool = False) -> 
                 result.modules = len(probed)
                 result.modules_import = probed.count("")
                 result.import_failures = [p for p in probed if p]
-            if result.with_harness:
+            if result.with_harness and not static_only:
                 tables, why = _executed(change, gitdir, timeout)
         result.left_out = sorted({p for paths in left_out.values() for p in paths})
-        if result.with_harness:
+        if result.with_harness and not static_only:
             if tables:
                 _count(result, tables)
             else:
@@ -245,6 +253,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also import every module that holds a table on the head (in the sandbox), path or not",
     )
     parser.add_argument(
+        "--static-only",
+        action="store_true",
+        help="only the tables and their construction paths (no review): a run whose commits "
+        "with a path are re-run by a later --json run, the page merged by --from-json",
+    )
+    parser.add_argument(
         "--from-json",
         type=Path,
         action="append",
@@ -256,7 +270,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = [c for c in load_corpus(args.corpus) if c.lang == "python"]
     if args.only:
         cases = [c for c in cases if any(o in c.id for o in args.only)]
-    results = [_run_logged(c, args.mirrors, args.timeout, probe=args.probe_imports) for c in cases]
+    results = [
+        _run_logged(c, args.mirrors, args.timeout, probe=args.probe_imports, static_only=args.static_only)
+        for c in cases
+    ]
     stubbed: list[CommitResult] = []
     if args.stub_missing:
         with missing_imports_stubbed():
@@ -267,6 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "python3 bench/executed_tables.py" + "".join(f" --only {o}" for o in args.only)
     command += " --stub-missing" if args.stub_missing else ""
     command += " --probe-imports" if args.probe_imports else ""
+    command += " --static-only" if args.static_only else ""
     page = render(results, stubbed, command)
     if args.out == "-":
         sys.stdout.write(page)
@@ -307,10 +325,10 @@ def _rerender(figures: Sequence[Path], out: str) -> int:
 
 
 def _run_logged(
-    case: Case, mirrors: Path, timeout: float, label: str = "", probe: bool = False
+    case: Case, mirrors: Path, timeout: float, label: str = "", probe: bool = False, static_only: bool = False
 ) -> CommitResult:
     try:
-        r = run_case(case, mirrors, timeout, probe)
+        r = run_case(case, mirrors, timeout, probe, static_only)
     except Exception as exc:  # one commit's failure is its row, not the bench's end
         r = CommitResult(case.id, case.repo, case.commit[:12], error=f"{type(exc).__name__}: {exc}"[:300])
     print(
