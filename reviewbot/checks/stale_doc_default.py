@@ -24,9 +24,11 @@ Two more places state a default away from the value:
 
 Not flagged: texts that state no default or a placeholder (`%(default)s`, `(default: %d)` filled from
 the field), values the change does not alter, texts that already state the new value, words that are no
-value (`none`, `auto`, `same as --threads`), options that set several fields, change logs and release
-notes, a document beside another program that registers the same flag for a field of its own, and
-config keys without `_` or `-` (`enabled` names a switch in every section).
+value (`none`, `auto`, `same as --threads`), a help text next to a sentinel initialiser (`-1`, `NAN`),
+options that set several fields, a default respelled rather than replaced (`"f16"` -> `GGML_TYPE_F16`),
+change logs and release notes, a document beside another program that registers the same flag for a
+field of its own, a Python flag that another script registers too, and config keys without `_` or `-`
+(`enabled` names a switch in every section).
 
 ## Why is this bad?
 Users read the help text and the docs, not the code: they keep relying on the old default (or set the
