@@ -4,8 +4,9 @@ the head tree).
 A flag is *defined* where a parser registers it: a string literal of an `add_argument(...)` /
 `add_option(...)` / `option(...)` call's leading names in Python; in C++ a literal compared with the
 argument (`arg == "--flash-attn"`, `strcmp(argv[i], "--x")`) or one of the names of an argument table
-entry (`{"-fa", "--flash-attn"}`). A flag is *removed* when a line the diff removed defined it in a
-changed file and no file of the head tree defines it (or keeps it as a quoted alias, `"--old"`) any more.
+entry (`{"-fa", "--flash-attn"}`); never in a line comment (commented-out code registers nothing). A
+flag is *removed* when a line the diff removed defined it in a changed file and no file of the head tree
+defines it (or keeps it as a quoted alias, `"--old"`) any more.
 Its *references* are the head tree's other lines that still name it (`--old` as a whole word, not as
 the prefix of a longer flag): help texts, log messages, docs, example scripts and configs, tests.
 For a Python option, a YAML / JSON / TOML config that sets its destination as a key
@@ -76,18 +77,27 @@ def _lines_of(text: str, start: int) -> int:
     return text.count("\n", 0, start) + 1
 
 
+def _commented(text: str, pos: int, lang: str) -> bool:
+    """`pos` sits in a line comment: commented-out code (`# parser.add_argument("--x")`) registers nothing."""
+    prefix = text[text.rfind("\n", 0, pos) + 1 : pos]
+    return "#" in prefix if lang == "python" else "//" in prefix or prefix.lstrip().startswith("*")
+
+
 def defined_flags(text: str, lang: str) -> dict[str, list[int]]:
     """Flags a parser in `text` registers, with the lines of their definitions."""
     out: dict[str, list[int]] = {}
     if lang == "python":
         for m in _PY_CALL.finditer(text):
+            if _commented(text, m.start(), lang):
+                continue
             for lit in _LITERAL.finditer(m.group(1)):
                 out.setdefault(lit.group(1), []).append(_lines_of(text, m.start(1) + lit.start()))
     else:
         for m in _CPP_DEF.finditer(text):
             flag = m.group(1) or m.group(2)
             start = m.start(1) if m.group(1) else m.start(2)
-            out.setdefault(flag, []).append(_lines_of(text, start))
+            if not _commented(text, start, lang):
+                out.setdefault(flag, []).append(_lines_of(text, start))
     return out
 
 
