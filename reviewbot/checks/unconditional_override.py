@@ -23,7 +23,8 @@ is a lambda registered for `"--option"`).
 An environment setting of the project (a variable the repository reads, named with the project's own
 prefix, `SGLANG_`, `VLLM_`) that a line the change adds writes (`os.environ["SGLANG_X"] = ...`,
 `envs.SGLANG_X.set(...)`) without reading it first (`os.environ.setdefault`, `if not envs.X.is_set()`)
-replaces what the operator exported: flagged too (`analysis.writes.env_overwrites`).
+replaces what the operator exported: flagged too (`analysis.writes.env_overwrites`), unless every read of
+it is new in the change (a channel it opens to its own workers: nobody exported it before).
 
 A Python field that is a command-line option of the same file (`parser.add_argument("--use-x")`,
 written as `args.use_x` or as the arguments class's own `self.use_x`) is set explicitly by the user: a
