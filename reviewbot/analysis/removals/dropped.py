@@ -12,6 +12,7 @@ about.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from reviewbot.analysis.derive import derivation_writes
 from reviewbot.analysis.removals.records import Removal, RemovalKind
@@ -108,25 +109,48 @@ def _merged(c: Clause, lost: frozenset[str], s: Side) -> bool:
     return False
 
 
-# A test that the statement's own target is unset: `x.empty()`, `x is None`, `not x`, `!x`, `x == 0`.
+# A test that the statement's own target is unset: `not x`, `!x`, `x.empty()`, `x is None`, `x == 0`,
+# `x <= 0` (never `x` or `!x.empty()`: those test that it is set).
+_NAME = r"(?P<x>[A-Za-z_][\w.:>-]*?)"
 _UNSET = re.compile(
-    r"^(?:not \(?|!\s*\(?)?(?P<x>[A-Za-z_][\w.:>-]*?)\)?"
-    r"(?:\.empty\(\)|\s+is None|\s*==\s*(?:None|nullptr|NULL|0|\"\"|'')|\s*<=?\s*0)?\)?$"
+    rf"^(?:(?:not \(?|!\s*\(?){_NAME}\)?"
+    rf"|\(?{_NAME.replace('x>', 'y>')}\)?(?:\.empty\(\)|\s+is None|\s*==\s*(?:None|nullptr|NULL|0|\"\"|'')|\s*<=?\s*0))$"
 )
 
 
 def _unset_test(atom: str, target: str) -> bool:
     m = _UNSET.match(atom.strip())
-    return m is not None and m.group("x").replace("->", ".") == target.replace("->", ".")
+    name = (m.group("x") or m.group("y")) if m is not None else None
+    return name is not None and name.replace("->", ".") == target.replace("->", ".")
+
+
+def _hands_over(clauses: Iterable[Clause], function: str, root: str) -> set[str]:
+    """The calls of `function` that pass the whole object `root` (`gpt_params_parse(argc, argv, params)`,
+    `parse_args(argv, namespace=args)`), by line and text."""
+    handed = re.compile(rf"[\w.]+\s*\((?:[^()]*[,(=]\s*)?&?{re.escape(root)}\s*[,)]")
+    return {
+        m.group(0)
+        for x in clauses
+        if x.function == function
+        for t in (x.text, *(g.text for g in x.guards))
+        for m in handed.finditer(t)
+        if _READS_INPUT.search(m.group(0))
+    }
+
+
+# A call that fills the object from the user's input: a parser (`gpt_params_parse`, `parse_args`), one
+# given the command line (`argv`) or argparse's `namespace=`; not one the settings are passed on to.
+_READS_INPUT = re.compile(r"(?i)(?<![a-z])pars(?:e|er|ing)|\bargv\b|namespace\s*=|from_(?:cli|args|argv)")
 
 
 def _default_before_input(c: Clause, h: Clause, lost: frozenset[str], s: Side) -> bool:
-    """`if (params.prompt.empty()) params.prompt = "Hello";` after parsing became `params.prompt =
-    "Hello";` before `gpt_params_parse(argc, argv, params)`: the value is still only a default, which
-    the user's input replaces; set-if-unset kept its meaning though the guard went. Every lost condition
-    tests the written field for unset, and a later statement of the function hands the whole object
-    (`params`, `namespace=args`) to a call."""
-    assert s.head is not None
+    """`if (params.prompt.empty()) params.prompt = "Hello";` after `gpt_params_parse(argc, argv,
+    params)` became `params.prompt = "Hello";` before it: the value is still only a default, which the
+    user's input replaces; set-if-unset kept its meaning though the guard went. Every lost condition
+    tests the written field for unset (`x.empty()`, `x is None`, `not x`), and a call that fills the
+    whole object from the input (a parser, `argv`, `namespace=args`) now runs after the write where it
+    did not at base. A call that passes the settings on (`run_server(params)`) proves nothing."""
+    assert s.base is not None and s.head is not None
     targets = {a.target for a in _writes_at(s.base_facts, c)}
     if len(targets) != 1:
         return False
@@ -136,9 +160,9 @@ def _default_before_input(c: Clause, h: Clause, lost: frozenset[str], s: Side) -
     root = re.split(r"\.|->", target, maxsplit=1)[0]
     if root == target or root in ("self", "this"):
         return False  # a local or a member of the object itself: nothing hands it over to be filled
-    handed = re.compile(rf"\w\s*\((?:[^()]*[,(=]\s*)?&?{re.escape(root)}\s*[,)]")
-    later = (x for x in s.head.clauses if x.function == h.function and x.line > h.end_line)
-    return any(handed.search(t) for x in later for t in (x.text, *(g.text for g in x.guards)))
+    after_at_base = _hands_over((x for x in s.base.clauses if x.line > c.end_line), c.function, root)
+    after_in_head = _hands_over((x for x in s.head.clauses if x.line > h.end_line), h.function, root)
+    return bool(after_in_head - after_at_base)
 
 
 def dropped_guards(s: Side, index: RepoIndex) -> list[Removal]:
