@@ -22,11 +22,20 @@ def _side(line: str) -> Side:
         ("    if (params->use_mmap && ok) {", "params->use_mmap", True),
         ("if a and self.cfg.x:", "cfg.x", True),
         ("if (cfg::x) {", "x", True),
+        ("if extra := self.config.x:", "config.x", True),  # the walrus takes the truth value
+        ("if self.config.x is True:", "config.x", True),
+        ("if (cfg->x != 0) {", "cfg->x", True),
+        ("if (params.warmup)  // the old warm-up", "params.warmup", True),  # the if's own `)`
+        ("if (cfg.x) ++n;", "cfg.x", True),
+        ("y = cfg.x ? a : b;", "cfg.x", True),
+        ("if n < cfg.x_limit and cfg.x:", "cfg.x", True),  # not the prefix of a longer name
         # an operand: the comparison decides, not the switch
         ("if (p->n < cfg.x + 1) {", "cfg.x", False),
         ("if n < seq + self.cfg.x:", "cfg.x", False),
         ("if (x == p->flag) {", "flag", False),
         ("if self.cfg.x in (1, 2):", "cfg.x", False),
+        ("if cfg.x == 2:", "cfg.x", False),
+        ("if cfg.x is None:", "cfg.x", False),
     ],
 )
 def test_a_switch_is_tested_only_as_a_truth_value(line: str, expr: str, tests_it: bool) -> None:

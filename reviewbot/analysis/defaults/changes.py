@@ -294,6 +294,16 @@ def _moved(text: str, sides: list[Side]) -> bool:
     return any("".join(t.split()) == flat for s in sides for h in s.hunks for _, t in h.removed)
 
 
+def _live_reads(field: str, sides: list[Side], index: RepoIndex) -> list[FieldRead]:
+    """Reads of `field` in the head, the changed files' own included, outside tests and vendored code."""
+    reads = {(r.path, r.line, r.expr): r for r in index.reads(field)}
+    for t in sides:
+        for r in t.head_facts.reads if t.head_facts is not None else ():
+            if r.field == field:
+                reads[(r.path, r.line, r.expr)] = r
+    return [r for r in reads.values() if not is_test_path(r.path) and "/vendor" not in r.path]
+
+
 def _new_on_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     """A brand-new switch that defaults on, read only on lines the change adds, never as `not x` / `!x`,
     and not wrapping code that existed before (an opt-out around old behaviour): the new code runs for
@@ -304,12 +314,7 @@ def _new_on_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     for s, owner, field, value, line in _new_switches(sides):
         if not _config_owner(owner, s, index):
             continue
-        reads = {(r.path, r.line, r.expr): r for r in index.reads(field)}
-        for t in sides:
-            for r in t.head_facts.reads if t.head_facts is not None else ():
-                if r.field == field:
-                    reads[(r.path, r.line, r.expr)] = r
-        live = [r for r in reads.values() if not is_test_path(r.path) and "/vendor" not in r.path]
+        live = _live_reads(field, sides, index)
         if not live or any(r.negated for r in live):
             continue
         if any(r.path not in by_path or r.line not in by_path[r.path].added for r in live):

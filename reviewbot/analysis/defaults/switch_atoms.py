@@ -14,19 +14,26 @@ from reviewbot.lang.facts import FieldRead
 
 __all__ = ["switch_atom"]
 
-_OPERAND_AFTER = re.compile(r"^\)*\s*(?:[-+*/%<>=!&|^\[.]|\bin\b|\bis\b)")
-_OPERAND_BEFORE = re.compile(r"(?:[-+*/%<>=,^\[]|\bin|\bis)\s*\(*$")
+# A comparison with "true" is still a truth test of the switch (`cfg.x == True`, `cfg.x is True`, `!= 0`).
+_TRUTH_COMPARED = re.compile(
+    r"^\s*(?:==\s*(?:True|true|1)|is\s+True|!=\s*(?:False|false|0|None|nullptr|NULL))\b"
+)
+# What makes the read an operand: an arithmetic, comparison, bitwise or subscript operator right after it
+# (its own closing parenthesis first is the `if`'s: `if (cfg.x) ++n;` tests it) or right before it. An
+# assignment before it (`y = cfg.x ? a : b`, `if v := cfg.x:`) takes the truth value, so is no operand.
+_OPERAND_AFTER = re.compile(r"^\s*(?:[-+*/%<>=!&|^\[.]|\bin\b|\bis\b|\bnot\s+in\b)")
+_OPERAND_BEFORE = re.compile(r"(?:[-+*/%<>^\[,]|[=!<>]=|\bin|\bis)\s*\(*$")
 
 
 def switch_atom(r: FieldRead, s: Side) -> bool:
-    """The read is a truth test of the switch itself (`if cfg.x:`, `if a and cfg.x:`), not an operand
-    of arithmetic or a comparison inside a condition (`if n < seq_len + cfg.x:`): only then does the
-    switch decide whether the statements it gates run. `&&`/`||` count as boolean (not operands)."""
+    """The read is a truth test of the switch itself (`if cfg.x:`, `if a and cfg.x:`, `cfg.x ? a : b`),
+    not an operand of arithmetic or a comparison inside a condition (`if n < seq_len + cfg.x:`): only
+    then does the switch decide whether the statements it gates run. `&&`/`||` count as boolean."""
     text = next((t for h in s.hunks for n, t in h.added if n == r.line), "")
-    at = text.find(r.expr)
-    if at < 0:
+    m = re.search(re.escape(r.expr) + r"(?!\w)", text)  # not the prefix of a longer name (`cfg.x_limit`)
+    if m is None:
         return True  # the line is not at hand: judged as before (a gate)
-    end = at + len(r.expr)
+    at, end = m.start(), m.end()
     while at > 0:  # the receiver the read names only in part (`self.` of `self.config.x`, `p->` of `p->x`)
         if text[at - 2 : at] == "->" or text[at - 2 : at] == "::":
             at -= 2
@@ -35,5 +42,8 @@ def switch_atom(r: FieldRead, s: Side) -> bool:
         else:
             break
     after = text[end:].replace("&&", " and ").replace("||", " or ")
+    compared = _TRUTH_COMPARED.match(after)
+    if compared is not None:
+        after = after[compared.end() :]
     before = text[:at].replace("&&", " and ").replace("||", " or ")
     return not (_OPERAND_AFTER.match(after) or _OPERAND_BEFORE.search(before))
