@@ -12,7 +12,8 @@ an operator sets it by exporting it. A change that writes it on an added line (`
 - it uses `os.environ.setdefault` (set-only-if-unset by construction);
 - it is in a test, or the name has no project prefix (a third-party library's variable set on purpose:
   `TOKENIZERS_PARALLELISM`, `NCCL_*`);
-- every read of `X` is on a line the change adds: the change opens a channel to its own subprocesses
+- every read of `X` is on a line the change adds and no changed file read it at base: the change opens
+  a channel to its own subprocesses
   (`os.environ["SGLANG_ENABLE_TORCH_COMPILE"] = "1" if self.enable_torch_compile else "0"`, read
   by the worker it starts); nobody could export a setting the base never read.
 """
@@ -155,6 +156,8 @@ def env_overwrites(
     out: list[ExplicitWrite] = []
     changed = list(changed)
     added = {s.path: s.added for s in changed}
+    # What the changed files read at base (a read edited, moved or renamed by the change is no new read).
+    base_reads = {e.name for s in changed if s.base_facts is not None for e in s.base_facts.env_reads}
     for s in changed:
         text = heads.get(s.path)
         if not s.path.endswith(".py") or is_test_path(s.path) or not s.added or not text:
@@ -188,7 +191,9 @@ def env_overwrites(
                 )
                 if source is None:
                     continue  # nothing reads it: not a setting anyone exports
-                if all(e.line in added.get(e.path, ()) for e in index.env_reads(name)):
+                if name not in base_reads and all(
+                    e.line in added.get(e.path, ()) for e in index.env_reads(name)
+                ):
                     continue  # every read is new: a channel this change opens, no setting exported before
                 said = _line(heads, tree, source.path, source.line)
                 written = lines[st.lineno - 1].strip()
