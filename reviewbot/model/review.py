@@ -128,6 +128,9 @@ class Review:
     round: RoundInfo = field(default_factory=RoundInfo)
     reach: list[RuleReach] = field(default_factory=list)  # how far each changed rule reaches
     budget: RoundBudget = DEFAULT_BUDGET  # the bounds the round ran under (its report's size among them)
+    # Rules this round did not run (disabled, or opt-in and not enabled): an earlier finding of one is
+    # closed as not substantiated by the round, never called fixed.
+    rules_off: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, int]:
         counts = {s.value: 0 for s in Severity}

@@ -181,6 +181,11 @@ def abstention(check: Check, ctx: CheckContext) -> Message | None:
     return ask(ctx) if callable(ask) else None
 
 
+def rules_off(settings: ReviewSettings) -> frozenset[str]:
+    """The registered rules this round does not run: disabled, or opt-in and not enabled."""
+    return KNOWN_RULES - active(settings.disabled_rules, settings.enabled_rules)
+
+
 def checklist_stage(
     findings: list[Finding],
     settings: ReviewSettings,
@@ -194,10 +199,14 @@ def checklist_stage(
         else load_checklist(name, known_rules)
         for name in settings.checklists
     ]
-    # A rule that did not run (disabled, or opt-in and not enabled) leaves its items unevaluated, not passed.
-    off = KNOWN_RULES - active(settings.disabled_rules, settings.enabled_rules)
+    # A rule that did not run (disabled, or opt-in and not enabled) leaves its items unevaluated, not
+    # passed, and says why.
+    off = rules_off(settings)
     not_run = off if ran_tests else off | EXECUTION_RULES
     why = {rule: m.render(settings.lang) for rule, m in abstained}
+    for rule in sorted(off):
+        key = "checklist.rule-disabled" if rule in settings.disabled_rules else "checklist.rule-opt-in"
+        why[rule] = msg(key, rule=rule).render(settings.lang)
     checklist = evaluate(lists, findings, settings.lang, not_run, why)
     return checklist, with_checklist_refs(findings, checklist)
 
@@ -332,6 +341,7 @@ def _review_change(change: ChangeSet, settings: ReviewSettings) -> Review:
         kpi=kpi,
         truth_tables=ctx.truth_tables,
         executed_tables=executed_tables,
+        rules_off=tuple(sorted(rules_off(settings))),
         reach=_reach_of(parsed.derivations, indexed.index),
         tests=execution.summary if execution is not None else None,
         budget=settings.budget,

@@ -15,7 +15,8 @@ How findings are matched (fingerprints do not depend on line numbers):
     has the same rule and the same normalised anchor in another file: the file was renamed or the
     code moved, so that finding is `still_open`, not new;
   - `cannot_substantiate` when its file is gone at the new head and there is no such successor:
-    the code was deleted or moved beyond recognition, and a fix cannot be told from a move;
+    the code was deleted or moved beyond recognition, and a fix cannot be told from a move; or when
+    its rule no longer runs (disabled, or opt-in and not enabled): nothing re-checked it;
   - a recheck `fail` when it could not be checked: the file is there but cannot be read as text,
     no head tree was given, or the anchor is still there but the analysis did not cover the file
     (skipped, a note about it, or its rule crashed). It stays open: carried into this round with
@@ -143,7 +144,12 @@ class _Rechecked:
     carried: list[Finding] = field(default_factory=list)  # could not be rechecked: still open
     moved: int = 0
 
-    def add(self, old: Finding, head: _Head, head_sha: str, uncovered: set[str], crashed: set[str]) -> None:
+    def add(
+        self, old: Finding, head: _Head, head_sha: str, uncovered: set[str], crashed: set[str], off: set[str]
+    ) -> None:
+        if old.rule in off:  # its rule no longer runs here: nothing re-checked it, so it is not fixed
+            self.lost.append(old.with_(state=FindingState.CANNOT_SUBSTANTIATE, fixed_in=None))
+            return
         text = head.text(old.path)
         if text is None and not head.exists(old.path) and head.tree is not None:
             successor = _successor(old, self.current)
@@ -223,7 +229,7 @@ def apply_round(
     rechecked = _Rechecked(current)
     uncovered, crash_messages = _uncovered(review, change)
     for old in (f for f in prior if f.fingerprint not in current_fps):
-        rechecked.add(old, head, head_sha, uncovered, crash_messages)
+        rechecked.add(old, head, head_sha, uncovered, crash_messages, set(review.rules_off))
     fixed, lost, carried, moved = rechecked.fixed, rechecked.lost, rechecked.carried, rechecked.moved
 
     findings = _dismissed(current + carried, prior, dismissals or {})

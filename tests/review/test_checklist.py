@@ -86,3 +86,5 @@ def test_a_disabled_rules_item_is_not_evaluated_in_a_review(tmp_path: Path) -> N
     item = "general/quality-no-formatting"
     assert [(i.evaluated, i.failed) for i in on.checklist.items if i.id == item] == [(True, True)]
     assert [(i.evaluated, i.failed) for i in off.checklist.items if i.id == item] == [(False, False)]
+    [reason] = [i.reason for i in off.checklist.items if i.id == item]
+    assert reason == "not evaluated: `formatting-noise` is disabled in .reviewbot.toml"  # not "tests not run"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -262,3 +263,17 @@ def test_merging_the_base_branch_in_is_not_counted_as_the_rounds_work(pr: PR) ->
     r2 = apply_round(review_of(change, [OVERRIDE]), change, PreviousRound.of(r1), previous_is_ancestor=True,
                      since_previous=since)  # fmt: skip
     assert r2.kpi["delta_files"] == 0 and r2.kpi["full_files"] == 2 and not r2.round.full_review
+
+
+def test_a_finding_whose_rule_no_longer_runs_is_not_called_fixed(pr: PR) -> None:
+    # The repository disabled the rule (or it became opt-in) between rounds: nothing re-checked the
+    # finding, so it is closed as not substantiated, never reported as fixed, and blocks nothing.
+    _, r1 = first_round(pr, [OVERRIDE])
+    head2 = pr.push({"notes.txt": "x\n"})
+    change = pr.change(head2)
+    review = dataclasses.replace(review_of(change, [], None, None), rules_off=("unconditional-override",))
+    r2 = apply_round(
+        review, change, PreviousRound.of(r1), previous_is_ancestor=True, repository="acme/x", pr=7
+    )
+    assert r2.kpi["recheck"]["fixed"] == 0 and r2.kpi["recheck"]["cannot_substantiate"] == 1
+    assert not r2.round.fixed and r2.status is not Status.BLOCKING
