@@ -247,6 +247,9 @@ def _problem(error: ErrorDetails) -> str:
 def _check_names(
     review: ReviewTable, rules: Collection[str] | None, checklists: Collection[str] | None
 ) -> str | None:
+    both = sorted(review.disabled & review.enabled)
+    if both:  # which one wins would be a guess: say it instead of deciding silently
+        return f"[review] {', '.join(both)} is both enabled and disabled; name each rule in one list only"
     if rules is not None:
         for key, named in (("disabled", review.disabled), ("enabled", review.enabled)):
             unknown = sorted(named - set(rules))

@@ -56,6 +56,10 @@ def test_repo_config_errors_name_the_problem() -> None:
             "[review] disabled: unknown rule id(s) no-such-rule; known:",
         ),
         (
+            '[review]\nenabled = ["flag-removed-without-alias"]\ndisabled = ["flag-removed-without-alias"]\n',
+            "[review] flag-removed-without-alias is both enabled and disabled",
+        ),
+        (
             '[review]\nenabled = ["flag-removed-without-alais"]\n',
             "[review] enabled: unknown rule id(s) flag-removed-without-alais; known:",
         ),

@@ -39,7 +39,7 @@ _PLACE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z]\w*):(\d+)
 MAX_RELATED = 50
 
 
-def _rule(rule_id: str, summary: str, severity: str, text: str) -> SarifRule:
+def _rule(rule_id: str, summary: str, severity: str, text: str, enabled: bool = True) -> SarifRule:
     """A rule's SARIF descriptor: its one-line summary, its "What it does" as the full description and
     its whole documentation as help."""
     body = text.split("\n", 1)[1].strip() if "\n" in text else text
@@ -50,7 +50,7 @@ def _rule(rule_id: str, summary: str, severity: str, text: str) -> SarifRule:
         "shortDescription": {"text": summary},
         "fullDescription": {"text": " ".join(what.split())},
         "help": {"text": plain_text(text), "markdown": text},
-        "defaultConfiguration": {"level": _LEVEL[severity]},
+        "defaultConfiguration": {"level": _LEVEL[severity], "enabled": enabled},
         "properties": {"severity": severity, "tags": ["reviewbot", severity]},
     }
 
@@ -146,9 +146,11 @@ def _result(f: Finding, rule_index: dict[str, int]) -> SarifResult:
 
 def render_sarif(review: Review) -> SarifLog:
     """The review as one SARIF 2.1.0 log (valid against the OASIS schema; tests/report/test_sarif.py)."""
-    from reviewbot.checks.registry import CHECKS, doc
+    from reviewbot.checks.registry import CHECKS, OPT_IN, doc
 
-    rules = [_rule(rid, m.summary, m.severity.value, doc(rid)) for rid, m in CHECKS.items()]
+    rules = [
+        _rule(rid, m.summary, m.severity.value, doc(rid), rid not in OPT_IN) for rid, m in CHECKS.items()
+    ]
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     # The round's verdict, for a CI step that fails on BLOCKING after the upload (action.yml); and the
     # truth tables run in the sandbox with their executed rows (the generated test file is in the JSON).

@@ -32,6 +32,7 @@ class SarifHelp(TypedDict):
 
 class SarifLevel(TypedDict):
     level: str  # error | warning | note
+    enabled: bool  # false for an opt-in rule (checks.registry.OPT_IN): off unless a repository enables it
 
 
 class SarifRuleProperties(TypedDict):

@@ -4,9 +4,10 @@ the head tree).
 A flag is *defined* where a parser registers it: a string literal of an `add_argument(...)` /
 `add_option(...)` / `option(...)` call's leading names in Python; in C++ a literal compared with the
 argument (`arg == "--flash-attn"`, `strcmp(argv[i], "--x")`) or one of the names of an argument table
-entry (`{"-fa", "--flash-attn"}`); never in a line comment (commented-out code registers nothing). A
-flag is *removed* when a line the diff removed defined it in a changed file and no file of the head tree
-defines it (or keeps it as a quoted alias, `"--old"`) any more.
+entry (`{"-fa", "--flash-attn"}`); a definition in a line comment (commented-out code) registers
+nothing. A flag is *removed* when a line the diff removed defined it in a changed file and no file of the
+head tree defines it (or keeps it as a quoted alias, `"--old"`: that search reads comments too, so a
+registration the change only comments out still counts as kept) any more.
 Its *references* are the head tree's other lines that still name it (`--old` as a whole word, not as
 the prefix of a longer flag): help texts, log messages, docs, example scripts and configs, tests.
 For a Python option, a YAML / JSON / TOML config that sets its destination as a key
