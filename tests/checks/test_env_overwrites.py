@@ -20,7 +20,7 @@ def test_an_exported_project_setting_overwritten_names_its_reader(tmp_path: Path
     assert f.title.startswith("`APP_TOOL_STRICT_LEVEL` is set through `os.environ` without checking")
     assert f.evidence[0] == (
         "`APP_TOOL_STRICT_LEVEL` is a setting of the project the operator exports; the repository reads it at "
-        'app/envs.py:3: `TOOL_STRICT_LEVEL = int(os.getenv("APP_TOOL_STRICT_LEVEL", "0"))`.'
+        'app/envs.py:4: `TOOL_STRICT_LEVEL = int(os.getenv("APP_TOOL_STRICT_LEVEL", "1"))`.'
     )
     assert f.evidence[1].startswith(
         'Overwritten at app/server_args.py:13: `os.environ["APP_TOOL_STRICT_LEVEL"] = "2"`'

@@ -28,6 +28,7 @@ from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
 from reviewbot.analysis.writes.explicit import ExplicitWrite
 from reviewbot.analysis.writes.explicit_py import mentions_key
+from reviewbot.lang.facts import EnvRead
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.model.change import RepoTree
 
@@ -146,6 +147,24 @@ def _receiver(st: ast.stmt) -> str:
     return "os.environ"
 
 
+def _exported(
+    name: str,
+    index: RepoIndex,
+    write: tuple[str, int],
+    added: dict[str, frozenset[int]],
+    base_reads: set[str],
+) -> EnvRead | None:
+    """The read that makes `name` a setting the operator exports (cited as the evidence), or None: nothing
+    but the write itself reads it, or every read is new in the change and no changed file read it at
+    base (a channel the change opens to its own workers: nobody exported it before)."""
+    reads = [e for e in index.env_reads(name) if not is_test_path(e.path) and (e.path, e.line) != write]
+    if not reads:
+        return None
+    if name not in base_reads and all(e.line in added.get(e.path, ()) for e in index.env_reads(name)):
+        return None
+    return reads[0]
+
+
 def env_overwrites(
     changed: Iterable[Side], heads: dict[str, str | None], index: RepoIndex, tree: RepoTree | None
 ) -> list[ExplicitWrite]:
@@ -181,20 +200,9 @@ def env_overwrites(
                     or _read_before(scope, st, name)
                 ):
                     continue
-                source = next(
-                    (
-                        e
-                        for e in index.env_reads(name)
-                        if not is_test_path(e.path) and (e.path, e.line) != (s.path, st.lineno)
-                    ),
-                    None,
-                )
+                source = _exported(name, index, (s.path, st.lineno), added, base_reads)
                 if source is None:
-                    continue  # nothing reads it: not a setting anyone exports
-                if name not in base_reads and all(
-                    e.line in added.get(e.path, ()) for e in index.env_reads(name)
-                ):
-                    continue  # every read is new: a channel this change opens, no setting exported before
+                    continue
                 said = _line(heads, tree, source.path, source.line)
                 written = lines[st.lineno - 1].strip()
                 out.append(
