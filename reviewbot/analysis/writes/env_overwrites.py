@@ -12,8 +12,9 @@ an operator sets it by exporting it. A change that writes it on an added line (`
 - it uses `os.environ.setdefault` (set-only-if-unset by construction);
 - it is in a test, or the name has no project prefix (a third-party library's variable set on purpose:
   `TOKENIZERS_PARALLELISM`, `NCCL_*`);
-- every read of `X` is on a line the change adds and no changed file read it at base: the change opens
-  a channel to its own subprocesses
+- every read of `X` is on a line the change adds, no changed file read it at base and none goes through
+  the env registry (`envs.X.get()` declares a public setting): the change opens a channel to its own
+  subprocesses
   (`os.environ["SGLANG_ENABLE_TORCH_COMPILE"] = "1" if self.enable_torch_compile else "0"`, read
   by the worker it starts); nobody could export a setting the base never read.
 """
@@ -155,12 +156,15 @@ def _exported(
     base_reads: set[str],
 ) -> EnvRead | None:
     """The read that makes `name` a setting the operator exports (cited as the evidence), or None: nothing
-    but the write itself reads it, or every read is new in the change and no changed file read it at
-    base (a channel the change opens to its own workers: nobody exported it before)."""
+    but the write itself reads it, or every read is new in the change, no changed file read it at base
+    and none reads it through the project's env registry (`envs.X.get()`: a declared, public setting),
+    so it is a channel the change opens to its own workers: nobody exported it before."""
     reads = [e for e in index.env_reads(name) if not is_test_path(e.path) and (e.path, e.line) != write]
     if not reads:
         return None
-    if name not in base_reads and all(e.line in added.get(e.path, ()) for e in index.env_reads(name)):
+    every = index.env_reads(name)
+    declared = any(e.accessor.startswith("envs") for e in every)  # a registry entry is public
+    if not declared and name not in base_reads and all(e.line in added.get(e.path, ()) for e in every):
         return None
     return reads[0]
 
