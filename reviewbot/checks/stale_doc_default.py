@@ -71,6 +71,15 @@ _WHAT = {
 }
 
 
+def _suggestion(path: str) -> str:
+    """The fix in the file's own terms: argparse's placeholder for Python, the field for C++, words for docs."""
+    if path.endswith(".py"):
+        return "stale-doc-default.suggestion"
+    if path.endswith((".md", ".rst", ".txt", ".markdown", ".adoc")):
+        return "stale-doc-default.suggestion.docs"
+    return "stale-doc-default.suggestion.cpp"
+
+
 def _finding(d: StaleDefault) -> Finding:
     return Finding.make(
         rule=id,
@@ -88,7 +97,7 @@ def _finding(d: StaleDefault) -> Finding:
                 old=d.old,
             ),
         ),
-        suggestion=msg("stale-doc-default.suggestion", actual=d.new),
+        suggestion=msg(_suggestion(d.path), actual=d.new),
         extra=(("field", d.field or d.name),),
     )
 

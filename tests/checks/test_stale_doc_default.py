@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from reviewbot.analysis.defaults.cli_help import branches, help_defaults
 from reviewbot.analysis.defaults.stale_help import same_value, shown_value
 
@@ -94,3 +96,18 @@ def test_stated_values_compare_by_kind() -> None:
 def test_values_are_shown_as_a_user_writes_them() -> None:
     assert shown_value("0.75f") == "0.75" and shown_value('"f16"') == "f16" and shown_value("2048") == "2048"
     assert shown_value("GGML_TYPE_F16") == "GGML_TYPE_F16"  # no number: left as written
+
+
+def test_the_suggestion_is_in_the_files_own_terms(tmp_path: Path) -> None:
+    # A C++ help text or a README gets no argparse placeholder (issue 23: suggestions in the file's language).
+    from tests.checks.fixtures import FIXTURES, review_case
+
+    for case, ends in (("cpp-help", ".cpp"), ("cpp-docs", ".md")):
+        found = [
+            f
+            for f in review_case(FIXTURES / "stale-doc-default" / case, tmp_path / case)
+            if f.rule == "stale-doc-default" and f.path.endswith(ends)
+        ]
+        assert found, case
+        for f in found:
+            assert "argparse" not in str(f.suggestion) and "%(default)s" not in str(f.suggestion)
