@@ -126,7 +126,7 @@ def _unset_test(atom: str, target: str) -> bool:
 
 def _hands_over(clauses: Iterable[Clause], function: str, root: str) -> set[str]:
     """The calls of `function` that pass the whole object `root` (`gpt_params_parse(argc, argv, params)`,
-    `parse_args(argv, namespace=args)`), by line and text."""
+    `parse_args(argv, namespace=args)`), as written (the call text is what base and head compare)."""
     handed = re.compile(rf"[\w.]+\s*\((?:[^()]*[,(=]\s*)?&?{re.escape(root)}\s*[,)]")
     return {
         m.group(0)
