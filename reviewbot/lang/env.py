@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from reviewbot.lang.index import DEFAULT_EXCLUDES, TestRef, is_excluded
-from reviewbot.model.change import RepoTree
+from reviewbot.model.change import RepoTree, read_many
 
 __all__ = [
     "env_accessor",
@@ -164,10 +164,7 @@ def doc_mentions(
         return {}
     rx = re.compile(r"(?<![\w])(" + "|".join(re.escape(n) for n in wanted) + r")(?![\w])")
     paths = sorted(p for p in tree.paths() if is_doc_path(p) and not is_excluded(p, exclude))
-    read_many = getattr(tree, "read_many", None)
-    texts: dict[str, str | None] = (
-        read_many(paths) if callable(read_many) else {p: tree.read(p) for p in paths}
-    )
+    texts = read_many(tree, paths)
     found: dict[str, list[TestRef]] = {}
     for path in paths:
         body = texts.get(path)

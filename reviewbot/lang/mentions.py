@@ -21,7 +21,7 @@ from reviewbot.lang.calls import CallGraph
 from reviewbot.lang.facts import lang_for_path
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.parse import parse_many
-from reviewbot.model.change import RepoTree
+from reviewbot.model.change import RepoTree, read_many
 
 __all__ = ["MAX_READER_FILES", "switch_like", "scan_readers", "read_texts"]
 
@@ -137,10 +137,7 @@ def _lines_matching(text: str, patterns: list[re.Pattern[str]]) -> dict[int, str
 
 def read_texts(tree: RepoTree, paths: list[str]) -> Iterable[tuple[str, str]]:
     """(path, text) of the readable files among `paths`, in their order (one batch when the tree can)."""
-    read_many = getattr(tree, "read_many", None)
-    texts: dict[str, str | None] = (
-        read_many(paths) if callable(read_many) else {p: tree.read(p) for p in paths}
-    )
+    texts = read_many(tree, paths)
     for p in paths:
         text = texts.get(p)
         if text is not None:

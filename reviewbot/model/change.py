@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
@@ -96,6 +97,13 @@ class RepoTree(Protocol):
     def read(self, path: str) -> str | None:
         """The decoded text, or None for binary, non-UTF-8, too large or missing files."""
         ...
+
+
+def read_many(tree: RepoTree, paths: Sequence[str]) -> dict[str, str | None]:
+    """{path: text} of `paths`: in one batch when the tree offers `read_many` (a git tree reads them with
+    one `git cat-file --batch`), else file by file."""
+    batch = getattr(tree, "read_many", None)
+    return dict(batch(list(paths))) if callable(batch) else {p: tree.read(p) for p in paths}
 
 
 @dataclass

@@ -22,17 +22,15 @@ from dataclasses import dataclass
 
 from reviewbot.analysis.defaults.cli_help import branches
 from reviewbot.analysis.defaults.docs import StaleDefault, stated_default
-from reviewbot.analysis.defaults.named_defaults import NamedDefault, named_defaults, read_many
+from reviewbot.analysis.defaults.named_defaults import NamedDefault, named_defaults
 from reviewbot.analysis.defaults.stale_help import same_value, shown_value
+from reviewbot.analysis.removals.named_flags import is_history, whole_name
 from reviewbot.analysis.sides import Side
-from reviewbot.model.change import RepoTree
+from reviewbot.model.change import RepoTree, read_many
 
 __all__ = ["stale_doc_files"]
 
 _DOCS = ("*.md", "*.rst")
-_HISTORY = re.compile(
-    r"(?i)(?:^|/)(?:change_?log|changes|history|news|release[-_ ]?notes?)[^/]*$|(?:^|/)releases?/"
-)
 _SOURCE = re.compile(r"\.(?:cpp|cc|cxx|py)$")
 _NEXT_FLAG = re.compile(r"(?<![\w-])--[A-Za-z]")
 _REACH = 300  # characters after a name in which its default is looked for
@@ -45,10 +43,6 @@ class _Hit:
     stated: str
     line: int
     text: str
-
-
-def _pattern(name: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])")
 
 
 def _inline(line: str, names: list[tuple[str, re.Pattern[str]]]) -> tuple[str, str] | None:
@@ -85,7 +79,7 @@ def _table_default(lines: list[str], i: int) -> str | None:
 
 def _hits(text: str, names: tuple[str, ...], old: str) -> list[_Hit]:
     lines = text.split("\n")
-    pats = [(n, _pattern(n)) for n in names]
+    pats = [(n, whole_name(n)) for n in names]
     out: list[_Hit] = []
     for i, line in enumerate(lines):
         if not any(n in line for n in names):
@@ -143,7 +137,7 @@ def stale_doc_files(
     found = grep(sorted({n.lstrip("-") for m in moved for n in m.names}), _DOCS)
     is_excluded = getattr(excluded, "is_excluded", None)
     docs = sorted(
-        p for p in (found or ()) if not _HISTORY.search(p) and not (callable(is_excluded) and is_excluded(p))
+        p for p in (found or ()) if not is_history(p) and not (callable(is_excluded) and is_excluded(p))
     )[:_MAX_DOCS]
     if not docs:
         return []

@@ -28,9 +28,9 @@ from reviewbot.analysis.defaults.docs import norm_default
 from reviewbot.analysis.defaults.stale_help import cpp_field_values, value_kind
 from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
-from reviewbot.model.change import RepoTree
+from reviewbot.model.change import RepoTree, read_many
 
-__all__ = ["NamedDefault", "named_defaults", "read_many"]
+__all__ = ["NamedDefault", "named_defaults"]
 
 _CPP_SOURCES = ("*.cpp", "*.cc", "*.cxx")
 _MAX_SOURCES = 40
@@ -45,13 +45,6 @@ class NamedDefault:
     path: str  # where the new value is set
     line: int
     python_flags: bool = False  # the names are flags of a Python parser (one script's among many?)
-
-
-def read_many(tree: RepoTree, paths: list[str]) -> dict[str, str | None]:
-    many = getattr(tree, "read_many", None)
-    if callable(many):
-        return dict(many(paths))
-    return {p: tree.read(p) for p in paths}
 
 
 def _altered(old: str, new: str) -> bool:

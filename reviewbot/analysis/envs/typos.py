@@ -30,7 +30,7 @@ from reviewbot.analysis.envs.word_use import first_use
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.clauses import ClauseKind
 from reviewbot.lang.env import is_env_name
-from reviewbot.model.change import RepoTree
+from reviewbot.model.change import RepoTree, read_many
 
 __all__ = ["EnvTypo", "env_typos", "one_edit"]
 
@@ -144,13 +144,6 @@ def _changed_names(s: Side) -> dict[str, tuple[int, bool]]:
     return out
 
 
-def _read_many(tree: RepoTree, paths: list[str]) -> dict[str, str | None]:
-    read_many = getattr(tree, "read_many", None)
-    if callable(read_many):
-        return dict(read_many(paths))
-    return {p: tree.read(p) for p in paths}
-
-
 def _grep(tree: RepoTree, words: Iterable[str], substrings: bool = False) -> set[str] | None:
     grep = getattr(tree, "grep", None)
     if not callable(grep):
@@ -204,7 +197,7 @@ def env_typos(
     own_paths = _grep(tree, wanted)
     if own_paths is None:
         return []
-    own = _mentions(_read_many(tree, sorted(own_paths)), set(wanted))
+    own = _mentions(read_many(tree, sorted(own_paths)), set(wanted))
     added = {(s.path, n) for s in sides for n in s.added}
     alone = {n for n in wanted if all((p, ln) in added for p, ln, _ in own.get(n, []))}
     variants = _variants(alone)
@@ -221,7 +214,7 @@ def env_typos(
     out.extend(_copies(alone, wanted, tree, added, heads, excluding))
     if paths:
         kept = sorted(p for p in paths if not (excluding is not None and excluding(p)))
-        found = _mentions(_read_many(tree, kept), set(variants))
+        found = _mentions(read_many(tree, kept), set(variants))
         out.extend(_typos(found, variants, wanted, added, heads))
     named = {t.name for t in out}
     out.extend(t for t in strays if t.name not in named)

@@ -26,7 +26,7 @@ from reviewbot.analysis.removals.flags import announced
 from reviewbot.analysis.removals.named_flags import head_anchor
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.index import is_test_path
-from reviewbot.model.change import RepoTree
+from reviewbot.model.change import RepoTree, read_many
 
 __all__ = ["DroppedKey", "dropped_keys"]
 
@@ -93,8 +93,7 @@ def _quoted_in_head(keys: set[str], tree: RepoTree) -> set[str]:
     if found is None:
         return set(keys)  # cannot tell: treat every key as still read
     paths = sorted(p for p in found if not is_test_path(p) and not _DOC.search(p))
-    read_many = getattr(tree, "read_many", None)
-    bodies = dict(read_many(paths)) if callable(read_many) else {p: tree.read(p) for p in paths}
+    bodies = read_many(tree, paths)
     return {
         k for k in keys for body in bodies.values() if body and re.search(f"[\"']{re.escape(k)}[\"']", body)
     }

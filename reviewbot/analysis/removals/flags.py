@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reviewbot.analysis.removals.named_flags import RemovedFlag, defined_flags, removed_flags
+from reviewbot.analysis.removals.named_flags import RemovedFlag, defined_flags, removed_flags, whole_name
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree
@@ -60,10 +60,6 @@ def _lang(path: str) -> str:
     return "python" if path.endswith(".py") else "cpp"
 
 
-def _named(flag: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w-])" + re.escape(flag) + r"(?![\w-])")
-
-
 def _statement(lines: list[str], line: int) -> str:
     """The base statement that registers a flag: from its line to where its brackets close or the
     enclosing call ends (a Python call, a C++ argument-table entry with its help text, an `if` arm),
@@ -83,7 +79,7 @@ def announced(flag: str, base_lines: list[str], line: int, others: Iterable[str]
     changed file (its base side) that names it (a warning, a usage line, a comment)."""
     if _DEPRECATED.search(_statement(base_lines, line)):
         return True
-    named = _named(flag)
+    named = whole_name(flag)
     return any(
         named.search(t) and _DEPRECATED.search(t)
         for text in (base_lines, *(o.split("\n") for o in others))
@@ -112,7 +108,7 @@ def _spelling_fix(flag: str, new_flags: Iterable[str], base_text: str, base_defs
     for other in new_flags:
         if not within_two_edits(flag, other):
             continue
-        named = _named(other)
+        named = whole_name(other)
         if any(named.search(t) for n, t in enumerate(base_lines, start=1) if n not in base_defs):
             return True
     return False

@@ -22,9 +22,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviewbot.analysis.sides import Side
-from reviewbot.model.change import RepoTree
+from reviewbot.model.change import RepoTree, read_many
 
-__all__ = ["RemovedFlag", "removed_flags", "defined_flags", "is_doc_reference", "head_anchor"]
+__all__ = [
+    "RemovedFlag",
+    "removed_flags",
+    "defined_flags",
+    "is_doc_reference",
+    "is_history",
+    "head_anchor",
+    "whole_name",
+]
 
 _FLAG = r"--[A-Za-z0-9][A-Za-z0-9_-]*"
 _PY_CALL = re.compile(
@@ -119,19 +127,18 @@ def _quoted(flag: str) -> re.Pattern[str]:
     return re.compile(r"[\"']" + re.escape(flag) + r"[\"']")
 
 
-def _named(flag: str) -> re.Pattern[str]:
+def whole_name(flag: str) -> re.Pattern[str]:
+    """`flag` as a whole name: `--old` but not `--old-style`, `max_len` but not `max_len_2`."""
     return re.compile(r"(?<![\w-])" + re.escape(flag) + r"(?![\w-])")
+
+
+def is_history(path: str) -> bool:
+    """A change log or release notes: what the project was, not what it says now."""
+    return _HISTORY.search(path) is not None
 
 
 def is_doc_reference(path: str) -> bool:
     return _DOC.search(path) is not None
-
-
-def _read_many(tree: RepoTree, paths: list[str]) -> dict[str, str | None]:
-    read_many = getattr(tree, "read_many", None)
-    if callable(read_many):
-        return dict(read_many(paths))
-    return {p: tree.read(p) for p in paths}
 
 
 def _candidates(
@@ -163,7 +170,7 @@ def _references(
 ) -> list[tuple[str, int, str]] | None:
     """Where the head tree names `flag` (or, for a Python option, its destination as a config key);
     None when it is still registered somewhere (a move, or another tool's flag of that name)."""
-    named, quoted = _named(flag), _quoted(flag)
+    named, quoted = whole_name(flag), _quoted(flag)
     key = _key(dest(flag)) if s.path.endswith(".py") else None
     refs: list[tuple[str, int, str]] = []
     for path in paths:
@@ -204,10 +211,8 @@ def removed_flags(
     if found is None:
         return []
     is_excluded = getattr(excluded, "is_excluded", None)
-    paths = sorted(
-        p for p in found if not _HISTORY.search(p) and not (callable(is_excluded) and is_excluded(p))
-    )
-    bodies = _read_many(tree, paths)
+    paths = sorted(p for p in found if not is_history(p) and not (callable(is_excluded) and is_excluded(p)))
+    bodies = read_many(tree, paths)
     out: list[RemovedFlag] = []
     for s, flag, base_line, text in candidates:
         refs = _references(s, flag, paths, bodies)

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviewbot.analysis.sides import Side
-from reviewbot.model.change import RepoTree
+from reviewbot.model.change import RepoTree, read_many
 
 __all__ = ["CppCandidate", "cpp_candidates", "cpp_handler_sources", "read_files"]
 
@@ -178,7 +178,5 @@ def cpp_handler_sources(fields: set[str], texts: dict[str, str]) -> dict[str, tu
 
 def read_files(tree: RepoTree, paths: Iterable[str]) -> dict[str, str]:
     """{path: text} of the non-empty files among `paths` (one batch when the tree can)."""
-    read_many = getattr(tree, "read_many", None)
-    ps = sorted(set(paths))
-    got = dict(read_many(ps)) if callable(read_many) else {p: tree.read(p) for p in ps}
+    got = read_many(tree, sorted(set(paths)))
     return {p: t for p, t in got.items() if t}
