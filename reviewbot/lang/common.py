@@ -95,12 +95,25 @@ _LOG_RECEIVERS = frozenset({"logger", "logging", "log", "_logger", "LOGGER", "_L
 _LOG_MACRO = re.compile(r"(?:RTP_LLM_LOG|FT_LOG|LOG_|VLOG|DLOG)\w*|\w+_LOG(?:_\w+)?")
 
 
+# A project's own log helpers are named after the verb with a qualifier: Megatron's `warn_rank_0` /
+# `print_rank_0` / `log_single_rank`, `warning_once`. `log_` alone also starts maths (`log_softmax`,
+# `log_prob`), so a `log_` helper counts only with a qualifier of who or how often it logs.
+_LOG_VERB_PREFIX = re.compile(r"(?:warn|warning|print)_\w+")
+_LOG_QUALIFIED = re.compile(
+    r"log_(?:rank|single|once|main|dist|info|warn|warning|debug|message|msg|all|on)(?:_\w+)?"
+)
+
+
 def is_log_callee(callee: str) -> bool:
-    """Calls that leave a trace in the logs: LOG(...), RTP_LLM_LOG_INFO, printf, print, logger.x."""
+    """Calls that leave a trace in the logs: LOG(...), RTP_LLM_LOG_INFO, printf, print, logger.x,
+    a project's own `warn_rank_0(...)` / `print_rank_0(...)` / `log_single_rank(...)`."""
     parts = callee_parts(callee)
     if not parts:
         return False
-    if parts[-1] in _LOG_NAMES or _LOG_MACRO.fullmatch(parts[-1]):
+    last = parts[-1]
+    if last in _LOG_NAMES or _LOG_MACRO.fullmatch(last):
+        return True
+    if _LOG_VERB_PREFIX.fullmatch(last) or _LOG_QUALIFIED.fullmatch(last):
         return True
     return len(parts) > 1 and any(p in _LOG_RECEIVERS for p in parts[:-1])
 
