@@ -1,4 +1,4 @@
-"""missing-tests (P1; P2 when only an opt-in reaches it; silent outside config code and in code no test mentions): a new or changed derivation branch no test pins.
+"""missing-tests (P1; a P3 note when only an opt-in reaches it; silent outside config code and in code no test mentions): a new or changed derivation branch no test pins.
 
 ## What it does
 A changed truth-table row can only be pinned by a test that changed in the same change (an unchanged
@@ -19,8 +19,9 @@ and its guard's reach), and the first evidence line names that population:
   is derived from a population (`use_kvcache` is `task_type == LANGUAGE_MODEL`: every embedding or
   reranker model); or an unguarded formula every configuration runs through replaced an older value
   (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
-- **P2**: an opt-in: only a deployment that sets an environment variable, or a switch away from a
-  default that keeps the old behaviour, reaches it, and nothing in the repository sets it.
+- **P3** (a note): an opt-in: only who sets an environment variable or flips a switch away from a default
+  that keeps the old behaviour reaches it, and nothing in the repository sets it. (It was P2 while right
+  on 6 of 19 train findings, the rule on 0 of 8 P0–P2 test ones: no maintainer must act before merge.)
 - **not reported**: code outside config code (`analysis.scope`: a loader's scratch size), code no test
   mentions (field, function, guard inputs) unless a test run showed it untested (the checklist says
   "not evaluated" and why; as P3 nits these were wrong on all 18 train findings; P3 from a diff alone,
@@ -58,7 +59,7 @@ if (config.rope_config.style == RopeStyle::No && !use_kvcache) {
 }
 ```
 ```python
-# P2: only deployments that set FAST_PATH=1 take the row
+# P3 (a note): only deployments that set FAST_PATH=1 take the row
 if os.environ.get("FAST_PATH") == "1":
     self.block_size = 64
 ```
@@ -286,7 +287,8 @@ def _judge(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
         )
         if untested:
             who = who_reaches[_key(untested[0])]
-            sev = Severity.P1 if who.kind == "production" else Severity.P2
+            # Only a population that ships makes an untested row worth blocking on; an opt-in is a note.
+            sev = Severity.P1 if who.kind == "production" else Severity.P3
             config = bool(survivors) or in_config_code(untested[0].head)
             sev, practiced = _practice(ctx, bool(survivors), names, sev)
             if config:  # outside config code there is no setting to pin: judged, nothing to ask
@@ -356,12 +358,10 @@ def _evidence(ctx: CheckContext, u: _Untested) -> list[Message | str]:
 def run(ctx: CheckContext) -> Iterable[Finding]:
     for u in _untested(ctx):
         survived, untested, fn = u.survived, u.branches, u.function
-        d = untested[0]
-        a = d.head
+        a = (d := untested[0]).head
         evidence = _evidence(ctx, u)
         table = pin_table(d, ctx.index)
-        _, rows = rows_to_pin(d, ctx.index)
-        cols = [c.label for c in table.columns]
+        (_, rows), cols = rows_to_pin(d, ctx.index), [c.label for c in table.columns]
         rows_text = "; ".join(
             "(" + ", ".join(f"{c}={v}" for c, v in zip(cols, inp, strict=True)) + f") -> {exp}"
             for inp, exp in rows

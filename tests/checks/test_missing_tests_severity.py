@@ -48,10 +48,11 @@ def test_default_row_is_p1_and_names_the_default(
         ("py-opt-in", "pkg/params.py", 15, "only deployments that set `FAST_PATH`"),
     ],
 )
-def test_opt_in_is_p2(case: str, path: str, line: int, says: str, tmp_path: Path) -> None:
-    # The switch this change introduces (`expert_parallel`, off by default) is not reported at all.
+def test_opt_in_is_a_p3_note(case: str, path: str, line: int, says: str, tmp_path: Path) -> None:
+    # The switch this change introduces (`expert_parallel`, off by default) is not reported at all; a
+    # row only an opt-in reaches is a note that names the opt-in, never a finding that blocks.
     [(severity, at, n, evidence)] = _missing(case, tmp_path)
-    assert (severity, at, n) == (Severity.P2, path, line)
+    assert (severity, at, n) == (Severity.P3, path, line)
     assert says in evidence and "opt-in" in evidence
 
 
