@@ -22,7 +22,8 @@ it hands the object to (`defaults.written`: a callee of the module or the reposi
 the early exit the defaults take; any other call may write anything). A raise whose guards all hold, or
 an assertion whose test is false, rejects a plain default launch. A check on one option whose default
 is a `None` / `0` placeholder (`assert args.input is not None`) asks for a value the user must give: it
-is a required option, not a conflict of defaults, and is left alone.
+is a required option, not a conflict of defaults, and is left alone, also on a path that guards holding
+at their defaults lead to (`if args.skip_train: ... else: assert args.train_iters is not None`).
 
 A check nested under an opt-in switch, a boolean option or field that is off by default
 (`if args.perform_rl_step:`), is evaluated with the switch on: it rejects the defaults of that feature
@@ -289,16 +290,29 @@ def _rejects(
         return None
     switched = tuple(o for t, o in ev.used.items() if t in switches)
     rest = [o for t, o in ev.used.items() if t not in switches]
-    return None if _required(switched, rest) else _Rejection(tuple(ev.used.values()), switched)
+    own = [o for t, o in ev.used.items() if t in _own_names(stmt, guards) and t not in switches]
+    return None if _required(switched, rest, own) else _Rejection(tuple(ev.used.values()), switched)
 
 
-def _required(switched: tuple[Operand, ...], rest: list[Operand]) -> bool:
+def _own_names(stmt: ast.Raise | ast.Assert, guards: tuple[_Guard, ...]) -> set[str]:
+    """The check's own operands: the assertion's test, or the condition right above the raise. Guards
+    around it that simply hold at their defaults (the `else:` of a switch off by default) are the path
+    a plain launch takes, not values the check couples."""
+    own = stmt.test if isinstance(stmt, ast.Assert) else guards[-1][0] if guards else None
+    return (
+        {ast.unparse(n) for n in ast.walk(own) if isinstance(n, ast.Attribute | ast.Name)} if own else set()
+    )
+
+
+def _required(switched: tuple[Operand, ...], rest: list[Operand], own: list[Operand]) -> bool:
     """The check asks for a value rather than rejecting a combination of defaults: under a switch,
     placeholders the feature's users set or other switches it needs turned on; with no switch, the one
-    option the user must give (`assert args.input is not None`)."""
+    option the user must give (`assert args.input is not None`), on the path of every plain launch or
+    on a path guards that hold at their defaults take (`if args.skip_train: ... else: assert
+    args.train_iters is not None`)."""
     if switched:
         return not rest or any(_placeholder(o) for o in rest) or all(o.value == "False" for o in rest)
-    return len(rest) == 1 and _unset(rest[0])
+    return any(len(ops) == 1 and _unset(ops[0]) for ops in (rest, own))
 
 
 def rejected_defaults(
