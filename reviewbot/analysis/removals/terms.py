@@ -43,14 +43,26 @@ _CONFIG_RECEIVER = re.compile(
 )
 
 
+# Declared types of runtime state, not settings: a config-like owner can also hold a tensor or the
+# context it builds from (`llm_build_context::lctx`), and a check of those validates no setting.
+_RUNTIME_TYPE = re.compile(
+    r"(?i)tensor|buffer|backend|context|stream|mutex|thread|event|alloc|sched|graph|cache|handle"
+)
+
+
+def _runtime(type_: str) -> bool:
+    return bool(_RUNTIME_TYPE.search(type_)) and not is_config_name(type_)  # `CacheConfig` is a setting
+
+
 def _config_fields(s: Side) -> set[str]:
-    """Fields of the config owners the two revisions of the file declare (`ModelConfig::head_num`)."""
+    """Fields of the config owners the two revisions of the file declare (`ModelConfig::head_num`),
+    without those whose declared type is runtime state (a tensor, a buffer, a stream)."""
     out: set[str] = set()
     for facts in (s.base_facts, s.head_facts):
         if facts is None:
             continue
         config = {o.name for o in facts.owners if o.config or is_config_name(o.name)}
-        out.update(d.field for d in facts.fields if d.owner in config)
+        out.update(d.field for d in facts.fields if d.owner in config and not _runtime(d.type))
         out.update(d.field for d in facts.defaults if d.owner in config)
     return out
 
@@ -59,7 +71,9 @@ def about_config(c: Clause, s: Side) -> bool:
     """A validation whose condition reads the configuration: an environment variable, an object named
     like a config (`config.x`, `params.x`, `args.x`), or a field of a config owner (`head_num` in a
     `ModelConfig` method) — not a tensor's shape or a local's value."""
-    texts = [g.text for g in c.guards] or [c.text]
+    # What a check validates is its own condition (`assert(buffer_is_host(t->buffer))`), not the
+    # branch it sits in (`if (kv_self.has_shift)`); a raise validates the conditions above it.
+    texts = [c.text] if c.kind is ClauseKind.CHECK else [g.text for g in c.guards] or [c.text]
     if any(env_sources(t) for t in texts) or any(_CONFIG_RECEIVER.search(t) for t in texts):
         return True
     parts = c.function.replace("::", ".").split(".")
