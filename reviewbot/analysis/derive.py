@@ -250,8 +250,23 @@ def derivation_writes(facts: FileFacts) -> list[tuple[Assignment, tuple[Assignme
     return [(w.head, w.parts) for w in out]
 
 
+# A C-style cast of a constant that is no operand of arithmetic (`c ? x : (uint32_t)LLAMA_NONE`, `=
+# (int)0`): tightening an enum's type changes no value, so dropping or adding one is no new derivation.
+# Casts of variables stay (`(float)a / b` is another value than `a / b`).
+_CONSTANT_CAST = re.compile(
+    r"(?:(?<=^)|(?<=[?:(,=]))\((?:const )?(?:unsigned |signed )?[A-Za-z_][\w:]*\)"
+    r"(?=(?:[A-Z][A-Z0-9_]*|[A-Z_][\w]*::[A-Z][A-Z0-9_]*|-?\d[\w.]*)(?:$|[,):;?]))"
+)
+
+
+def _uncast(value: str) -> str:
+    return _CONSTANT_CAST.sub("", value)
+
+
 def _same(a: Assignment, b: Assignment) -> bool:
-    return guard_key(a) == guard_key(b) and a.value == b.value
+    if guard_key(a) != guard_key(b):
+        return False
+    return a.value == b.value or (a.lang == "cpp" and _uncast(a.value) == _uncast(b.value))
 
 
 def changed_derivations(
