@@ -32,7 +32,7 @@ from reviewbot.analysis.defaults.consumers import consumer_words, reaches_numeri
 from reviewbot.analysis.defaults.initialisers import initialiser, initialiser_changes, reads_of
 from reviewbot.analysis.defaults.picked import auto_changes, constant_to_env
 from reviewbot.analysis.defaults.records import DefaultChange, DefaultKind
-from reviewbot.analysis.defaults.switch_atoms import switch_atom
+from reviewbot.analysis.defaults.switch_atoms import copied_as_is, switch_atom
 from reviewbot.analysis.envs.parse import same_literal
 from reviewbot.analysis.envs.switches import default_changes
 from reviewbot.analysis.reach.configs import shared
@@ -319,6 +319,9 @@ def _new_on_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
             continue
         if any(r.path not in by_path or r.line not in by_path[r.path].added for r in live):
             continue  # read by code that was there before: the switch wraps existing behaviour
+        direct = [r for r in live if r.alias is None]  # not the reads of a local it was copied into
+        if direct and all(copied_as_is(r, value, by_path[r.path]) for r in direct):
+            continue  # at its default it gives the value its code uses without it: nothing new runs
         switches = [r for r in live if r.in_condition and switch_atom(r, by_path[r.path])]
         gated = [(r.path, g) for r in switches for g in r.gated]
         if gated and not any(g.line in by_path[p].added and not _moved(g.text, sides) for p, g in gated):

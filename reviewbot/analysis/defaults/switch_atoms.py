@@ -1,4 +1,4 @@
-"""Is a read of a switch inside a condition a truth test of the switch (pure)?
+"""Is a read of a switch a truth test of it, or a copy that keeps its default's old value (pure)?
 
 `if cfg.x:` and `if a and cfg.x:` test it: the statements under them run because of it. `if n <
 seq_len + cfg.x:` uses it as a number: what runs under it is decided by the comparison, not by the
@@ -12,7 +12,7 @@ import re
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.facts import FieldRead
 
-__all__ = ["switch_atom"]
+__all__ = ["copied_as_is", "switch_atom"]
 
 # A comparison with "true" is still a truth test of the switch (`cfg.x == True`, `cfg.x is True`, `!= 0`).
 _TRUTH_COMPARED = re.compile(
@@ -47,3 +47,16 @@ def switch_atom(r: FieldRead, s: Side) -> bool:
         after = after[compared.end() :]
     before = text[:at].replace("&&", " and ").replace("||", " or ")
     return not (_OPERAND_AFTER.match(after) or _OPERAND_BEFORE.search(before))
+
+
+def copied_as_is(r: FieldRead, default: str, s: Side) -> bool:
+    """The read only copies the switch into a local that the same function otherwise sets to the
+    switch's own default (`drop = True` / `if valid: drop = cfg.drop_last_valid`): at its default the
+    switch changes nothing the code did without it."""
+    writes = s.head_facts.assignments if s.head_facts is not None else ()
+    copy = next((a for a in writes if a.line == r.line and a.value == r.expr and "." not in a.target), None)
+    return copy is not None and any(
+        a.target == copy.target and a.function == copy.function and a.value == default
+        for a in writes
+        if a.line != copy.line
+    )
