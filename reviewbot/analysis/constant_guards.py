@@ -12,7 +12,9 @@ that binds the name it tests):
   `0` or `false`, it is a non-empty string and still enables;
 - a rank divided instead of taken modulo (`tp_rank / tp_size == 0`);
 - a bare name tested for truth (`if SOME_FLAG:`) that the same file binds, once, to a function, a
-  class, a non-empty string literal or an instance of a project class without `__bool__`/`__len__`.
+  class, a non-empty string literal or an instance of a project class without `__bool__`/`__len__`;
+- a C/C++ string comparison with an option's name tested for truth (`if (strcmp(arg, "--keep-split"))`):
+  `strcmp` is 0 on a match, so the branch runs for every other argument and never for the option.
 
 Not constant: a name bound to a bool or a comparison, a name rebound anywhere in the file, an instance
 of a class that defines `__bool__`/`__len__` or of a class the index does not know, a read that is
@@ -46,6 +48,7 @@ class ConstantKind(str, Enum):
     ENV_STRING = "env-string"  # `os.getenv("X", False)`: "0" still enables
     DIVISION = "division"  # `tp_rank / tp_size == 0`
     NAME = "name"  # `if SOME_FLAG:` bound to an object, a function, a class, a string
+    STRCMP = "strcmp"  # `if (strcmp(arg, "--x"))`: true for every argument but `--x`
 
     @property
     def constant(self) -> bool:
@@ -61,7 +64,7 @@ class ConstantGuard:
     text: str  # the guard or the read, as found (canonical)
     name: str  # the variable, the tested name or the divided rank
     value: str  # "True" / "False": what it always gives ("" when it depends on the spelling)
-    bound: str = ""  # NAME: what the name is bound to (`Holder()`, `def`, `"fast"`)
+    bound: str = ""  # NAME: what the name is bound to (`Holder()`, `def`, `"fast"`); STRCMP: the option
     bound_line: int = 0  # NAME: the binding's line; ENV_OBJECT: a line that uses the holder as an object
     bound_path: str = ""
     function: str = ""
@@ -220,6 +223,33 @@ def _division(side: Side) -> list[ConstantGuard]:
     return out
 
 
+# `strcmp(a, "--opt")` as a whole conjunct, not negated and not compared (`== 0`, `!= 0`): its truth is
+# "a differs from --opt". Only against an option's name (a literal starting with `-`): in an option
+# chain nobody means "any argument but this one", and other literals can mean "differs" on purpose.
+_STRCMP_TRUTH = re.compile(r'^(?:std::)?(?:strcmp|strcasecmp|_stricmp)\((.+),\s*"(-[^"]*)"\)$')
+
+
+def _strcmp(side: Side) -> list[ConstantGuard]:
+    """`strcmp` with an option's name tested for truth; `name` is the field its branch sets (what the
+    option was for), else the option's name."""
+    out: list[ConstantGuard] = []
+    if side.head is None or side.head_facts is None or side.head_facts.lang is not Lang.CPP:
+        return out
+    for g, function in _guards(side):
+        if g.line not in side.added or g.negated:
+            continue
+        for part in _conjuncts(g.written or g.text):
+            m = _STRCMP_TRUTH.match(part.strip())
+            if m is None:
+                continue
+            sets = [c.text.split("=", 1)[0] for c in side.head.clauses
+                    if c.kind is ClauseKind.ASSIGN and c.guards and c.guards[-1].line == g.line]  # fmt: skip
+            field = sets[0].strip().replace("->", ".").rsplit(".", 1)[-1] if sets else m.group(2)
+            out.append(ConstantGuard(ConstantKind.STRCMP, side.path, g.line, part.strip(), field, "",
+                                     bound=m.group(2), function=function))  # fmt: skip
+    return out
+
+
 def _assignments(clauses: Iterable[Clause]) -> dict[str, list[tuple[Clause, str]]]:
     """Every plain assignment of a bare name in the file: name -> [(clause, value)]."""
     out: dict[str, list[tuple[Clause, str]]] = {}
@@ -339,6 +369,7 @@ def _constant_guards(sides: list[Side], index: RepoIndex) -> list[ConstantGuard]
             if found is not None:
                 out.append(found)
         out.extend(_division(s))
+        out.extend(_strcmp(s))
         out.extend(_names(s, index))
     unique = {(c.path, c.line, c.kind.value, c.name): c for c in out}
     return [unique[k] for k in sorted(unique)]

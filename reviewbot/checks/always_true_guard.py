@@ -13,6 +13,8 @@ Flags, on the changed lines, a guard whose value does not depend on the configur
 - P1: a raw environment string used as a bool (`os.getenv("X", False)`, `bool(os.getenv("X"))`):
   `X=0` or `X=false` is a non-empty string and still enables;
 - P1: a rank divided instead of taken modulo (`tp_rank / tp_size == 0`);
+- P1: a C/C++ `strcmp` with an option's name tested for truth (`else if (strcmp(argv[i], "--keep-split"))`):
+  0 on a match, so the option never takes its branch and every other argument that gets there does;
 - P1 (P2 in an `assert`: a validation that never fails only lets through what it was written to
   reject): a Python truth test the code fixes (`analysis.truthy_tests`): an `or` with an operand that
   is always truthy (`mode == "train" or "finetune"`, `builder is None or NotImplementedBuilder`), a
@@ -80,6 +82,8 @@ def _title(c: ConstantGuard) -> Message:
         return msg("always-true-guard.title.env-string", name=c.name)
     if c.kind is ConstantKind.DIVISION:
         return msg("always-true-guard.title.division", text=clip(c.text, _TEXT), rank=c.name)
+    if c.kind is ConstantKind.STRCMP:
+        return msg("always-true-guard.title.strcmp", text=clip(c.text, _TEXT), option=c.bound)
     return msg("always-true-guard.title.name", text=clip(c.text, _TEXT), value=c.value, name=c.name, bound=clip(c.bound, 40))  # fmt: skip
 
 
@@ -93,6 +97,8 @@ def _evidence(c: ConstantGuard) -> list[Message]:
         return [msg("always-true-guard.samples", table=table)]
     if c.kind is ConstantKind.ENV_CONSTANT:
         return [msg("always-true-guard.string", name=c.name)]
+    if c.kind is ConstantKind.STRCMP:
+        return [msg("always-true-guard.strcmp", option=c.bound)]
     return [msg("always-true-guard.division", rank=c.name)]
 
 
@@ -103,6 +109,8 @@ def _suggestion(c: ConstantGuard) -> Message:
         return msg("always-true-guard.suggestion.env", name=c.name)
     if c.kind is ConstantKind.DIVISION:
         return msg("always-true-guard.suggestion.division", rank=c.name)
+    if c.kind is ConstantKind.STRCMP:
+        return msg("always-true-guard.suggestion.strcmp", option=c.bound)
     return msg("always-true-guard.suggestion.name", name=c.name)
 
 
