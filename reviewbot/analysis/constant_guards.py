@@ -5,7 +5,8 @@ Found in the changed files (`analysis.sides`), on changed lines only (the guard'
 that binds the name it tests):
 
 - an environment holder object compared with a bool (`envs.X is True`, where the same holder is used
-  as an object elsewhere: `envs.X.get()`), always false;
+  as an object elsewhere: `envs.X.get()`), always false; or tested for truth (`if envs.X:`,
+  `not envs.X`, `bool(envs.X)`): an object, always truthy;
 - a standard environment read whose parsing gives the same truth for every value an operator can set
   (`os.environ.get("X") == 1`, `os.getenv("X") is True`; see `analysis.envs.parse`);
 - a raw environment string used as a bool (`os.getenv("X", False)`, `bool(os.getenv("X"))`): set to
@@ -36,7 +37,7 @@ from reviewbot.lang.clauses import Clause, ClauseKind, Guard
 from reviewbot.lang.facts import EnvRead, Lang
 from reviewbot.lang.index import RepoIndex
 
-__all__ = ["ConstantKind", "ConstantGuard", "constant_guards", "OS_ACCESSORS"]
+__all__ = ["ConstantKind", "ConstantGuard", "constant_guards", "holder_object_use", "OS_ACCESSORS"]
 
 # Accessors whose value is the environment's text (a `str`, or the default when unset).
 OS_ACCESSORS = frozenset({"os.environ.get", "os.getenv", "os.environ[]"})
@@ -103,16 +104,39 @@ def _holder_use(e: EnvRead, reads: Iterable[EnvRead]) -> EnvRead | None:
     return min(pool, key=lambda r: (r.path, r.line)) if pool else None
 
 
-def _env_object(e: EnvRead, reads: list[EnvRead], function: str) -> ConstantGuard | None:
+def _truth_tested(e: EnvRead, side: Side) -> str | None:
+    """What a holder tested for truth always gives (`if envs.X:`, `not envs.X`, `bool(envs.X)`): an
+    object without `__bool__` is truthy. A bare read counts only as a whole conjunct of a guard on its
+    line (`w = envs.X if c else 3` picks a value)."""
+    parse = e.parse.replace(" ", "")
+    if parse in ("not·", "bool(·)"):
+        return "False" if parse == "not·" else "True"
+    if parse or not e.accessor.endswith(".X"):
+        return None
+    spelled = e.accessor[:-1] + e.name
+    on_line = [g for g, _ in _guards(side) if g.line == e.line]
+    return "True" if any(spelled in _conjuncts(g.text) for g in on_line) else None
+
+
+def holder_object_use(e: EnvRead, sides: list[Side], index: RepoIndex) -> EnvRead | None:
+    """A read using `e`'s holder as an object (`envs.X.get()`); None for a value (`os.getenv`, vLLM's envs)."""
+    if e.accessor in OS_ACCESSORS or e.lang is not Lang.PYTHON:
+        return None
+    own = [r for s in sides if s.head_facts is not None for r in s.head_facts.env_reads]
+    return _holder_use(e, [*own, *head_readers(e.name, index, sides)])
+
+
+def _env_object(e: EnvRead, reads: list[EnvRead], function: str, side: Side) -> ConstantGuard | None:
     if e.accessor in OS_ACCESSORS or e.lang is not Lang.PYTHON:
         return None
     m = _BOOL_TEST.match(e.parse.strip())
-    if m is None or m.group(1) not in ("is", "is not"):
+    truth = _truth_tested(e, side) if m is None else None
+    if truth is None and (m is None or m.group(1) not in ("is", "is not")):
         return None
     use = _holder_use(e, reads)
     if use is None:
         return None
-    value = "True" if m.group(1) == "is not" else "False"
+    value = truth or ("True" if m is not None and m.group(1) == "is not" else "False")
     return ConstantGuard(
         ConstantKind.ENV_OBJECT, e.path, e.line, e.parse, e.name, value,
         bound=use.parse, bound_line=use.line, bound_path=use.path, function=function, accessor=e.accessor,
@@ -230,8 +254,7 @@ _STRCMP_TRUTH = re.compile(r'^(?:std::)?(?:strcmp|strcasecmp|_stricmp)\((.+),\s*
 
 
 def _strcmp(side: Side) -> list[ConstantGuard]:
-    """`strcmp` with an option's name tested for truth; `name` is the field its branch sets (what the
-    option was for), else the option's name."""
+    """`strcmp` with an option's name tested for truth; `name`: the field its branch sets, else the option."""
     out: list[ConstantGuard] = []
     if side.head is None or side.head_facts is None or side.head_facts.lang is not Lang.CPP:
         return out
@@ -364,7 +387,9 @@ def _constant_guards(sides: list[Side], index: RepoIndex) -> list[ConstantGuard]
             function = e.function or ""
             others = [*reads, *head_readers(e.name, index, sides)] if e.accessor not in OS_ACCESSORS else []
             found = (
-                _env_object(e, others, function) or _env_constant(e, function) or _env_string(e, s, function)
+                _env_object(e, others, function, s)
+                or _env_constant(e, function)
+                or _env_string(e, s, function)
             )
             if found is not None:
                 out.append(found)

@@ -25,7 +25,14 @@ from reviewbot.analysis.sides import Side
 from reviewbot.lang.env import is_env_name
 from reviewbot.model.change import RepoTree
 
-__all__ = ["UndefinedName", "undefined_names", "registry_attributes", "scopes"]
+__all__ = [
+    "UndefinedName",
+    "module_files",
+    "undefined_names",
+    "registry_attributes",
+    "registry_path",
+    "scopes",
+]
 
 
 @dataclass(frozen=True)
@@ -132,7 +139,7 @@ _IMPORT_AS = re.compile(r"^\s*import\s+([\w.]+\.envs)\s+as\s+envs\b", re.M)
 _ENVS_ATTR = re.compile(r"(?<![\w.])envs\.([A-Z][A-Z0-9_]+)\b")
 
 
-def _module_files(dotted: str, paths: list[str]) -> list[str]:
+def module_files(dotted: str, paths: list[str]) -> list[str]:
     rel = dotted.replace(".", "/")
     wanted = (f"{rel}.py", f"{rel}/__init__.py")
     return [
@@ -140,15 +147,15 @@ def _module_files(dotted: str, paths: list[str]) -> list[str]:
     ]
 
 
-def _registry_path(head_text: str, paths: list[str]) -> str | None:
+def registry_path(head_text: str, paths: list[str]) -> str | None:
     """The one file of the head tree that `envs` is bound to in this module, or None."""
     candidates: list[str] = []
     for m in _FROM_IMPORT.finditer(head_text):
         # `from pkg import envs`: the module `pkg/envs.py` if there is one, else the object in `pkg`.
-        files = _module_files(f"{m.group(1)}.envs", paths) or _module_files(m.group(1), paths)
+        files = module_files(f"{m.group(1)}.envs", paths) or module_files(m.group(1), paths)
         candidates.extend(files)
     for m in _IMPORT_AS.finditer(head_text):
-        candidates.extend(_module_files(m.group(1), paths))
+        candidates.extend(module_files(m.group(1), paths))
     unique = sorted(set(candidates))
     return unique[0] if len(unique) == 1 else None
 
@@ -178,7 +185,7 @@ def registry_attributes(changed: Iterable[Side], texts: Texts, tree: RepoTree | 
             continue
         if paths is None:
             paths = tree.paths()
-        registry = _registry_path(head_text, paths)
+        registry = registry_path(head_text, paths)
         if registry is None or registry == s.path:
             continue
         if registry not in registries:

@@ -4,7 +4,11 @@ always false, so one of its branches never runs.
 ## What it does
 Flags, on the changed lines, a guard whose value does not depend on the configuration:
 - an environment holder object compared with a bool: `envs.X is True` where the same code uses
-  `envs.X.get()` (the holder is an object, never the bool `True`): always false;
+  `envs.X.get()` (the holder is an object, never the bool `True`): always false; or tested for truth
+  (`if envs.X:`): always true;
+- P1: such a holder handed to a parameter that its function (in a changed file) tests for truth
+  (`raise_error_or_warn(self, envs.X, ...)` with `if strict: raise`): the function takes that branch
+  whatever the operator sets;
 - a standard environment read compared with a non-string: `os.environ.get("X") == 1`,
   `os.getenv("X") is True`: the environment gives a string, so the test is always false;
 - a bare name tested for truth (`if SOME_FLAG:`) that the same file binds once to a function, a class,
@@ -54,16 +58,20 @@ if envs.SGLANG_USE_MODELSCOPE.get():
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
-from reviewbot.analysis.constant_guards import ConstantGuard, ConstantKind, constant_guards
+from reviewbot.analysis.constant_guards import ConstantGuard, ConstantKind, constant_guards, holder_object_use
+from reviewbot.analysis.envs.holder_args import HolderArg, ObjectProof, holder_args, registry_holder
 from reviewbot.analysis.macro_guards import MacroGuard, macro_guards
-from reviewbot.analysis.pyast import side_texts
-from reviewbot.analysis.sides import sides
+from reviewbot.analysis.pyast import Texts, side_texts
+from reviewbot.analysis.sides import Side, sides
 from reviewbot.analysis.stuck_flags import StuckFlag, stuck_flags
 from reviewbot.analysis.truthy_tests import TruthyKind, TruthyTest, truthy_tests
+from reviewbot.analysis.undefined_names import module_files, registry_path
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import beside_package, clip, place, places
+from reviewbot.lang.facts import EnvRead
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, msg
 
@@ -164,6 +172,51 @@ def _truthy_finding(t: TruthyTest) -> Finding:
     )
 
 
+def _object_proof(e: EnvRead, ctx: CheckContext, changed: list[Side], texts: Texts) -> ObjectProof | None:
+    """A read using `e`'s holder as an object, else its registry's declaration of it as one."""
+    use = holder_object_use(e, changed, ctx.index)
+    if use is not None:
+        return ObjectProof(use.parse.replace("·", f"{e.accessor[:-1]}{e.name}"), use.path, use.line)
+    head = texts.get(e.path, (None, None))[1]
+    tree = ctx.change.head_tree
+    if head is None or tree is None or not e.accessor.endswith(".X"):
+        return None
+    registry = registry_path(head, tree.paths())
+    body = tree.read(registry) if registry else None
+    return registry_holder(e.name, registry, body) if registry and body else None
+
+
+def _module(ctx: CheckContext, dotted: str) -> tuple[str, str] | None:
+    """The head's one file of module `dotted` and its text (a diff alone has no tree: None)."""
+    tree = ctx.change.head_tree
+    files = module_files(dotted, tree.paths()) if tree is not None else []
+    text = tree.read(files[0]) if tree is not None and len(files) == 1 else None
+    return (files[0], text) if text else None
+
+
+def _holder_arg_finding(h: HolderArg) -> Finding:
+    """P1: the callee's truth test of the parameter takes one branch for every value the operator sets."""
+    read = f"{h.read.accessor[:-1]}{h.read.name}"
+    return Finding.make(
+        rule=id,
+        severity=Severity.P1,
+        path=h.read.path,
+        line=h.read.line,
+        anchor=f"holder-arg|{h.read.name}|{h.read.function}|{h.callee}|{h.param}",
+        title=msg("always-true-guard.title.holder-arg", read=read, callee=h.callee, param=h.param),
+        evidence=(
+            msg("always-true-guard.holder-arg", param=h.param, place=place(h.def_path, h.def_line)),
+            msg(
+                "always-true-guard." + ("declared-object" if h.proof.declared else "object-use"),
+                use=clip(h.proof.text, _TEXT),
+                place=place(h.proof.path, h.proof.line),
+            ),
+        ),
+        suggestion=msg("always-true-guard.suggestion.env-object", name=h.read.name),
+        extra=(("field", h.read.name), ("kind", "holder-arg"), ("value", "True")),
+    )
+
+
 def _suggested(t: TruthyTest) -> str:
     """The suggestion's key: a class or function operand is tested against, a literal compared with."""
     if t.kind is TruthyKind.OPERAND and t.bound_line:
@@ -230,6 +283,9 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     if python:
         for t in truthy_tests(python, texts):
             yield _truthy_finding(t)
+        proof = functools.partial(_object_proof, ctx=ctx, changed=changed, texts=texts)
+        for h in holder_args(python, texts, proof, functools.partial(_module, ctx)):
+            yield _holder_arg_finding(h)
         for f in stuck_flags(python, texts):
             yield _stuck_finding(f)
     if ctx.change.head_tree is not None:  # a diff alone: no tree to search for the macro's definitions
