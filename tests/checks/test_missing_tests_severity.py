@@ -125,3 +125,10 @@ def test_where_nothing_tests_the_changed_logic_the_checklist_says_so(tmp_path: P
     assert silent["tests-edges"][1] is False
     tested = items("py-default-row", tmp_path / "tested")
     assert tested["tests-focused"][:2] == (True, True)  # reported there: the item fails
+
+
+def test_a_named_model_family_is_p1_and_named(tmp_path: Path) -> None:
+    # `model_arch == "DeepseekV3ForCausalLM"`: every deployment of that model family takes the row.
+    [(severity, at, n, evidence)] = _missing("py-model-family", tmp_path)
+    assert (severity, at, n) == (Severity.P1, "pkg/server_args.py", 19)
+    assert "`DeepseekV3ForCausalLM`" in evidence and "a model family that ships" in evidence

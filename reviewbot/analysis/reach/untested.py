@@ -1,4 +1,4 @@
-"""Who reaches a changed row of an untested derivation: the population missing-tests sizes itself by.
+"""Who reaches a changed row of an untested derivation (pure): the population missing-tests sizes itself by.
 
 A branch without a test is a problem in proportion to the configurations that take it. From the
 branch's truth table (`analysis.tables.truthtable`), its guard's reach (`analysis.reach.configs`: defaults, derived
@@ -6,9 +6,10 @@ populations, model config builders) and the two sides of the change, one of thre
 
 - `production`: configurations that ship reach a changed row: the row where every input is at its
   declared default changed (every deployment that never sets them), a model config builder sets the
-  guard's fields so that it holds, or a guard atom is derived from a population (`use_kvcache` is
-  `task_type == LANGUAGE_MODEL`: every non-LM task model); or an unguarded formula that every
-  configuration runs through replaced an older value. The evidence names that population.
+  guard's fields so that it holds, a guard atom is derived from a population (`use_kvcache` is
+  `task_type == LANGUAGE_MODEL`: every non-LM task model) or names a model family (`model_arch ==
+  "DeepseekV3ForCausalLM"`, `analysis.reach.families`); or an unguarded formula every configuration
+  runs through replaced an older value. The evidence names that population.
 - `opt-in`: only configurations that set an input away from its default reach a changed row (an
   environment switch, a flag, a config key), and nothing in the repository is seen setting it.
 - `none`: nothing new to pin. Every row equals the old behaviour; the write only renames (its value
@@ -27,8 +28,6 @@ populations, model config builders) and the two sides of the change, one of thre
   type normalisation of one input (`if isinstance(p, str): cfg.p = (p,)`), a plain read of a declared
   environment setting (`self.level = envs.TOOL_STRICT_LEVEL.get()`), a fallback that fills an
   unset field from another setting (`if (dft.n_gpu_layers < 0) dft.n_gpu_layers = base.n_gpu_layers;`).
-
-Pure: facts, the table and the index in; a record out.
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from reviewbot.analysis import operands as ops
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.plumbing import CMP, STRING, parse_table, state
 from reviewbot.analysis.reach.configs import describe_reach
+from reviewbot.analysis.reach.families import model_families
 from reviewbot.lang.facts import Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import literals, loose_key
@@ -356,6 +356,12 @@ def _production(a: Assignment, table: TruthTable | None, index: RepoIndex) -> Po
         keyed = [v for v in table.variables if not v.is_input]
         said = listing([f"`{v.name}` = `{v.default}` ({v.default_from})" for v in keyed], NAMED)
         return Population("production", "default-row", msg("missing-tests.population.defaults", inputs=said))
+    models, atom = model_families(a.guard)
+    if models:  # a named model family that ships takes the row
+        named = msg(
+            "missing-tests.population.model", models=listing([f"`{m}`" for m in models], NAMED), atom=atom
+        )
+        return Population("production", "model", named)
     reach = describe_reach(a.guard, index) if a.guard is not None else None
     if reach is not None:
         reaching = [m for m in reach.builders if m.reaches is True and not m.excluded and m.note_msgs]
