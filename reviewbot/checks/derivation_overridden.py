@@ -15,7 +15,8 @@ Not flagged: a later write that reads the earlier value (`x = x or default`, `x 
 guarded write (exclusive branches, `if x is None:`), a callee that writes a constant too, writes in
 the config's constructor (declarations), a return between the two writes, a write in a `catch` /
 `except` clause (it runs only when deriving failed), and two writes that are not one flow: in two
-lambdas (two command-line options' handlers), in two `catch` / `except` clauses, or each on a local
+lambdas (two command-line options' handlers), in two `catch` / `except` clauses, in two arms of a
+`switch` (`case 28: model.type = MODEL_6B; break;` then `case 40: ...`), or each on a local
 of its own loop or block (`for (auto* r : firsts) r->status = run(r);` then
 `for (auto* r : seconds) r->status = grpc::Status(...);`: another `r`, another object).
 

@@ -1,4 +1,4 @@
-"""Where a write sits in its function (pure): the loops, `catch`/`except` handlers, lambdas and blocks
+"""Where a write sits in its function (pure): the loops, `catch`/`except` handlers, switch arms, lambdas and blocks
 around a line, the names each of them declares, and the source as written.
 
 The derivation facts place a write in its function and under its `if` conditions, but a function is
@@ -41,6 +41,7 @@ class ScopeKind:
     LAMBDA = "lambda"
     LOOP = "loop"
     HANDLER = "handler"  # a `catch` / `except` clause
+    CASE = "case"  # one arm of a C++ `switch` (`case 28: ...; break;`) or a Python `match`
     BLOCK = "block"  # a C++ compound statement inside a function
 
 
@@ -58,6 +59,9 @@ class Scope:
 
 _LOOPS = frozenset({"for_statement", "for_range_loop", "while_statement", "do_statement", "for_in_clause"})
 _HANDLERS = frozenset({"catch_clause", "except_clause"})
+_CASES = frozenset({"case_statement", "case_clause"})
+# An arm that leaves the switch (or the function) before the next arm: no fall-through into it.
+_JUMP = re.compile(r"\b(?:break|return|continue|throw)\b")
 _FUNCTIONS = frozenset({"function_definition"})
 _LAMBDAS = frozenset({"lambda_expression", "lambda"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -204,7 +208,8 @@ class FileScopes:
     def same_flow(self, root: str, earlier: int, later: int) -> bool:
         """Whether the write on line `earlier` to an object named `root` can be the one the write on
         line `later` overwrites: not when a lambda or a function holds one of them and not the other,
-        not when they sit in different `catch` / `except` clauses, and not when a loop, block or clause
+        not when they sit in different `catch` / `except` clauses or in two arms of a switch (the earlier
+        arm leaving it with `break` / `return`), and not when a loop, block or clause
         holding only one of them declares `root` itself (its own local, another variable)."""
         a, b = self.around(earlier), self.around(later)
         for s in {*a} ^ {*b}:
@@ -214,9 +219,20 @@ class FileScopes:
                 t.kind == ScopeKind.HANDLER for t in {*a} ^ {*b} if t != s
             ):
                 return False
+            if (
+                s.kind == ScopeKind.CASE
+                and s in a
+                and self._leaves(s)
+                and any(t.kind == s.kind for t in {*b} - {*a})
+            ):
+                return False  # two arms of a switch, the earlier one leaving it: never both
             if root in s.declares:
                 return False
         return True
+
+    def _leaves(self, arm: Scope) -> bool:
+        """The arm ends its run with a jump (C++ `break`; a Python `case` never falls through)."""
+        return self.lang is Lang.PYTHON or bool(_JUMP.search("\n".join(self.lines[arm.start - 1 : arm.end])))
 
     def source(self, start: int, end: int | None = None) -> str:
         """Lines `start`..`end` as written, joined by single spaces (indentation dropped)."""
@@ -273,6 +289,8 @@ def _walk(root: Node, lang: Lang) -> list[Scope]:
             kind = ScopeKind.LOOP
         elif t in _HANDLERS:
             kind = ScopeKind.HANDLER
+        elif t in _CASES:
+            kind = ScopeKind.CASE
         elif (
             t == "compound_statement"
             and in_fn
