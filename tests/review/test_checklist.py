@@ -88,3 +88,13 @@ def test_a_disabled_rules_item_is_not_evaluated_in_a_review(tmp_path: Path) -> N
     assert [(i.evaluated, i.failed) for i in off.checklist.items if i.id == item] == [(False, False)]
     [reason] = [i.reason for i in off.checklist.items if i.id == item]
     assert reason == "not evaluated: `formatting-noise` is disabled in .reviewbot.toml"  # not "tests not run"
+
+
+def test_every_rule_that_can_block_fails_a_general_item() -> None:
+    # A BLOCKING review whose checklist reads "0 fail" contradicts itself: every rule declared P0–P2
+    # names at least one item of the general checklist its findings fail.
+    from reviewbot.checks.registry import CHECKS
+
+    listed = {r for item in load_checklist("general", ALL_RULES).items for r in item.rules}
+    blocking = {c.id for c in CHECKS.values() if c.severity in (Severity.P0, Severity.P1, Severity.P2)}
+    assert blocking and blocking <= listed, sorted(blocking - listed)
