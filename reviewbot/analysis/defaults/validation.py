@@ -257,6 +257,7 @@ def _rejects(
     guards: tuple[_Guard, ...],
     resolve: Callable[[str], Operand | None],
     written: set[str],
+    added: frozenset[int] = frozenset(),
 ) -> _Rejection | None:
     """The operands read when the defaults fail the check. A guard that is an opt-in switch off by
     default (`if args.perform_rl_step:`) is taken on: then the check must fail on the feature's own
@@ -290,8 +291,15 @@ def _rejects(
         return None
     switched = tuple(o for t, o in ev.used.items() if t in switches)
     rest = [o for t, o in ev.used.items() if t not in switches]
-    own = [o for t, o in ev.used.items() if t in _own_names(stmt, guards) and t not in switches]
+    # A guard the change edited is part of what it decided (`tp > 1` -> `tp >= 1` over a requirement),
+    # unless it is the `else:` of a switch off by default (the path of everyone who did not opt in).
+    kept = all(not hold and _switch(t, ev) or not _edited(t, added) for t, hold in guards)
+    own = [o for t, o in ev.used.items() if kept and t in _own_names(stmt, guards) and t not in switches]
     return None if _required(switched, rest, own) else _Rejection(tuple(ev.used.values()), switched)
+
+
+def _edited(test: ast.expr, added: frozenset[int]) -> bool:
+    return any(n in added for n in range(test.lineno, (test.end_lineno or test.lineno) + 1))
 
 
 def _own_names(stmt: ast.Raise | ast.Assert, guards: tuple[_Guard, ...]) -> set[str]:
@@ -338,7 +346,7 @@ def rejected_defaults(
                     continue  # an unconditional raise is not a validation of the configuration
                 if not _touched(stmt, guards, s.added):
                     continue
-                found = _rejects(stmt, guards, resolve, writes.before(fn, stmt.lineno))
+                found = _rejects(stmt, guards, resolve, writes.before(fn, stmt.lineno), s.added)
                 if found is None:
                     continue
                 line = stmt.lineno if isinstance(stmt, ast.Assert) else guards[-1][0].lineno
