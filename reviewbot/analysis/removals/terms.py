@@ -44,42 +44,58 @@ _CONFIG_RECEIVER = re.compile(
 
 
 # Declared types of runtime state, not settings: a config-like owner can also hold a tensor or the
-# context it builds from (`llm_build_context::lctx`), and a check of those validates no setting.
-_RUNTIME_TYPE = re.compile(
-    r"(?i)tensor|buffer|backend|context|stream|mutex|thread|event|alloc|sched|graph|cache|handle"
+# context it builds from (`llm_build_context::lctx`). Judged per identifier of the type, by its last
+# word (`ggml_tensor`, `llama_context`, `CUDAStream`): `KVCacheType`, `BackendType`,
+# `llama_context_params`, `CacheConfig` name settings.
+_RUNTIME_WORD = re.compile(
+    r"(?i)(?:^|_|(?<=[a-z]))(?:tensor|buffer|stream|mutex|thread|event|context|allocator|graph|handle)(?:_t)?$"
 )
+_IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def _runtime(type_: str) -> bool:
-    return bool(_RUNTIME_TYPE.search(type_)) and not is_config_name(type_)  # `CacheConfig` is a setting
+    names = _IDENT.findall(type_)
+    return any(_RUNTIME_WORD.search(n) for n in names) and not any(is_config_name(n) for n in names)
 
 
-def _config_fields(s: Side) -> set[str]:
-    """Fields of the config owners the two revisions of the file declare (`ModelConfig::head_num`),
-    without those whose declared type is runtime state (a tensor, a buffer, a stream)."""
+def _fields(s: Side, runtime: bool) -> set[str]:
+    """Fields of the config owners the two revisions of the file declare (`ModelConfig::head_num`):
+    those of a setting's type (`runtime=False`) or of a runtime type (a tensor, a buffer, a context)."""
     out: set[str] = set()
     for facts in (s.base_facts, s.head_facts):
         if facts is None:
             continue
         config = {o.name for o in facts.owners if o.config or is_config_name(o.name)}
-        out.update(d.field for d in facts.fields if d.owner in config and not _runtime(d.type))
-        out.update(d.field for d in facts.defaults if d.owner in config)
+        out.update(d.field for d in facts.fields if d.owner in config and _runtime(d.type) is runtime)
+        if not runtime:
+            out.update(d.field for d in facts.defaults if d.owner in config)
     return out
 
 
-def about_config(c: Clause, s: Side) -> bool:
-    """A validation whose condition reads the configuration: an environment variable, an object named
-    like a config (`config.x`, `params.x`, `args.x`), or a field of a config owner (`head_num` in a
-    `ModelConfig` method) — not a tensor's shape or a local's value."""
-    # What a check validates is its own condition (`assert(buffer_is_host(t->buffer))`), not the
-    # branch it sits in (`if (kv_self.has_shift)`); a raise validates the conditions above it.
-    texts = [c.text] if c.kind is ClauseKind.CHECK else [g.text for g in c.guards] or [c.text]
+def _reads_config(texts: list[str], c: Clause, s: Side) -> bool:
     if any(env_sources(t) for t in texts) or any(_CONFIG_RECEIVER.search(t) for t in texts):
         return True
     parts = c.function.replace("::", ".").split(".")
     if len(parts) >= 2 and is_config_name(parts[-2]):
         return True  # a method of a config class checks its own members
-    return bool(set(words(*texts)) & _config_fields(s))
+    return bool(set(words(*texts)) & _fields(s, runtime=False))
+
+
+def about_config(c: Clause, s: Side) -> bool:
+    """A validation whose condition reads the configuration: an environment variable, an object named
+    like a config (`config.x`, `params.x`, `args.x`), or a field of a config owner (`head_num` in a
+    `ModelConfig` method) — not a tensor's shape or a local's value. A check is judged by its own
+    condition first; one that reads runtime state (`assert(buffer_is_host(lctx.inp_K_shift->buffer))`)
+    validates no setting whatever branch it sits in (`if (kv_self.has_shift)`), and one that reads
+    neither is judged by its branch (`FT_CHECK(world_size % tp == 0)` under `if (config.tp_size > 1)`)."""
+    guards = [g.text for g in c.guards]
+    if c.kind is not ClauseKind.CHECK:
+        return _reads_config(guards or [c.text], c, s)
+    if _reads_config([c.text], c, s):
+        return True
+    if set(words(c.text)) & _fields(s, runtime=True):
+        return False
+    return bool(guards) and _reads_config(guards, c, s)
 
 
 def mentioned_names(c: Clause) -> tuple[str, ...]:
