@@ -51,12 +51,23 @@ def switch_atom(r: FieldRead, s: Side) -> bool:
 
 def copied_as_is(r: FieldRead, default: str, s: Side) -> bool:
     """The read only copies the switch into a local that the same function otherwise sets to the
-    switch's own default (`drop = True` / `if valid: drop = cfg.drop_last_valid`): at its default the
-    switch changes nothing the code did without it."""
+    switch's own default, first and on every path the copy is on (`drop = True` / `if valid: drop =
+    cfg.drop_last_valid`), and to nothing else: at its default the switch changes nothing the code did
+    without it. A local the function also sets to another value (`drop = False` / `if train: drop =
+    True`) is a decision the switch takes part in."""
     writes = s.head_facts.assignments if s.head_facts is not None else ()
     copy = next((a for a in writes if a.line == r.line and a.value == r.expr and "." not in a.target), None)
-    return copy is not None and any(
-        a.target == copy.target and a.function == copy.function and a.value == default
-        for a in writes
-        if a.line != copy.line
+    if copy is None:
+        return False
+    others = [
+        a for a in writes if a.target == copy.target and a.function == copy.function and a.line != copy.line
+    ]
+    if any(a.value not in (default, r.expr) for a in others):
+        return False
+    around = copy.guard.atoms() if copy.guard is not None else frozenset()
+    return any(
+        a.value == default
+        and a.line < copy.line
+        and (a.guard.atoms() if a.guard is not None else frozenset()) <= around
+        for a in others
     )
