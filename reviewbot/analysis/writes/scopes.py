@@ -52,6 +52,8 @@ class Scope:
     end: int
     declares: frozenset[str]  # names bound in the scope: loop variables, parameters, locals declared in it
     option: bool = False  # LAMBDA: registered for a command-line option
+    switch: tuple[int, int] = (0, 0)  # CASE: the lines of the switch / match body it is an arm of
+    leaves: bool = False  # CASE: its last statement leaves the switch (`break`, `return`, `throw`)
 
     def holds(self, line: int) -> bool:
         return self.start <= line <= self.end
@@ -60,8 +62,21 @@ class Scope:
 _LOOPS = frozenset({"for_statement", "for_range_loop", "while_statement", "do_statement", "for_in_clause"})
 _HANDLERS = frozenset({"catch_clause", "except_clause"})
 _CASES = frozenset({"case_statement", "case_clause"})
-# An arm that leaves the switch (or the function) before the next arm: no fall-through into it.
-_JUMP = re.compile(r"\b(?:break|return|continue|throw)\b")
+# Statements that leave a switch arm: no fall-through into the next one.
+_JUMPS = frozenset({"break_statement", "return_statement", "throw_statement", "continue_statement"})
+
+
+def _arm_leaves(node: Node, lang: Lang) -> bool:
+    """A Python `case` never falls through; a C++ arm leaves when its last statement is a jump (a
+    `break` inside a loop or an `if` of the arm does not count)."""
+    if lang is Lang.PYTHON:
+        return True
+    last = [c for c in named(node) if c.type != "comment"]
+    while last and last[-1].type == "compound_statement":
+        last = [c for c in named(last[-1]) if c.type != "comment"]
+    return bool(last) and last[-1].type in _JUMPS
+
+
 _FUNCTIONS = frozenset({"function_definition"})
 _LAMBDAS = frozenset({"lambda_expression", "lambda"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -222,17 +237,13 @@ class FileScopes:
             if (
                 s.kind == ScopeKind.CASE
                 and s in a
-                and self._leaves(s)
-                and any(t.kind == s.kind for t in {*b} - {*a})
+                and s.leaves
+                and any(t.kind == s.kind and t.switch == s.switch for t in {*b} - {*a})
             ):
-                return False  # two arms of a switch, the earlier one leaving it: never both
+                return False  # two arms of one switch, the earlier one leaving it: never both
             if root in s.declares:
                 return False
         return True
-
-    def _leaves(self, arm: Scope) -> bool:
-        """The arm ends its run with a jump (C++ `break`; a Python `case` never falls through)."""
-        return self.lang is Lang.PYTHON or bool(_JUMP.search("\n".join(self.lines[arm.start - 1 : arm.end])))
 
     def source(self, start: int, end: int | None = None) -> str:
         """Lines `start`..`end` as written, joined by single spaces (indentation dropped)."""
@@ -306,6 +317,8 @@ def _walk(root: Node, lang: Lang) -> list[Scope]:
                     last_line(node),
                     frozenset(_declared_in(node, lang)),
                     option=kind == ScopeKind.LAMBDA and _option_lambda(node),
+                    switch=(first_line(node.parent), last_line(node.parent)) if node.parent else (0, 0),
+                    leaves=kind == ScopeKind.CASE and _arm_leaves(node, lang),
                 )
             )
         inside = in_fn or kind in (ScopeKind.FUNCTION, ScopeKind.LAMBDA)
