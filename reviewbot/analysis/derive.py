@@ -250,12 +250,12 @@ def derivation_writes(facts: FileFacts) -> list[tuple[Assignment, tuple[Assignme
     return [(w.head, w.parts) for w in out]
 
 
-# A C-style cast of a constant that is no operand of arithmetic (`c ? x : (uint32_t)LLAMA_NONE`, `=
-# (int)0`): tightening an enum's type changes no value, so dropping or adding one is no new derivation.
-# Casts of variables stay (`(float)a / b` is another value than `a / b`).
+# A C-style cast of an enum or macro constant that is no operand of arithmetic (`c ? x :
+# (uint32_t)LLAMA_NONE`): tightening an enum's type changes no value, so dropping or adding one is no
+# new derivation. Casts of variables and of number literals stay (`(float)a / b`, `(int)0.5`, `(uint8_t)300`).
 _CONSTANT_CAST = re.compile(
     r"(?:(?<=^)|(?<=[?:(,=]))\((?:const )?(?:unsigned |signed )?[A-Za-z_][\w:]*\)"
-    r"(?=(?:[A-Z][A-Z0-9_]*|[A-Z_][\w]*::[A-Z][A-Z0-9_]*|-?\d[\w.]*)(?:$|[,):;?]))"
+    r"(?=(?:[A-Z][A-Z0-9_]*|[A-Z_][\w]*::[A-Z][A-Z0-9_]*)(?:$|[,):;?]))"
 )
 
 
