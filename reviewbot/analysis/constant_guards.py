@@ -5,8 +5,7 @@ Found in the changed files (`analysis.sides`), on changed lines only (the guard'
 that binds the name it tests):
 
 - an environment holder object compared with a bool (`envs.X is True`, where the same holder is used
-  as an object elsewhere: `envs.X.get()`), always false; or tested for truth (`if envs.X:`,
-  `not envs.X`, `bool(envs.X)`): an object, always truthy;
+  as an object elsewhere: `envs.X.get()`), always false (its truth tests: `analysis.envs.holder_args`);
 - a standard environment read whose parsing gives the same truth for every value an operator can set
   (`os.environ.get("X") == 1`, `os.getenv("X") is True`; see `analysis.envs.parse`);
 - a raw environment string used as a bool (`os.getenv("X", False)`, `bool(os.getenv("X"))`): set to
@@ -104,20 +103,6 @@ def _holder_use(e: EnvRead, reads: Iterable[EnvRead]) -> EnvRead | None:
     return min(pool, key=lambda r: (r.path, r.line)) if pool else None
 
 
-def _truth_tested(e: EnvRead, side: Side) -> str | None:
-    """What a holder tested for truth always gives (`if envs.X:`, `not envs.X`, `bool(envs.X)`): an
-    object without `__bool__` is truthy. A bare read counts only as a whole conjunct of a guard on its
-    line (`w = envs.X if c else 3` picks a value)."""
-    parse = e.parse.replace(" ", "")
-    if parse in ("not·", "bool(·)"):
-        return "False" if parse == "not·" else "True"
-    if parse or not e.accessor.endswith(".X"):
-        return None
-    spelled = e.accessor[:-1] + e.name
-    on_line = [g for g, _ in _guards(side) if g.line == e.line]
-    return "True" if any(spelled in _conjuncts(g.text) for g in on_line) else None
-
-
 def holder_object_use(e: EnvRead, sides: list[Side], index: RepoIndex) -> EnvRead | None:
     """A read using `e`'s holder as an object (`envs.X.get()`); None for a value (`os.getenv`, vLLM's envs)."""
     if e.accessor in OS_ACCESSORS or e.lang is not Lang.PYTHON:
@@ -126,17 +111,16 @@ def holder_object_use(e: EnvRead, sides: list[Side], index: RepoIndex) -> EnvRea
     return _holder_use(e, [*own, *head_readers(e.name, index, sides)])
 
 
-def _env_object(e: EnvRead, reads: list[EnvRead], function: str, side: Side) -> ConstantGuard | None:
+def _env_object(e: EnvRead, reads: list[EnvRead], function: str) -> ConstantGuard | None:
     if e.accessor in OS_ACCESSORS or e.lang is not Lang.PYTHON:
         return None
     m = _BOOL_TEST.match(e.parse.strip())
-    truth = _truth_tested(e, side) if m is None else None
-    if truth is None and (m is None or m.group(1) not in ("is", "is not")):
+    if m is None or m.group(1) not in ("is", "is not"):
         return None
     use = _holder_use(e, reads)
     if use is None:
         return None
-    value = truth or ("True" if m is not None and m.group(1) == "is not" else "False")
+    value = "True" if m.group(1) == "is not" else "False"
     return ConstantGuard(
         ConstantKind.ENV_OBJECT, e.path, e.line, e.parse, e.name, value,
         bound=use.parse, bound_line=use.line, bound_path=use.path, function=function, accessor=e.accessor,
@@ -250,7 +234,9 @@ def _division(side: Side) -> list[ConstantGuard]:
 # `strcmp(a, "--opt")` as a whole conjunct, not negated and not compared (`== 0`, `!= 0`): its truth is
 # "a differs from --opt". Only against an option's name (a literal starting with `-`): in an option
 # chain nobody means "any argument but this one", and other literals can mean "differs" on purpose.
-_STRCMP_TRUTH = re.compile(r'^(?:std::)?(?:strcmp|strcasecmp|_stricmp)\((.+),\s*"(-[^"]*)"\)$')
+_STRCMP_TRUTH = re.compile(r'^(?:std::)?(?:strcmp|strcasecmp|_stricmp)\((.+),\s*"(--?[A-Za-z][^"]*)"\)$')
+# The file's own way of matching an option: `strcmp(arg, "--x") == 0` or `!strcmp(arg, "-x")`.
+_STRCMP_MATCH = re.compile(r'(?:!\s*(?:std::)?strcmp\s*\(|strcmp\s*\([^()]*"--?[A-Za-z][^"]*"\s*\)\s*==\s*0)')
 
 
 def _strcmp(side: Side) -> list[ConstantGuard]:
@@ -258,18 +244,21 @@ def _strcmp(side: Side) -> list[ConstantGuard]:
     out: list[ConstantGuard] = []
     if side.head is None or side.head_facts is None or side.head_facts.lang is not Lang.CPP:
         return out
-    for g, function in _guards(side):
+    guards = _guards(side)
+    if not any(_STRCMP_MATCH.search(g.written or g.text) for g, _ in guards):
+        return out  # no option matched with `== 0` / `!strcmp` here: a bare strcmp may mean "differs"
+    for g, function in guards:
         if g.line not in side.added or g.negated:
             continue
-        for part in _conjuncts(g.written or g.text):
-            m = _STRCMP_TRUTH.match(part.strip())
-            if m is None:
-                continue
-            sets = [c.text.split("=", 1)[0] for c in side.head.clauses
-                    if c.kind is ClauseKind.ASSIGN and c.guards and c.guards[-1].line == g.line]  # fmt: skip
-            field = sets[0].strip().replace("->", ".").rsplit(".", 1)[-1] if sets else m.group(2)
-            out.append(ConstantGuard(ConstantKind.STRCMP, side.path, g.line, part.strip(), field, "",
-                                     bound=m.group(2), function=function))  # fmt: skip
+        found = [m for part in _conjuncts(g.written or g.text) if (m := _STRCMP_TRUTH.match(part.strip()))]
+        if len(found) != 1:
+            continue  # `strcmp(a, "-h") && strcmp(a, "--help")`: "neither", on purpose
+        m = found[0]
+        sets = [c.text.split("=", 1)[0] for c in side.head.clauses
+                if c.kind is ClauseKind.ASSIGN and c.guards and c.guards[-1].line == g.line]  # fmt: skip
+        field = sets[0].strip().replace("->", ".").rsplit(".", 1)[-1] if sets else m.group(2)
+        out.append(ConstantGuard(ConstantKind.STRCMP, side.path, g.line, m.group(0).strip(), field, "",
+                                 bound=m.group(2), function=function))  # fmt: skip
     return out
 
 
@@ -387,9 +376,7 @@ def _constant_guards(sides: list[Side], index: RepoIndex) -> list[ConstantGuard]
             function = e.function or ""
             others = [*reads, *head_readers(e.name, index, sides)] if e.accessor not in OS_ACCESSORS else []
             found = (
-                _env_object(e, others, function, s)
-                or _env_constant(e, function)
-                or _env_string(e, s, function)
+                _env_object(e, others, function) or _env_constant(e, function) or _env_string(e, s, function)
             )
             if found is not None:
                 out.append(found)

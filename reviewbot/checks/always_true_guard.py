@@ -5,10 +5,11 @@ always false, so one of its branches never runs.
 Flags, on the changed lines, a guard whose value does not depend on the configuration:
 - an environment holder object compared with a bool: `envs.X is True` where the same code uses
   `envs.X.get()` (the holder is an object, never the bool `True`): always false; or tested for truth
-  (`if envs.X:`): always true;
-- P1: such a holder handed to a parameter that its function (in a changed file) tests for truth
-  (`raise_error_or_warn(self, envs.X, ...)` with `if strict: raise`): the function takes that branch
-  whatever the operator sets;
+  (`if envs.X:`), where the code uses it as an object or its registry declares it one (`X =
+  EnvBool(...)`): always true;
+- P1: such a holder handed to a parameter that its function (in a changed file, or the module the
+  caller imports it from) tests for truth (`raise_error_or_warn(self, envs.X, ...)` with `if strict:
+  raise`): the function takes that branch whatever the operator sets;
 - a standard environment read compared with a non-string: `os.environ.get("X") == 1`,
   `os.getenv("X") is True`: the environment gives a string, so the test is always false;
 - a bare name tested for truth (`if SOME_FLAG:`) that the same file binds once to a function, a class,
@@ -36,7 +37,7 @@ Not flagged: an `or` that picks a value (`name = x or "default"`), a method a de
 property, a macro a header, a build file or a script defines or names, or that nothing defines (a
 `-D` opt-in), a name bound to a bool or a comparison, a name rebound anywhere in the file, an
 `Optional` that can be `None`, an instance of a class that defines `__bool__`/`__len__` (or of a
-library class), a read that is parsed (`== "1"`, `bool(int(...))`), a raw read without a bool or
+library class; a holder registry whose class defines `__bool__`, `__len__` or `__get__`), a read that is parsed (`== "1"`, `bool(int(...))`), a raw read without a bool or
 number default (the "set to anything" idiom).
 
 ## Why is this bad?
@@ -62,7 +63,15 @@ import functools
 from collections.abc import Iterable
 
 from reviewbot.analysis.constant_guards import ConstantGuard, ConstantKind, constant_guards, holder_object_use
-from reviewbot.analysis.envs.holder_args import HolderArg, ObjectProof, holder_args, registry_holder
+from reviewbot.analysis.envs.holder_args import (
+    HolderArg,
+    HolderTruth,
+    ObjectProof,
+    holder_args,
+    holder_truth_tests,
+    registry_holder,
+    truthful,
+)
 from reviewbot.analysis.macro_guards import MacroGuard, macro_guards
 from reviewbot.analysis.pyast import Texts, side_texts
 from reviewbot.analysis.sides import Side, sides
@@ -173,17 +182,42 @@ def _truthy_finding(t: TruthyTest) -> Finding:
 
 
 def _object_proof(e: EnvRead, ctx: CheckContext, changed: list[Side], texts: Texts) -> ObjectProof | None:
-    """A read using `e`'s holder as an object, else its registry's declaration of it as one."""
+    """A read using `e`'s holder as an object, else its registry's declaration of it as one; None when
+    the registry's holder class defines its truth (`__bool__`) or is a descriptor (`__get__`)."""
+    head = texts.get(e.path, (None, None))[1]
+    tree = ctx.change.head_tree
+    registry = registry_path(head, tree.paths()) if head is not None and tree is not None else None
+    body = tree.read(registry) if tree is not None and registry else None
+    if body and truthful(body):
+        return None
     use = holder_object_use(e, changed, ctx.index)
     if use is not None:
         return ObjectProof(use.parse.replace("·", f"{e.accessor[:-1]}{e.name}"), use.path, use.line)
-    head = texts.get(e.path, (None, None))[1]
-    tree = ctx.change.head_tree
-    if head is None or tree is None or not e.accessor.endswith(".X"):
-        return None
-    registry = registry_path(head, tree.paths())
-    body = tree.read(registry) if registry else None
     return registry_holder(e.name, registry, body) if registry and body else None
+
+
+def _holder_truth_finding(h: HolderTruth) -> Finding:
+    """P0 like `envs.X is True`: the branch does not depend on the setting for anyone."""
+    at = place(h.proof.path, h.proof.line)
+    return Finding.make(
+        rule=id,
+        severity=Severity.P0,
+        path=h.read.path,
+        line=h.read.line,
+        anchor=f"holder-truth|{h.read.name}|{h.read.function}|{h.text}",
+        title=msg(
+            "always-true-guard.title.env-object", read=clip(h.text, _TEXT), value=h.value, name=h.read.name
+        ),
+        evidence=(
+            msg(
+                "always-true-guard." + ("declared-object" if h.proof.declared else "object-use"),
+                use=clip(h.proof.text, _TEXT),
+                place=at,
+            ),
+        ),  # fmt: skip
+        suggestion=msg("always-true-guard.suggestion.env-object", name=h.read.name),
+        extra=(("field", h.read.name), ("kind", "env-object"), ("value", h.value)),
+    )
 
 
 def _module(ctx: CheckContext, dotted: str) -> tuple[str, str] | None:
@@ -212,7 +246,7 @@ def _holder_arg_finding(h: HolderArg) -> Finding:
                 place=place(h.proof.path, h.proof.line),
             ),
         ),
-        suggestion=msg("always-true-guard.suggestion.env-object", name=h.read.name),
+        suggestion=msg("always-true-guard.suggestion.holder-arg", name=h.read.name),
         extra=(("field", h.read.name), ("kind", "holder-arg"), ("value", "True")),
     )
 
@@ -286,6 +320,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         proof = functools.partial(_object_proof, ctx=ctx, changed=changed, texts=texts)
         for h in holder_args(python, texts, proof, functools.partial(_module, ctx)):
             yield _holder_arg_finding(h)
+        for held in holder_truth_tests(python, proof):
+            yield _holder_truth_finding(held)
         for f in stuck_flags(python, texts):
             yield _stuck_finding(f)
     if ctx.change.head_tree is not None:  # a diff alone: no tree to search for the macro's definitions

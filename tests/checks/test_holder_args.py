@@ -1,6 +1,6 @@
 """Which environment holders are objects (`registry_holder`) and where a called name comes from."""
 
-from reviewbot.analysis.envs.holder_args import imported_from, registry_holder
+from reviewbot.analysis.envs.holder_args import imported_from, registry_holder, truthful
 
 SGLANG_LIKE = """
 class EnvField:
@@ -44,3 +44,29 @@ def test_imported_from() -> None:
     assert imported_from(head, "log_with") == "app.utils"
     assert imported_from(head, "raise_or_warn_all") is None  # imported under another name
     assert imported_from(head, "missing") is None
+
+
+def test_a_holder_that_defines_its_truth_is_no_holder() -> None:
+    # `if envs.X:` is right when the holder class says what its truth is, or `envs.X` is the value.
+    with_bool = SGLANG_LIKE.replace(
+        "    def get(self):", "    def __bool__(self):\n        return bool(self.get())\n\n    def get(self):"
+    )
+    descriptor = SGLANG_LIKE.replace(
+        "    def get(self):",
+        "    def __get__(self, obj, owner):\n        return self.get()\n\n    def get(self):",
+    )
+    for text in (with_bool, descriptor):
+        assert truthful(text)
+        assert registry_holder("SGLANG_STRICT", "app/environ.py", text) is None
+    assert not truthful(SGLANG_LIKE)
+
+
+def test_imported_from_one_statement_only() -> None:
+    assert (
+        imported_from("from app.utils import log_with\n\nraise_or_warn(self, envs.X)\n", "raise_or_warn")
+        is None
+    )
+    assert (
+        imported_from("from app.utils import (\n    log_with,\n    raise_or_warn,\n)\n", "raise_or_warn")
+        == "app.utils"
+    )

@@ -22,7 +22,16 @@ from reviewbot.analysis.pyast import Texts, python_tree
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.facts import EnvRead, Lang
 
-__all__ = ["HolderArg", "ObjectProof", "holder_args", "imported_from", "registry_holder"]
+__all__ = [
+    "HolderArg",
+    "HolderTruth",
+    "ObjectProof",
+    "holder_args",
+    "holder_truth_tests",
+    "imported_from",
+    "registry_holder",
+    "truthful",
+]
 
 # `f(a, ·, b)` / `f(x=·)`: the read is a whole argument of a call (`·` alone between `(`/`,` and `,`/`)`).
 _CALL = re.compile(r"^(?P<callee>[A-Za-z_][\w.]*)\((?P<args>.*)\)$", re.S)
@@ -36,6 +45,16 @@ class ObjectProof:
     path: str
     line: int
     declared: bool = False  # the registry's declaration, not a use
+
+
+@dataclass(frozen=True)
+class HolderTruth:
+    """A holder tested for truth itself: `if envs.X:` / `not envs.X` / `bool(envs.X)`."""
+
+    read: EnvRead
+    proof: ObjectProof
+    text: str  # the test as code: `envs.X`, `not envs.X`, `bool(envs.X)`
+    value: str  # what it always gives: "True" / "False"
 
 
 @dataclass(frozen=True)
@@ -122,6 +141,15 @@ def _truth_test_line(fn: ast.FunctionDef, param: str) -> int | None:
     return min(tests) if tests else None
 
 
+# A holder class that defines its truth (`__bool__`, `__len__`) or is a descriptor (`__get__`: `envs.X`
+# is then the value) is tested correctly: nothing about such a registry is reported.
+_TRUTHFUL = re.compile(r"^[ \t]+def (?:__bool__|__len__|__get__)\(", re.M)
+
+
+def truthful(registry_text: str) -> bool:
+    return _TRUTHFUL.search(registry_text) is not None
+
+
 # `    SGLANG_X = EnvBool(True)` in the registry class: the attribute is an instance of a holder class.
 def _declared(name: str) -> re.Pattern[str]:
     return re.compile(rf"^[ \t]+{re.escape(name)}\s*(?::[^=]+)?=\s*[A-Z]\w*\(", re.M)
@@ -130,7 +158,7 @@ def _declared(name: str) -> re.Pattern[str]:
 def registry_holder(name: str, registry: str, text: str) -> ObjectProof | None:
     """`name`'s declaration in the registry module `text`, when it is an instance of a class that the
     module gives a `get` method (sglang's `EnvBool(...)`), not a value (vLLM's `envs.py` lambdas)."""
-    if not re.search(r"^[ \t]+def get\(self\b", text, re.M):
+    if not re.search(r"^[ \t]+def get\(self\b", text, re.M) or truthful(text):
         return None
     m = _declared(name).search(text)
     if m is None:
@@ -142,7 +170,9 @@ def registry_holder(name: str, registry: str, text: str) -> ObjectProof | None:
 # `from pkg.utils import a, raise_or_warn`: where a called name comes from.
 def imported_from(head: str, name: str) -> str | None:
     """The dotted module `name` is imported from in `head` (`from m import ..., name`), or None."""
-    m = re.search(rf"^\s*from\s+([\w.]+)\s+import\s+\(?[\w\s,]*\b{re.escape(name)}\b(?!\s+as\b)", head, re.M)
+    # One import statement: its names on one line, or inside its parentheses (`[^)]`), not the next lines.
+    names = rf"(?:\([^)]*?|[\w \t,]*?)\b{re.escape(name)}\b(?!\s+as\b)"
+    m = re.search(rf"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+{names}", head, re.M)
     return m.group(1) if m else None
 
 
@@ -178,4 +208,36 @@ def holder_args(
                 if param and line is not None:
                     out.append(HolderArg(e, proof, callee, param, path, line))
                     break
+    return out
+
+
+def _truth_test(e: EnvRead, side: Side) -> tuple[str, str] | None:
+    """(test as code, what it always gives) when the read tests the holder for truth. A bare read
+    counts only as a whole conjunct of a guard on its line (`w = envs.X if c else 3` picks a value)."""
+    spelled = e.accessor[:-1] + e.name
+    parse = e.parse.replace(" ", "")
+    if parse == "not·":
+        return f"not {spelled}", "False"
+    if parse == "bool(·)":
+        return f"bool({spelled})", "True"
+    if parse or side.head is None:
+        return None
+    tests = {g.text for c in side.head.clauses for g in c.guards if g.line == e.line}
+    parts = {p.strip() for t in tests for p in re.split(r"\s+(?:and|or)\s+", t)}
+    return (spelled, "True") if spelled in parts else None
+
+
+def holder_truth_tests(
+    changed: Iterable[Side], object_proof: Callable[[EnvRead], ObjectProof | None]
+) -> list[HolderTruth]:
+    """Holders tested for truth on an added line (an object without `__bool__`: always truthy)."""
+    out: list[HolderTruth] = []
+    for s in changed:
+        for e in s.head_facts.env_reads if s.head_facts is not None else ():
+            if e.lang is not Lang.PYTHON or e.line not in s.added or not e.accessor.endswith(".X"):
+                continue
+            test = _truth_test(e, s)
+            proof = object_proof(e) if test is not None else None
+            if test is not None and proof is not None:
+                out.append(HolderTruth(e, proof, *test))
     return out
