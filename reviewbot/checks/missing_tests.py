@@ -17,11 +17,11 @@ and its guard's reach), and the first evidence line names that population:
 - **P1**: configurations that ship reach it: the changed row is the one every configuration gets at
   the declared defaults; a model config builder sets the guard's fields so that it holds; a guard atom
   is derived from a population (`use_kvcache` is `task_type == LANGUAGE_MODEL`: every embedding or
-  reranker model); or an unguarded formula every configuration runs through replaced an older value
-  (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
-- **P3** (a note): an opt-in: only who sets an environment variable or flips a switch away from a default
-  that keeps the old behaviour reaches it, and nothing in the repository sets it. (It was P2 while right
-  on 6 of 19 train findings, the rule on 0 of 8 P0–P2 test ones: no maintainer must act before merge.)
+  reranker model) or names a model family its deployments reach at the other defaults (`model_arch ==
+  "DeepseekV3ForCausalLM"`); or an unguarded formula every configuration runs through replaced an older
+  value (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
+- **P3** (a note; as P2 it was wrong on all 8 test findings): an opt-in: only who sets an env variable or
+  flips a switch away from a default keeping the old behaviour reaches it, and nothing here sets it.
 - **not reported**: code outside config code (`analysis.scope`: a loader's scratch size), code no test
   mentions (field, function, guard inputs) unless a test run showed it untested (the checklist says
   "not evaluated" and why; as P3 nits these were wrong on all 18 train findings; P3 from a diff alone,

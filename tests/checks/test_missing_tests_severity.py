@@ -132,3 +132,10 @@ def test_a_named_model_family_is_p1_and_named(tmp_path: Path) -> None:
     [(severity, at, n, evidence)] = _missing("py-model-family", tmp_path)
     assert (severity, at, n) == (Severity.P1, "pkg/server_args.py", 19)
     assert "`DeepseekV3ForCausalLM`" in evidence and "a model family that ships" in evidence
+
+
+@pytest.mark.parametrize("case", ["py-model-family-env", "py-model-family-switch"])
+def test_a_model_family_behind_an_opt_in_is_a_note(case: str, tmp_path: Path) -> None:
+    # The family's deployments reach the row only after opting in (an env, a new switch off by default).
+    [(severity, _, _, evidence)] = _missing(case, tmp_path)
+    assert severity is Severity.P3 and "a model family that ships" not in evidence

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 
 from reviewbot.lang.predicate import Pred, literals
+from reviewbot.model.truthtable import TruthTable
 
-__all__ = ["model_families"]
+__all__ = ["family_reached", "model_families"]
 
 _ARCH_NAME = r"(?:[\w.]*\.)?(?:model_arch|architectures?|model_type|arch_name)(?:\[\d+\])?"
 _LITERAL = r"[\"']([\w.\-]+)[\"']"
@@ -24,6 +25,7 @@ _NAMED = re.compile(
     rf"|{_ARCH_NAME}\s+in\s+[\[(](?P<many>[^\])]*)[\])]|{_ARCH_NAME}\.startswith\({_LITERAL}\))$"
 )
 _EACH = re.compile(_LITERAL)
+_ARCH_WORD = re.compile(rf"(?<![\w.]){_ARCH_NAME}")
 
 
 def model_families(guard: Pred | None) -> tuple[list[str], str]:
@@ -36,3 +38,18 @@ def model_families(guard: Pred | None) -> tuple[list[str], str]:
         if names:
             return names, atom.text
     return [], ""
+
+
+def family_reached(table: TruthTable | None) -> bool:
+    """A changed row where every other column with a declared default is at it: the family's own
+    deployments take the row without opting into anything else (a switch the change adds, off by
+    default, keeps them out). Columns without a known default (a call, `is_cuda()`) may be anything."""
+    if table is None:
+        return False
+    fixed = [
+        v
+        for v in table.variables
+        if not v.is_input and v.default is not None and v.default_from not in ("", "bool default")
+        and not _ARCH_WORD.search(v.name)
+    ]  # fmt: skip
+    return any(r.changed and all(r.inputs.get(v.name) == v.default for v in fixed) for r in table.rows)

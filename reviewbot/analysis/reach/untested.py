@@ -40,7 +40,7 @@ from reviewbot.analysis import operands as ops
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.plumbing import CMP, STRING, parse_table, state
 from reviewbot.analysis.reach.configs import describe_reach
-from reviewbot.analysis.reach.families import model_families
+from reviewbot.analysis.reach.families import family_reached, model_families
 from reviewbot.lang.facts import Assignment, FileFacts
 from reviewbot.lang.index import RepoIndex
 from reviewbot.lang.predicate import literals, loose_key
@@ -322,6 +322,12 @@ def population(
             "env",
             msg("missing-tests.population.env", names=listing([f"`{e}`" for e in envs], NAMED)),
         )
+    models, atom = model_families(a.guard)  # after the opt-ins: behind a new switch or an env, nobody yet
+    if models and family_reached(table):  # a named model family that ships takes the row
+        said = listing([f"`{m}`" for m in models], NAMED)
+        return Population(
+            "production", "model", msg("missing-tests.population.model", models=said, atom=atom)
+        )
     away = _changed_rows_away(table) if table is not None else []
     inputs = listing([f"`{n}`" for n, _ in away] or [f"`{lit.text}`" for lit, _ in literals(a.guard)], NAMED)
     return Population("opt-in", "switch", msg("missing-tests.population.opt-in", inputs=inputs))
@@ -356,12 +362,6 @@ def _production(a: Assignment, table: TruthTable | None, index: RepoIndex) -> Po
         keyed = [v for v in table.variables if not v.is_input]
         said = listing([f"`{v.name}` = `{v.default}` ({v.default_from})" for v in keyed], NAMED)
         return Population("production", "default-row", msg("missing-tests.population.defaults", inputs=said))
-    models, atom = model_families(a.guard)
-    if models:  # a named model family that ships takes the row
-        named = msg(
-            "missing-tests.population.model", models=listing([f"`{m}`" for m in models], NAMED), atom=atom
-        )
-        return Population("production", "model", named)
     reach = describe_reach(a.guard, index) if a.guard is not None else None
     if reach is not None:
         reaching = [m for m in reach.builders if m.reaches is True and not m.excluded and m.note_msgs]
