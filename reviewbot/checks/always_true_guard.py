@@ -196,9 +196,14 @@ def _object_proof(e: EnvRead, ctx: CheckContext, changed: list[Side], texts: Tex
     return registry_holder(e.name, registry, body) if registry and body else None
 
 
+def _proof_evidence(proof: ObjectProof) -> Message:
+    """Where the holder shows it is an object: a use (`envs.X.get()`) or its registry declaration."""
+    key = "declared-object" if proof.declared else "object-use"
+    return msg(f"always-true-guard.{key}", use=clip(proof.text, _TEXT), place=place(proof.path, proof.line))
+
+
 def _holder_truth_finding(h: HolderTruth) -> Finding:
     """P0 like `envs.X is True`: the branch does not depend on the setting for anyone."""
-    at = place(h.proof.path, h.proof.line)
     return Finding.make(
         rule=id,
         severity=Severity.P0,
@@ -208,13 +213,7 @@ def _holder_truth_finding(h: HolderTruth) -> Finding:
         title=msg(
             "always-true-guard.title.env-object", read=clip(h.text, _TEXT), value=h.value, name=h.read.name
         ),
-        evidence=(
-            msg(
-                "always-true-guard." + ("declared-object" if h.proof.declared else "object-use"),
-                use=clip(h.proof.text, _TEXT),
-                place=at,
-            ),
-        ),  # fmt: skip
+        evidence=(_proof_evidence(h.proof),),
         suggestion=msg("always-true-guard.suggestion.env-object", name=h.read.name),
         extra=(("field", h.read.name), ("kind", "env-object"), ("value", h.value)),
     )
@@ -240,11 +239,7 @@ def _holder_arg_finding(h: HolderArg) -> Finding:
         title=msg("always-true-guard.title.holder-arg", read=read, callee=h.callee, param=h.param),
         evidence=(
             msg("always-true-guard.holder-arg", param=h.param, place=place(h.def_path, h.def_line)),
-            msg(
-                "always-true-guard." + ("declared-object" if h.proof.declared else "object-use"),
-                use=clip(h.proof.text, _TEXT),
-                place=place(h.proof.path, h.proof.line),
-            ),
+            _proof_evidence(h.proof),
         ),
         suggestion=msg("always-true-guard.suggestion.holder-arg", name=h.read.name),
         extra=(("field", h.read.name), ("kind", "holder-arg"), ("value", "True")),
