@@ -1,14 +1,15 @@
-"""An environment holder object handed to a parameter its function tests for truth (pure).
+"""Environment holder objects used as bools (pure): tested for truth, or handed to a parameter its function
+tests for truth.
 
-`raise_error_or_warn(self, envs.SGLANG_STRICT_CHECK, ...)` where `def raise_error_or_warn(obj, strict,
-...): if strict: raise ...`: the holder (`EnvBool(...)`, read with `.get()` elsewhere) is an object
-without `__bool__`, always truthy, so the function takes its `if strict:` branch whatever the operator
-sets. Found on the added lines of the changed Python files, for holders shown to be objects (the code
-uses one as such, `envs.X.get()`, or the registry declares it `X = EnvBool(...)` in a module whose
-holder class has a `get` method); the callee must be a function defined in a changed
-file or in the module the caller imports it from, with the argument bound to a parameter by position or keyword, and that
-parameter tested for truth in its body (`if p:`, `not p`, `p and ...`) and never used as an object
-(`p.get()`: then the function expects the holder).
+`if envs.X:` on a holder (`X = EnvBool(...)`, read with `.get()` elsewhere) is always true: an object
+without `__bool__`. `raise_error_or_warn(self, envs.X, ...)` where `def raise_error_or_warn(obj, strict,
+...): if strict: raise ...` takes its `if strict:` branch whatever the operator sets. Found on the added
+lines of the changed Python files, for holders shown to be objects (the code uses one as such,
+`envs.X.get()`, or the registry declares it `X = EnvBool(...)` in a module whose holder class has a `get`
+method and no `__bool__` / `__len__` / `__get__`). For a handed holder, the callee is a function defined
+in a changed file or in the module the caller imports it from, the argument is bound to a parameter by
+position or keyword, and that parameter is tested for truth in its body (`if p:`, `not p`, `p and ...`)
+and never used as an object (`p.get()`: then the function expects the holder).
 """
 
 from __future__ import annotations
