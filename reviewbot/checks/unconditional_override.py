@@ -349,7 +349,10 @@ def _finding(
         title=title,
         anchor=anchor,
         evidence=evidence,
-        suggestion=msg("unconditional-override.suggestion"),
+        # Only the user's own option is overridden: the builder advice does not apply, the option's does.
+        suggestion=msg("unconditional-override.suggestion.option", field=a.field)
+        if option is not None and not others
+        else msg("unconditional-override.suggestion"),
         extra=tuple(extra),
     )
     # English clipped as before (the report caps other languages)
