@@ -232,8 +232,8 @@ def _division(side: Side) -> list[ConstantGuard]:
 
 
 # `strcmp(a, "--opt")` as a whole conjunct, not negated and not compared (`== 0`, `!= 0`): its truth is
-# "a differs from --opt". Only against an option's name (a literal starting with `-`): in an option
-# chain nobody means "any argument but this one", and other literals can mean "differs" on purpose.
+# "a differs from --opt". Only against an option's name (`-x`, `--x`; not `-` for stdin or `--`): in an
+# option chain nobody means "any argument but this one", and other literals can mean "differs" on purpose.
 _STRCMP_TRUTH = re.compile(r'^(?:std::)?(?:strcmp|strcasecmp|_stricmp)\((.+),\s*"(--?[A-Za-z][^"]*)"\)$')
 # The file's own way of matching an option: `strcmp(arg, "--x") == 0` or `!strcmp(arg, "-x")`.
 _STRCMP_MATCH = re.compile(r'(?:!\s*(?:std::)?strcmp\s*\(|strcmp\s*\([^()]*"--?[A-Za-z][^"]*"\s*\)\s*==\s*0)')

@@ -1,5 +1,5 @@
-"""Where a write sits in its function (pure): the loops, `catch`/`except` handlers, switch arms, lambdas and blocks
-around a line, the names each of them declares, and the source as written.
+"""Where a write sits in its function (pure): the loops, `catch`/`except` handlers, switch arms, lambdas
+and blocks around a line, the names each of them declares, and the source as written.
 
 The derivation facts place a write in its function and under its `if` conditions, but a function is
 not one scope: a local declared in a loop, a block, a lambda or a `catch` clause is another variable
