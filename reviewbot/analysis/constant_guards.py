@@ -32,6 +32,7 @@ from reviewbot.analysis.envs.parse import SAMPLES, Outcome, Result, evaluate, va
 from reviewbot.analysis.envs.switches import head_readers, unset_value
 from reviewbot.analysis.reach.configs import shared
 from reviewbot.analysis.sides import Side
+from reviewbot.analysis.text import conjuncts
 from reviewbot.lang.clauses import Clause, ClauseKind, Guard
 from reviewbot.lang.facts import EnvRead, Lang
 from reviewbot.lang.index import RepoIndex
@@ -212,10 +213,6 @@ def _guards(side: Side) -> list[tuple[Guard, str]]:
     return [found[k] for k in sorted(found)]
 
 
-def _conjuncts(text: str) -> list[str]:
-    return [a.strip() for a in re.split(r"\s+(?:and|or)\s+|&&|\|\|", text) if a.strip()]
-
-
 def _division(side: Side) -> list[ConstantGuard]:
     out: list[ConstantGuard] = []
     for g, function in _guards(side):
@@ -250,7 +247,7 @@ def _strcmp(side: Side) -> list[ConstantGuard]:
     for g, function in guards:
         if g.line not in side.added or g.negated:
             continue
-        found = [m for part in _conjuncts(g.written or g.text) if (m := _STRCMP_TRUTH.match(part.strip()))]
+        found = [m for part in conjuncts(g.written or g.text) if (m := _STRCMP_TRUTH.match(part.strip()))]
         if len(found) != 1:
             continue  # `strcmp(a, "-h") && strcmp(a, "--help")`: "neither", on purpose
         m = found[0]
@@ -340,7 +337,7 @@ def _names(side: Side, index: RepoIndex) -> list[ConstantGuard]:
     bound = _assignments(side.head.clauses)
     out: list[ConstantGuard] = []
     for g, function in _guards(side):
-        for atom in _conjuncts(g.text):
+        for atom in conjuncts(g.text):
             m = _BARE.match(atom)
             if m is None or m.group(1) in ("True", "False", "None", "self", "this"):
                 continue

@@ -1,11 +1,11 @@
 """Plain text helpers every layer above the language facts uses: a function's short name, a one-line
-clip, snake_case, and whether a path is vendored code (pure)."""
+clip, snake_case, a condition's conjuncts, and whether a path is vendored code (pure)."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["clip", "is_vendored", "short_function", "snake"]
+__all__ = ["clip", "conjuncts", "is_vendored", "short_function", "snake"]
 
 
 def short_function(name: str | None) -> str:
@@ -38,3 +38,8 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 def snake(name: str) -> str:
     """`AttentionConfigs` -> `attention_configs`; `model_config` stays."""
     return _CAMEL.sub("_", name).lower().strip("_")
+
+
+def conjuncts(condition: str) -> list[str]:
+    """The parts of a condition joined by `and` / `or` / `&&` / `||` (C++ and Python), stripped."""
+    return [a.strip() for a in re.split(r"\s+(?:and|or)\s+|&&|\|\|", condition) if a.strip()]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from reviewbot.analysis.pyast import Texts, python_tree
 from reviewbot.analysis.sides import Side
+from reviewbot.analysis.text import conjuncts
 from reviewbot.lang.facts import EnvRead, Lang
 
 __all__ = [
@@ -224,8 +225,7 @@ def _truth_test(e: EnvRead, side: Side) -> tuple[str, str] | None:
     if parse or side.head is None:
         return None
     tests = {g.text for c in side.head.clauses for g in c.guards if g.line == e.line}
-    parts = {p.strip() for t in tests for p in re.split(r"\s+(?:and|or)\s+", t)}
-    return (spelled, "True") if spelled in parts else None
+    return (spelled, "True") if any(spelled in conjuncts(t) for t in tests) else None
 
 
 def holder_truth_tests(
