@@ -37,8 +37,9 @@ Not flagged: an `or` that picks a value (`name = x or "default"`), a method a de
 property, a macro a header, a build file or a script defines or names, or that nothing defines (a
 `-D` opt-in), a name bound to a bool or a comparison, a name rebound anywhere in the file, an
 `Optional` that can be `None`, an instance of a class that defines `__bool__`/`__len__` (or of a
-library class; a holder registry whose class defines `__bool__`, `__len__` or `__get__`), a read that is parsed (`== "1"`, `bool(int(...))`), a raw read without a bool or
-number default (the "set to anything" idiom).
+library class; a holder registry whose class defines `__bool__`, `__len__` or `__get__`), a read that
+is parsed (`== "1"`, `bool(int(...))`), a raw read without a bool or number default (the "set to
+anything" idiom).
 
 ## Why is this bad?
 The `else` that used to run never runs again (or the opt-in never takes effect), for every model and
@@ -59,7 +60,6 @@ if envs.SGLANG_USE_MODELSCOPE.get():
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 
 from reviewbot.analysis.constant_guards import ConstantGuard, ConstantKind, constant_guards, holder_object_use
@@ -181,19 +181,49 @@ def _truthy_finding(t: TruthyTest) -> Finding:
     )
 
 
-def _object_proof(e: EnvRead, ctx: CheckContext, changed: list[Side], texts: Texts) -> ObjectProof | None:
-    """A read using `e`'s holder as an object, else its registry's declaration of it as one; None when
-    the registry's holder class defines its truth (`__bool__`) or is a descriptor (`__get__`)."""
-    head = texts.get(e.path, (None, None))[1]
-    tree = ctx.change.head_tree
-    registry = registry_path(head, tree.paths()) if head is not None and tree is not None else None
-    body = tree.read(registry) if tree is not None and registry else None
-    if body and truthful(body):
-        return None
-    use = holder_object_use(e, changed, ctx.index)
-    if use is not None:
-        return ObjectProof(use.parse.replace("·", f"{e.accessor[:-1]}{e.name}"), use.path, use.line)
-    return registry_holder(e.name, registry, body) if registry and body else None
+class _Holders:
+    """What the holder rules read from the head tree, each file once per round: the registry module
+    that a changed file's `envs` is bound to, and the module a called name is imported from."""
+
+    def __init__(self, ctx: CheckContext, changed: list[Side], texts: Texts) -> None:
+        self.ctx, self.changed, self.texts = ctx, changed, texts
+        self.tree = ctx.change.head_tree
+        self._paths: list[str] | None = None
+        self._registries: dict[str, tuple[str | None, str | None]] = {}
+        self._modules: dict[str, tuple[str, str] | None] = {}
+
+    def paths(self) -> list[str]:
+        if self._paths is None:
+            self._paths = self.tree.paths() if self.tree is not None else []
+        return self._paths
+
+    def registry(self, path: str) -> tuple[str | None, str | None]:
+        """The registry module `path`'s `envs` is bound to, and its text."""
+        if path not in self._registries:
+            head = self.texts.get(path, (None, None))[1]
+            found = registry_path(head, self.paths()) if head is not None and self.tree is not None else None
+            body = self.tree.read(found) if self.tree is not None and found else None
+            self._registries[path] = (found, body)
+        return self._registries[path]
+
+    def proof(self, e: EnvRead) -> ObjectProof | None:
+        """A read using `e`'s holder as an object, else its registry's declaration of it as one; None
+        when the registry's holder class defines its truth (`__bool__`) or is a descriptor (`__get__`)."""
+        registry, body = self.registry(e.path)
+        if body and truthful(body):
+            return None
+        use = holder_object_use(e, self.changed, self.ctx.index)
+        if use is not None:
+            return ObjectProof(use.parse.replace("·", f"{e.accessor[:-1]}{e.name}"), use.path, use.line)
+        return registry_holder(e.name, registry, body) if registry and body else None
+
+    def module(self, dotted: str) -> tuple[str, str] | None:
+        """The head's one file of module `dotted` and its text (a diff alone has no tree: None)."""
+        if dotted not in self._modules:
+            files = module_files(dotted, self.paths())
+            text = self.tree.read(files[0]) if self.tree is not None and len(files) == 1 else None
+            self._modules[dotted] = (files[0], text) if text else None
+        return self._modules[dotted]
 
 
 def _proof_evidence(proof: ObjectProof) -> Message:
@@ -217,14 +247,6 @@ def _holder_truth_finding(h: HolderTruth) -> Finding:
         suggestion=msg("always-true-guard.suggestion.env-object", name=h.read.name),
         extra=(("field", h.read.name), ("kind", "env-object"), ("value", h.value)),
     )
-
-
-def _module(ctx: CheckContext, dotted: str) -> tuple[str, str] | None:
-    """The head's one file of module `dotted` and its text (a diff alone has no tree: None)."""
-    tree = ctx.change.head_tree
-    files = module_files(dotted, tree.paths()) if tree is not None else []
-    text = tree.read(files[0]) if tree is not None and len(files) == 1 else None
-    return (files[0], text) if text else None
 
 
 def _holder_arg_finding(h: HolderArg) -> Finding:
@@ -312,10 +334,10 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     if python:
         for t in truthy_tests(python, texts):
             yield _truthy_finding(t)
-        proof = functools.partial(_object_proof, ctx=ctx, changed=changed, texts=texts)
-        for h in holder_args(python, texts, proof, functools.partial(_module, ctx)):
+        holders = _Holders(ctx, changed, texts)
+        for h in holder_args(python, texts, holders.proof, holders.module):
             yield _holder_arg_finding(h)
-        for held in holder_truth_tests(python, proof):
+        for held in holder_truth_tests(python, holders.proof):
             yield _holder_truth_finding(held)
         for f in stuck_flags(python, texts):
             yield _stuck_finding(f)
