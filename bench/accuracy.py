@@ -1297,7 +1297,13 @@ def kind_rows(report: Report) -> list[list[str]]:
     ]
 
 
-def format_split_text(name: str, report: Report) -> list[str]:
+HIDDEN_CASES = (
+    "per-case lists are not printed for the test split: a test case read is a test case tuned on "
+    "(`--show-test-cases` prints them; a case read that way moves to train)"
+)
+
+
+def format_split_text(name: str, report: Report, cases_listed: bool = True) -> list[str]:
     out = [f"== {name} split", _text_table(RULE_HEADER, rule_rows(report)), ""]
     out += [
         _text_table(["band", "labels", "matched", "recall"], _band_rows(report)),
@@ -1306,6 +1312,11 @@ def format_split_text(name: str, report: Report) -> list[str]:
     ]
     out += [_text_table(CONFUSION_HEADER, confusion_rows(report)), ""]
     out += [_text_table(["kind (P0–P2)", "matched", "recall"], kind_rows(report)), ""]
+    if not cases_listed:
+        flagged, clean = clean_share(report)
+        out.append(f"false positives: {len(report.false_positives)}")
+        out.append(f"pass cases with a P0–P2 finding: {flagged}/{clean}")
+        return [*out, HIDDEN_CASES]
     out.append("misses (P0–P2) by kind:")
     for kind, misses in report.misses_by_kind():
         out.append(f"  {kind}: {len(misses)}")
@@ -1319,7 +1330,12 @@ def format_split_text(name: str, report: Report) -> list[str]:
     return out
 
 
-def format_text(report: Report, runs: Sequence[CaseRun], known: Iterable[str] | None = None) -> str:
+def format_text(
+    report: Report,
+    runs: Sequence[CaseRun],
+    known: Iterable[str] | None = None,
+    show_test_cases: bool = False,
+) -> str:
     skipped, failed = _not_run(runs)
     scored = len(runs) - len(skipped) - len(failed)
     out = [f"cases: {len(runs)} ({scored} scored, {len(skipped)} skipped, {len(failed)} failed)", ""]
@@ -1327,7 +1343,8 @@ def format_text(report: Report, runs: Sequence[CaseRun], known: Iterable[str] | 
     for split in SPLITS[::-1]:
         part = split_of(runs, split)
         if part:
-            out += [*format_split_text(split, score_runs(part, known)), ""]
+            listed = show_test_cases or split != "test"
+            out += [*format_split_text(split, score_runs(part, known), listed), ""]
     for r in parse_incomplete(runs):
         out.append(f"INCOMPLETE by parse error {r.case.id}: {', '.join(r.unparsable)}")
     out += ["", _text_table(TIMING_HEADER, _timing_rows(runs))]
@@ -1336,7 +1353,7 @@ def format_text(report: Report, runs: Sequence[CaseRun], known: Iterable[str] | 
     return "\n".join(out)
 
 
-def _md_split(name: str, report: Report) -> list[str]:
+def _md_split(name: str, report: Report, cases_listed: bool = True) -> list[str]:
     out = [
         f"## {name.capitalize()} split",
         "",
@@ -1362,9 +1379,17 @@ def _md_split(name: str, report: Report) -> list[str]:
         "",
         _md_table(["kind", "matched", "recall"], kind_rows(report)),
         "",
-        "### Misses (P0–P2) by kind",
-        "",
     ]
+    if not cases_listed:
+        flagged, clean = clean_share(report)
+        out += [
+            f"False positives: {len(report.false_positives)}. Clean commits with a P0–P2 finding: "
+            f"{flagged} of {clean}.",
+            "",
+            f"The test split's {HIDDEN_CASES}.",
+        ]
+        return [*out, ""]
+    out += ["### Misses (P0–P2) by kind", ""]
     kinds = report.misses_by_kind()
     if not kinds:
         out.append("None.")
@@ -1481,7 +1506,11 @@ def executed_tables_section(doc: Path) -> list[str]:
 
 
 def format_markdown(
-    report: Report, runs: Sequence[CaseRun], meta: dict[str, str], known: Iterable[str] | None = None
+    report: Report,
+    runs: Sequence[CaseRun],
+    meta: dict[str, str],
+    known: Iterable[str] | None = None,
+    show_test_cases: bool = False,
 ) -> str:
     skipped, failed = _not_run(runs)
     scored = len(runs) - len(skipped) - len(failed)
@@ -1533,7 +1562,7 @@ def format_markdown(
     for split in SPLITS[::-1]:
         part = split_of(runs, split)
         if part:
-            out += _md_split(split, score_runs(part, known))
+            out += _md_split(split, score_runs(part, known), show_test_cases or split != "test")
     out += executed_tables_section(EXECUTED_TABLES_DOC)
     broken = parse_incomplete(runs)
     out += ["## INCOMPLETE because of a parse error", ""]
@@ -1658,6 +1687,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"review with reviewbot as committed at this revision of this repository (default HEAD), "
         f"or `{WORKTREE}`: the installed reviewbot, uncommitted edits included",
     )
+    parser.add_argument(
+        "--show-test-cases",
+        action="store_true",
+        help="also list the test split's misses and false positives case by case (a test case read this "
+        "way is no longer blind: move it to train)",
+    )
     args = parser.parse_args(argv)
 
     log_stream = sys.stderr if args.json else sys.stdout
@@ -1720,10 +1755,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(to_json(report, runs, meta), indent=2, ensure_ascii=False))
     else:
         log("")
-        log(format_text(report, runs, known))
+        log(format_text(report, runs, known, args.show_test_cases))
     if args.write:
         args.write.parent.mkdir(parents=True, exist_ok=True)
-        args.write.write_text(format_markdown(report, runs, meta, known), encoding="utf-8")
+        args.write.write_text(
+            format_markdown(report, runs, meta, known, args.show_test_cases), encoding="utf-8"
+        )
         log(f"wrote {args.write}")
     return 1 if any(r.error for r in runs) else 0
 

@@ -643,3 +643,30 @@ def test_manifests_whose_labels_are_not_committed_are_not_reviewed(tmp_path: Pat
     (corpus / "a.yaml").write_text(manifest.format(id="a2"))  # a committed manifest edited
     assert [c.id for c in acc.load_corpus(corpus)] == []
     assert [c.id for c in acc.load_corpus(corpus, allow_uncommitted=True)] == ["a2", "b1"]
+
+
+def test_test_split_cases_are_not_listed_unless_asked() -> None:
+    # whoever tunes rules reads the published page: the test split shows figures, not its cases
+    held_out = acc.Case(
+        id="held-out-case", repo="acme/tiny", commit=SHA, verdict="flag", split="test", expect=(expect(),)
+    )
+    tuned = acc.Case(id="tuned-case", repo="acme/tiny", commit=SHA, verdict="flag", expect=(expect(),))
+    runs = [
+        acc.CaseRun(held_out, [finding(line=80)]),  # a false positive, and the label missed
+        acc.CaseRun(tuned, [finding(line=80)]),
+    ]
+    report = acc.score_runs(runs, None)
+    meta = {"date": "2026-12-06", "commit": "abc", "dirty": "", "load": "—", "command": "x"}
+
+    def lists(text: str) -> list[str]:  # the lines naming a case with a finding or a missed label
+        return [line for line in text.splitlines() if "-case" in line and "unconditional-override" in line]
+
+    for text in (acc.format_text(report, runs), acc.format_markdown(report, runs, meta)):
+        named = lists(text)
+        assert named and all("tuned-case" in line for line in named)
+        assert "--show-test-cases" in text
+    for text in (
+        acc.format_text(report, runs, show_test_cases=True),
+        acc.format_markdown(report, runs, meta, show_test_cases=True),
+    ):
+        assert any("held-out-case" in line for line in lists(text))
