@@ -31,7 +31,11 @@ Flags, on the changed lines, a guard whose value does not depend on the configur
   P3 in a script beside the package (`benchmark/`, `examples/`, `tools/`, `scripts/`);
 - P1: a preprocessor guard added to a source file on a macro only another source file `#define`s
   (`#ifndef GGML_USE_CUDA_SYCL_VULKAN` in `arg.cpp`, defined in `common.cpp`): each source file is
-  compiled alone, so the guard is constant there (`analysis.macro_guards`).
+  compiled alone, so the guard is constant there (`analysis.macro_guards`);
+- P2: a string literal compared on a changed line that the repository writes nowhere else, one letter
+  from a value it does write (`tmpl == "chaglm4"` where the project has `LLAMA_VOCAB_PRE_TYPE_CHATGLM4`,
+  `== "<|im_emd|>"` where it writes `"<|im_end|>"`): no input is ever that misspelling
+  (`analysis.literal_typos`; values compared side by side, digit edits and fragments are left alone).
 
 Not flagged: an `or` that picks a value (`name = x or "default"`), a method a decorator turns into a
 property, a macro a header, a build file or a script defines or names, or that nothing defines (a
@@ -72,6 +76,7 @@ from reviewbot.analysis.envs.holder_args import (
     registry_holder,
     truthful,
 )
+from reviewbot.analysis.literal_typos import LiteralTypo, literal_typos
 from reviewbot.analysis.macro_guards import MacroGuard, macro_guards
 from reviewbot.analysis.pyast import Texts, side_texts
 from reviewbot.analysis.sides import Side, sides
@@ -300,6 +305,30 @@ def _macro_finding(g: MacroGuard) -> Finding:
     )
 
 
+def _literal_finding(t: LiteralTypo) -> Finding:
+    """A compared literal one edit from the project's spelling that nothing writes: P2, the branch it
+    selects never runs for the values users and models actually give."""
+    quoted = ", ".join(f"`{clip(text, _TEXT)}` ({place(p, n)})" for p, n, text in t.places)
+    other, more = t.others[0], t.others[1:]
+    return Finding.make(
+        rule=id,
+        severity=Severity.P2,
+        path=t.path,
+        line=t.line,
+        anchor=f"literal|{t.literal}",
+        title=msg(
+            "always-true-guard.title.literal-typo2" if more else "always-true-guard.title.literal-typo",
+            text=clip(t.text, _TEXT),
+            literal=t.literal,
+            other=other,
+            other2=more[0] if more else "",
+        ),
+        evidence=(msg("always-true-guard.literal-typo", literal=t.literal, other=other, places=quoted),),
+        suggestion=msg("always-true-guard.suggestion.literal-typo", literal=t.literal, other=other),
+        extra=(("field", t.literal), ("kind", "literal-typo"), ("value", "false"), ("spelling", other)),
+    )
+
+
 def _stuck_finding(f: StuckFlag) -> Finding:
     """An argparse switch whose default is what it stores: P2, every launch gets the same value and an
     operator who wants the other one has no way to ask for it (the default behaviour itself is kept);
@@ -345,3 +374,6 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         heads = {path: head for path, (_, head) in texts.items()}
         for g in macro_guards(changed, heads, ctx.change.head_tree):
             yield _macro_finding(g)
+        added = {f.path: f.added_lines for f in ctx.change.files if f.head_text is not None}
+        for lt in literal_typos(added, ctx.change.head_tree, ctx.index.is_excluded):
+            yield _literal_finding(lt)
