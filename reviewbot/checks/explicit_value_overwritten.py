@@ -6,7 +6,8 @@ function's `**kwargs` or on a `*_kwargs` parameter that passes the caller's keyw
 after a copy such as `mm_kwargs = dict(mm_kwargs)`; `config_dict["x"] = ...` on a config loaded from a
 file), `setattr(args, "x", ...)`, `vars(args)["x"] = ...`, `args.x = ...` on an argparse namespace
 after `parse_args()` or `self.x = ...` in the `__post_init__` of a dataclass whose fields are
-command-line options (`ServerArgs`), and in C++ a field
+command-line options (`ServerArgs`) or in a method the post-init calls on `self`
+(`_handle_model_specific_adjustments`), and in C++ a field
 of the params struct a command-line parser filled (`params.n_ctx = 4096;` after
 `gpt_params_parse(argc, argv, params)`, or a call added there that writes its fields). It reports the
 write when the value is one the user sets explicitly (a command-line option the repository registers
@@ -16,7 +17,8 @@ config file) and nothing around the write asks whether the user gave it.
 Not flagged: set-only-if-unset, a write under a condition or after an early exit that reads the key
 (`is None`, `not in kwargs`, `if not args.x`, `== parser default`, a sentinel), a write whose value
 reads the key itself (a normalisation such as `kwargs["x"] = int(kwargs["x"])`), and a Python write
-its function already made at the base, unguarded (the line was edited for another reason), and a
+its function already made at the base, unguarded (the line was edited for another reason; a write of
+another constant, `True` at the base and `False` now, is new), and a
 write of the one value an option's command line can give (`True` over a `store_true` flag): nothing
 the user gave is lost.
 `args.x = ...` on a namespace the rule `unconditional-override` already reports is left to that rule.

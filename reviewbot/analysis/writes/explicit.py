@@ -133,10 +133,12 @@ def explicit_writes(
     head path to its base text: a Python write its function already made there, unguarded, is not the
     change's."""
     py, cpp = _candidates(changed, heads, tree)
-    kept = {p: unguarded_writes(t) for p, t in (bases or {}).items() if p.endswith(".py") and t}
-    py = [
-        (s, lines, c) for s, lines, c in py if (c.function, c.receiver, c.key) not in kept.get(s.path, set())
-    ]
+    kept: dict[str, dict[tuple[str, str, str], set[str]]] = {}
+    for p, t in (bases or {}).items():
+        if p.endswith(".py") and t:
+            for fn, recv, key, value in unguarded_writes(t):
+                kept.setdefault(p, {}).setdefault((fn, recv, key), set()).add(value)
+    py = [(s, lines, c) for s, lines, c in py if not _kept(c, kept.get(s.path, {}))]
     if not py and not cpp:
         return []
     keys = {c.key for _, _, c in py if c.kind == "flag"}
@@ -147,6 +149,24 @@ def explicit_writes(
     only = _one_value(keys, texts)
     py = [(s, lines, c) for s, lines, c in py if c.kind != "flag" or only.get(c.key) != c.value]
     return [*_py_writes(py, flag_src), *_cpp_writes(cpp, handler_src)]
+
+
+def _kept(c: PyCandidate, kept: dict[tuple[str, str, str], set[str]]) -> bool:
+    """The base's function already wrote this key unguarded: the line was edited for another reason
+    (`pad_size(n)` renamed `padded(n)`), unless it now writes another constant (`True` -> `False`
+    over a switch is a new overwrite of what the user gave)."""
+    before = kept.get((c.function, c.receiver, c.key))
+    if before is None:
+        return False
+    return c.value in before or not _constant(c.value)
+
+
+def _constant(text: str) -> bool:
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def _candidates(

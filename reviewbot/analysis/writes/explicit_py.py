@@ -113,7 +113,7 @@ def _own_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
 class _Function:
     """One function's own statements (nested functions and classes are their own)."""
 
-    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, post_init: bool = False) -> None:
         self.fn = fn
         a = fn.args
         self.params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
@@ -126,7 +126,7 @@ class _Function:
         # (`ServerArgs(**vars(args))`): `self` is the namespace there, for writes under a condition that
         # does not ask whether the value was given (with no condition at all, the write is an
         # unconditional override of a config field: that rule's)
-        self.post_init = fn.name in _POST_INIT
+        self.post_init = post_init or fn.name in _POST_INIT
         self.exits: list[ast.If] = []  # `if ...: return/raise` statements
         self.out: list[PyCandidate] = []
         self._collect(fn.body)
@@ -276,29 +276,58 @@ class _Function:
         return out
 
 
+def post_init_helpers(tree: ast.AST) -> set[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The methods a class's post-init calls on `self`, directly or through one another
+    (`ServerArgs.__post_init__` -> `self._handle_model_specific_adjustments()`): they run on the
+    caller's values as the post-init does."""
+    out: set[ast.FunctionDef | ast.AsyncFunctionDef] = set()
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        todo = [m for name, m in methods.items() if name in _POST_INIT]
+        seen = {m.name for m in todo}
+        while todo:
+            for call in ast.walk(todo.pop()):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and _is_name(call.func.value, "self")
+                    and call.func.attr in methods
+                    and call.func.attr not in seen
+                ):
+                    seen.add(call.func.attr)
+                    todo.append(methods[call.func.attr])
+                    out.add(methods[call.func.attr])
+    return out
+
+
 def py_candidates(s: Side, text: str) -> list[PyCandidate]:
     tree = python_tree(text)
     if tree is None:
         return []
+    helpers = post_init_helpers(tree)
     out: list[PyCandidate] = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if not any(node.lineno <= n <= (node.end_lineno or node.lineno) for n in s.added):
                 continue
-            out.extend(_Function(node).candidates(s.added))
+            out.extend(_Function(node, node in helpers).candidates(s.added))
     return out
 
 
-def unguarded_writes(text: str | None) -> set[tuple[str, str, str]]:
-    """(function, receiver, key) of every unguarded write of a file: at the base, the writes a change
-    keeps (a line edited for another reason, `_pad(...)` renamed `pad(...)`, introduces no overwrite)."""
+def unguarded_writes(text: str | None) -> set[tuple[str, str, str, str]]:
+    """(function, receiver, key, value written) of every unguarded write of a file: at the base, the
+    writes a change keeps (a line edited for another reason, `_pad(...)` renamed `pad(...)`, introduces
+    no overwrite). The value counts: `= True` at the base and `= False` at the head is a new overwrite."""
     tree = python_tree(text)
     if tree is None or text is None:
         return set()
     every = frozenset(range(1, text.count("\n") + 2))
+    helpers = post_init_helpers(tree)
     return {
-        (c.function, c.receiver, c.key)
+        (c.function, c.receiver, c.key, c.value)
         for node in ast.walk(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        for c in _Function(node).candidates(every)
+        for c in _Function(node, node in helpers).candidates(every)
     }
