@@ -4,7 +4,9 @@ nobody set, and a module constant that an environment read with another default 
 - `auto_changes`: a constant written, on a line the change added, under a condition that tests the
   field is still at its default (`if self.x is None: ... elif is_blackwell(): self.x = "trtllm_mha"`,
   `if not self.flag and arch in (...): self.flag = True`, `if (x == 0) x = 128;`): every deployment
-  that never sets the field and meets the condition gets the new value. Not for brand-new fields.
+  that never sets the field and meets the condition gets the new value. Not for brand-new fields, nor
+  for the field's base default picked when it is now left unset (`page_size: int = 1` became
+  `Optional[int] = None` with `if self.page_size is None: self.page_size = 1`): nothing changes.
 - `constant_to_env`: `SIZE = 256 * 1024 * 1024` removed and a use of it replaced by `envs.X_SIZE` whose
   default, read where the variable is defined (`int(os.getenv("X_SIZE", str(394 * 1024 * 1024)))`),
   differs; one change per replaced use. The same value, now configurable, is not a change.
@@ -95,6 +97,8 @@ def auto_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                 continue
             if (a.function, a.field, a.value, a.guard.key) in before:
                 continue
+            if any(same_literal(a.value, d) for d in defaults):
+                continue  # the field's base default, now picked when unset: those deployments keep it
             out.append(
                 DefaultChange(DefaultKind.AUTO, f"{_owner_name(a)}.{a.field}", a.field, _owner_name(a),
                               defaults[0], a.value, s.path, a.line, s.old_path, a.line, condition=a.guard_text)
