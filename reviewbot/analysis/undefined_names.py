@@ -32,6 +32,7 @@ __all__ = [
     "registry_attributes",
     "registry_path",
     "scopes",
+    "function_at",
 ]
 
 
@@ -67,7 +68,7 @@ def scopes(tree: ast.AST) -> list[tuple[int, int, str]]:
     return out
 
 
-def _function_at(spans: list[tuple[int, int, str]], line: int) -> str:
+def function_at(spans: list[tuple[int, int, str]], line: int) -> str:
     best = ""
     for start, end, name in spans:
         if start <= line <= end:
@@ -95,13 +96,13 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
         if base is None:
             continue  # the base does not parse: nothing to compare with
         head_spans, base_spans = scopes(head), scopes(base)
-        before = {(n, _function_at(base_spans, ln)) for n, ln in _pyflakes_undefined(base, s.old_path)}
+        before = {(n, function_at(base_spans, ln)) for n, ln in _pyflakes_undefined(base, s.old_path)}
         lines = head_text.split("\n")
         base_lines = (base_text or "").split("\n")
         first: dict[str, UndefinedName] = {}
         also: dict[str, list[int]] = {}
         for name, line in sorted(_pyflakes_undefined(head, s.path), key=lambda t: t[1]):
-            fn = _function_at(head_spans, line)
+            fn = function_at(head_spans, line)
             if (name, fn) in before:
                 continue
             unbound_by = None if line in s.added else _removed_binding(name, s.removed, base_lines)
@@ -202,7 +203,7 @@ def registry_attributes(changed: Iterable[Side], texts: Texts, tree: RepoTree | 
             done.add(name)
             out.append(
                 UndefinedName(
-                    s.path, line, f"envs.{name}", _function_at(spans, line), lines[line - 1].strip(), registry
+                    s.path, line, f"envs.{name}", function_at(spans, line), lines[line - 1].strip(), registry
                 )
             )
     return out

@@ -6,7 +6,9 @@ names the head has and the base lacks (compared by name and enclosing function, 
 lines the change added, or on lines it kept when it removed the line that bound the name (an import
 deleted, or moved into one function while other functions still use the name). Also reports an attribute of an environment registry module
 (`envs.SGLANG_FOO` with `envs` bound to sglang's `environ.py` or vllm's `envs.py`) whose name the
-registry module does not contain at all.
+registry module does not contain at all; and a `self.X` read on an added line whose attribute name
+no line of the head tree but the change's own sets, defines or even names (`analysis.unset_attributes`:
+`AttributeError` on the first run).
 
 P0 when the use runs at import time (module level), in a constructor, a config builder, a changed
 derivation's function or a config / argument / launcher module: the process fails to start or to
@@ -43,6 +45,7 @@ from collections.abc import Iterable
 from reviewbot.analysis.pyast import side_texts
 from reviewbot.analysis.sides import sides
 from reviewbot.analysis.undefined_names import UndefinedName, registry_attributes, undefined_names
+from reviewbot.analysis.unset_attributes import UnsetAttribute, unset_attributes
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, is_builder, is_constructor, place, places, short_function
 from reviewbot.model.finding import Finding, Severity
@@ -105,6 +108,28 @@ def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
     )
 
 
+def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]]) -> Finding:
+    """A `self.X` read nothing sets: P0 on a start-up path as for names, P1 elsewhere."""
+    start_up = _start_up(UndefinedName(a.path, a.line, a.name, a.function, a.text), derived)
+    where = (
+        msg("undefined-name.at-import") if not a.function else msg("undefined-name.in", function=a.function)
+    )
+    return Finding.make(
+        rule=id,
+        severity=Severity.P0 if start_up else Severity.P1,
+        path=a.path,
+        line=a.line,
+        anchor=f"{a.function}|self.{a.name}",
+        title=msg("undefined-name.title.attribute", name=a.name, where=where),
+        evidence=(
+            msg("undefined-name.line", place=place(a.path, a.line), text=clip(a.text, 100), where=where),
+            msg("undefined-name.attribute", name=a.name),
+        ),
+        suggestion=msg("undefined-name.suggestion.attribute", name=a.name),
+        extra=(("field", a.name), ("function", a.function), ("start_up", str(start_up).lower())),
+    )
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = [s for s in sides(ctx.change, ctx.base_facts, ctx.head_facts) if s.path.endswith(".py")]
     if not changed:
@@ -114,3 +139,6 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     found = undefined_names(changed, texts) + registry_attributes(changed, texts, ctx.change.head_tree)
     for u in sorted(found, key=lambda u: (u.path, u.line, u.name)):
         yield _finding(u, derived)
+    heads = {path: head for path, (_, head) in texts.items()}
+    for a in unset_attributes(changed, heads, ctx.change.head_tree, ctx.index.is_excluded):
+        yield _attribute_finding(a, derived)

@@ -1,0 +1,143 @@
+"""`self.X` reads a change adds where nothing in the repository ever sets or defines `X` (pure, apart
+from searching the head tree).
+
+pyflakes judges names, not attributes: `if self.decrypted_config_file:` in a new code path raises
+`AttributeError` on its first run when no class ever assigns `decrypted_config_file`. The test is the
+repository's text, not a class model (which would have to follow inheritance across files): the read
+is reported only when the attribute's name appears on no line of the head tree but the change's own
+added lines, and there never as something that sets or defines it (`self.X = ...`, `X: int = ...`, a
+tuple target, `def X`, `class X`, a parameter, a keyword, a quoted `"X"` for `setattr`/`getattr`/a dict).
+
+Not judged: test files, dunder names, and a file that makes attributes on `self` dynamically (defines
+`__getattr__`, calls `setattr(self, ...)`, writes `self.__dict__` or `vars(self)`): those attributes need
+not be written anywhere.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from reviewbot.analysis.pyast import python_tree
+from reviewbot.analysis.sides import Side
+from reviewbot.analysis.undefined_names import function_at, scopes
+from reviewbot.lang.index import is_test_path
+from reviewbot.model.change import RepoTree, read_many
+
+__all__ = ["UnsetAttribute", "unset_attributes"]
+
+_DYNAMIC = re.compile(
+    r"def\s+__getattr(?:ibute)?__|\bsetattr\s*\(\s*self\b|\bself\.__dict__|\bvars\s*\(\s*self\s*\)"
+)
+_MAX_FILES = 200
+
+
+@dataclass(frozen=True)
+class UnsetAttribute:
+    path: str
+    line: int
+    name: str  # the attribute, without `self.`
+    function: str  # qualified enclosing function ("" at module level)
+    text: str  # the source line, stripped
+
+
+def _reads(tree: ast.AST, added: frozenset[int]) -> list[tuple[int, str]]:
+    """(line, attribute) of `self.X` loads on added lines."""
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and node.lineno in added
+            and not (node.attr.startswith("__") and node.attr.endswith("__"))
+        ):
+            out.append((node.lineno, node.attr))
+    return sorted(set(out))
+
+
+def _defined(tree: ast.AST) -> set[str]:
+    """Names a module sets or defines: attribute stores, definitions, parameters, keywords, quoted
+    strings, assignment targets (class fields)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, (ast.arg, ast.keyword)) and node.arg:
+            out.add(node.arg)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.add(node.value)
+        elif isinstance(node, ast.alias):
+            out.add((node.asname or node.name).split(".")[-1])
+    return out
+
+
+def unset_attributes(
+    changed: Iterable[Side],
+    heads: dict[str, str | None],
+    tree: RepoTree | None,
+    excluded: Callable[[str], bool] | None = None,
+) -> list[UnsetAttribute]:
+    """The change's `self.X` reads of attributes nothing sets or defines (see the module doc)."""
+    if tree is None:
+        return []
+    wanted: dict[str, list[UnsetAttribute]] = {}
+    own: dict[str, frozenset[int]] = {}
+    defined: set[str] = set()
+    for s in changed:
+        text = heads.get(s.path)
+        if not s.path.endswith(".py") or text is None or is_test_path(s.path) or not s.added:
+            continue
+        if _DYNAMIC.search(text):
+            continue
+        module = python_tree(text)
+        if module is None:
+            continue
+        own[s.path] = s.added
+        defined |= _defined(module)
+        spans = scopes(module)
+        lines = text.split("\n")
+        for line, name in _reads(module, s.added):
+            fn = function_at(spans, line)
+            wanted.setdefault(name, []).append(
+                UnsetAttribute(s.path, line, name, fn, lines[line - 1].strip())
+            )
+    names = sorted(n for n in wanted if n not in defined)
+    if not names:
+        return []
+    grep = getattr(tree, "grep", None)
+    found = grep(names) if callable(grep) else None
+    if found is None:
+        return []
+    elsewhere = _named_elsewhere(
+        read_many(tree, sorted(p for p in found if not (excluded is not None and excluded(p)))[:_MAX_FILES]),
+        set(names),
+        own,
+    )
+    if len(found) > _MAX_FILES:
+        return []  # not all read: an unread file may set it
+    return [u for n in names if n not in elsewhere for u in wanted[n][:1]]
+
+
+def _named_elsewhere(
+    texts: dict[str, str | None], names: set[str], own: dict[str, frozenset[int]]
+) -> set[str]:
+    """The names some file writes on a line the change did not add (or, in another file, anywhere)."""
+    out: set[str] = set()
+    word = re.compile(r"[A-Za-z_]\w*")
+    for path, body in texts.items():
+        if not body:
+            continue
+        added = own.get(path, frozenset())
+        for n, line in enumerate(body.split("\n"), start=1):
+            if n in added:
+                continue
+            out |= names & set(word.findall(line))
+    return out
