@@ -277,14 +277,18 @@ class _Function:
 
 
 def post_init_helpers(tree: ast.AST) -> set[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """The methods a class's post-init calls on `self`, directly or through one another
-    (`ServerArgs.__post_init__` -> `self._handle_model_specific_adjustments()`): they run on the
-    caller's values as the post-init does."""
+    """Methods that run on the caller's values as a post-init does: those a class's post-init calls on
+    `self`, directly or through one another (`ServerArgs.__post_init__` ->
+    `self._handle_model_specific_adjustments()`), and every instance method of a class that registers
+    its own command-line options (`EngineArgs.add_cli_args` calls `add_argument`: its instances are the
+    command line, `_override_v1_engine_args` runs on what the user gave)."""
     out: set[ast.FunctionDef | ast.AsyncFunctionDef] = set()
     for cls in ast.walk(tree):
         if not isinstance(cls, ast.ClassDef):
             continue
         methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if _registers_options(cls):
+            out.update(m for m in methods.values() if _instance_method(m) and m.name != "__init__")
         todo = [m for name, m in methods.items() if name in _POST_INIT]
         seen = {m.name for m in todo}
         while todo:
@@ -300,6 +304,21 @@ def post_init_helpers(tree: ast.AST) -> set[ast.FunctionDef | ast.AsyncFunctionD
                     todo.append(methods[call.func.attr])
                     out.add(methods[call.func.attr])
     return out
+
+
+def _registers_options(cls: ast.ClassDef) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "add_argument"
+        for n in ast.walk(cls)
+    )
+
+
+def _instance_method(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    decorators = {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in fn.decorator_list}
+    args = fn.args.posonlyargs + fn.args.args
+    return (
+        not decorators & {"staticmethod", "classmethod", "property"} and bool(args) and args[0].arg == "self"
+    )
 
 
 def py_candidates(s: Side, text: str) -> list[PyCandidate]:
