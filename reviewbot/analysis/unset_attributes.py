@@ -8,7 +8,9 @@ is reported only when the attribute's name appears on no line of the head tree b
 added lines, and there never as something that sets or defines it (`self.X = ...`, `X: int = ...`, a
 tuple target, `def X`, `class X`, a parameter, a keyword, a quoted `"X"` for `setattr`/`getattr`/a dict).
 
-Not judged: test files, dunder names, and a file that makes attributes on `self` dynamically (defines
+Not judged: test files, dunder names, methods of a class with a base imported from outside the
+repository (`class Worker(vllm.Worker)`, `nn.Module`: the library sets attributes the tree never
+names), and a file that makes attributes on `self` dynamically (defines
 `__getattr__`, calls `setattr(self, ...)`, writes `self.__dict__` or `vars(self)`): those attributes need
 not be written anywhere.
 """
@@ -43,8 +45,9 @@ class UnsetAttribute:
     text: str  # the source line, stripped
 
 
-def _reads(tree: ast.AST, added: frozenset[int]) -> list[tuple[int, str]]:
-    """(line, attribute) of `self.X` loads on added lines."""
+def _reads(tree: ast.AST, added: frozenset[int], foreign: set[ast.ClassDef]) -> list[tuple[int, str]]:
+    """(line, attribute) of `self.X` loads on added lines, outside classes with a foreign base."""
+    skipped = {(c.lineno, c.end_lineno or c.lineno) for c in foreign}
     out: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if (
@@ -54,9 +57,49 @@ def _reads(tree: ast.AST, added: frozenset[int]) -> list[tuple[int, str]]:
             and node.value.id == "self"
             and node.lineno in added
             and not (node.attr.startswith("__") and node.attr.endswith("__"))
+            and not any(lo <= node.lineno <= hi for lo, hi in skipped)
         ):
             out.append((node.lineno, node.attr))
     return sorted(set(out))
+
+
+def _foreign_bases(module: ast.Module, tops: set[str]) -> set[ast.ClassDef]:
+    """Classes with a base imported from outside the repository (`class W(vllm.Worker)`, `nn.Module`):
+    their attributes may be set by code the tree does not hold. `tops` are the repository's top-level
+    module names."""
+    imported: dict[str, str] = {}  # local name -> the module's first component ("" for relative)
+    for node in ast.walk(module):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                imported[(a.asname or a.name).split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            package = "" if node.level else (node.module or "").split(".")[0]
+            for a in node.names:
+                imported[a.asname or a.name] = package
+    out: set[ast.ClassDef] = set()
+    for cls in ast.walk(module):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for base in cls.bases:
+            root: ast.expr = base
+            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                root = root.func if isinstance(root, ast.Call) else root.value
+            source = imported.get(root.id if isinstance(root, ast.Name) else "")
+            if source and source not in tops:
+                out.add(cls)
+    return out
+
+
+def _top_modules(paths: list[str]) -> set[str]:
+    """First path components of the tree's Python modules and packages (`sglang` of
+    `python/sglang/srt/x.py` too: a `src/` or `python/` layout puts the package one level down)."""
+    out: set[str] = set()
+    for p in paths:
+        if not p.endswith(".py"):
+            continue
+        parts = p[:-3].split("/")
+        out.update(parts[:2])
+    return out
 
 
 def _defined(tree: ast.AST) -> set[str]:
@@ -91,6 +134,7 @@ def unset_attributes(
     wanted: dict[str, list[UnsetAttribute]] = {}
     own: dict[str, frozenset[int]] = {}
     defined: set[str] = set()
+    tops: set[str] | None = None
     for s in changed:
         text = heads.get(s.path)
         if not s.path.endswith(".py") or text is None or is_test_path(s.path) or not s.added:
@@ -104,7 +148,9 @@ def unset_attributes(
         defined |= _defined(module)
         spans = scopes(module)
         lines = text.split("\n")
-        for line, name in _reads(module, s.added):
+        if tops is None:
+            tops = _top_modules(tree.paths())
+        for line, name in _reads(module, s.added, _foreign_bases(module, tops)):
             fn = function_at(spans, line)
             wanted.setdefault(name, []).append(
                 UnsetAttribute(s.path, line, name, fn, lines[line - 1].strip())
