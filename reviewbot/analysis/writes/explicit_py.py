@@ -23,6 +23,15 @@ _NAMESPACE_PARAM = re.compile(
 _LOADERS = {"load", "loads", "safe_load", "full_load", "load_config", "from_yaml", "from_json"}
 _LOADER_MODULES = {"json", "yaml", "toml", "tomllib", "tomli", "OmegaConf", "omegaconf", "ujson", "orjson"}
 _PARSE = {"parse_args", "parse_known_args", "parse_intermixed_args"}
+# A condition that asks whether an optional package is there (`find_spec("mooncake.engine") is None`,
+# `not is_flashinfer_available()`, `HAS_TRITON`, an `ImportError` caught).
+_AVAILABILITY = re.compile(
+    r"\bfind_spec\b|_available\b|\bis_available\b|\bHAS_[A-Z0-9_]+|_AVAILABLE\b|ImportError"
+)
+
+
+def _turned_off(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.Constant) and value.value in (False, None)
 
 
 def _call_name(node: ast.AST) -> str:
@@ -227,6 +236,8 @@ class _Function:
                 continue
             if any(e.lineno < st.lineno and mentions_key(e.test, key, derived) for e in self.exits):
                 continue
+            if _turned_off(value) and any(_AVAILABILITY.search(ast.unparse(c)) for c in conds):
+                continue  # a feature switched off where its package is missing: it could not be honoured
             written = ast.unparse(value) if value is not None else ""
             self.out.append(PyCandidate(st.lineno, key, r[0], r[1], r[2], self.fn.name, written))
 
