@@ -76,18 +76,34 @@ def _foreign_bases(module: ast.Module, tops: set[str]) -> set[ast.ClassDef]:
             package = "" if node.level else (node.module or "").split(".")[0]
             for a in node.names:
                 imported[a.asname or a.name] = package
+    classes = [c for c in ast.walk(module) if isinstance(c, ast.ClassDef)]
+    local = {c.name: c for c in classes}
     out: set[ast.ClassDef] = set()
-    for cls in ast.walk(module):
-        if not isinstance(cls, ast.ClassDef):
-            continue
-        for base in cls.bases:
-            root: ast.expr = base
-            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-                root = root.func if isinstance(root, ast.Call) else root.value
-            source = imported.get(root.id if isinstance(root, ast.Name) else "")
-            if source and source not in tops:
+    grew = True
+    while grew:  # a base of this file that has a foreign base is foreign too (BloomModel(BloomPreTrained))
+        grew = False
+        for cls in classes:
+            if cls not in out and any(_foreign(b, imported, tops, local, out) for b in cls.bases):
                 out.add(cls)
+                grew = True
     return out
+
+
+def _foreign(
+    base: ast.expr,
+    imported: dict[str, str],
+    tops: set[str],
+    local: dict[str, ast.ClassDef],
+    known: set[ast.ClassDef],
+) -> bool:
+    root: ast.expr = base
+    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    name = root.id if isinstance(root, ast.Name) else ""
+    if name in local and name not in imported:
+        return local[name] in known
+    source = imported.get(name)
+    return source is not None and source not in tops
 
 
 def _top_modules(paths: list[str]) -> set[str]:
