@@ -25,10 +25,12 @@ Not judged: literals under five characters or with fewer than three letters, edi
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from reviewbot.analysis.pyast import python_tree
 from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree, read_many
 
@@ -51,6 +53,9 @@ _PATTERN_BEFORE = re.compile(r"\b(?:startswith|endswith|find|rfind|count|strstr\
 _PATTERN_AFTER = re.compile(r"^\s*(?:not\s+)?in\b(?!\s*[(\[{])")
 _IN = re.compile(r"\b(?:not\s+)?in\s*[(\[{]\s*$")
 _STRCMP_FIRST = re.compile(r"\bstrn?cmp\s*\(\s*$")
+_ITEMS = re.compile(r"""(?:["'][^"']*["']\s*,\s*)+$""")  # the items before this one in `in ("a", "b", ...)`
+_MAX_LINE = 400  # longer lines are data (a one-line list or JSON), not a condition
+_SOURCE = re.compile(r"\.(?:py|c|cc|cpp|cxx|h|hh|hpp|cu|cuh)$")
 
 
 @dataclass(frozen=True)
@@ -96,12 +101,9 @@ def _compared(line: str, start: int, end: int) -> bool:
     if _pattern(line, start, end):
         return True
     # an element of the tuple, list or set after `in`: `x in ("a", "b")`
-    head = before
-    while True:
-        m = re.search(r"""(?:["'][^"']*["']\s*,\s*)$""", head)
-        if m is None:
-            break
-        head = head[: m.start()]
+    if re.search(r"\bin\s*[(\[{]", before) is None:
+        return False
+    head = _ITEMS.sub("", before)
     found = _IN.search(head)
     # `for name in ("enorm", "hnorm")` walks the values; it compares nothing
     return found is not None and re.search(r"\bfor\b", head[: found.start()]) is None
@@ -118,7 +120,7 @@ def _value_like(text: str) -> bool:
 def compared_literals(line: str) -> list[tuple[str, bool]]:
     """The literals one source line compares something with (see the module doc), each with whether it
     is a pattern looked for inside a value rather than a whole value."""
-    if _COMMENT.match(line):
+    if _COMMENT.match(line) or len(line) > _MAX_LINE:
         return []
     return [
         (t, _pattern(line, s, e))
@@ -155,6 +157,22 @@ def typo_of(wrong: str, right: str) -> bool:
     return all(ch.isalpha() for ch in edited)  # a digit, separator or glob edit makes another name
 
 
+def docstring_lines(text: str | None) -> frozenset[int]:
+    """Lines inside a string that spans lines (a docstring, an example): prose, not code."""
+    tree = python_tree(text) if text else None
+    if tree is None:
+        return frozenset()
+    return frozenset(
+        n
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.end_lineno
+        and node.end_lineno > node.lineno
+        for n in range(node.lineno, node.end_lineno + 1)
+    )
+
+
 def _edits(text: str) -> set[str]:
     """Strings that every variant one edit from `text` contains (halves, and the swap across them)."""
     mid = len(text) // 2
@@ -188,14 +206,18 @@ def literal_typos(
     added: Mapping[str, Mapping[int, str]],
     tree: RepoTree,
     excluded: Callable[[str], bool] | None = None,
+    heads: Mapping[str, str | None] | None = None,
 ) -> list[LiteralTypo]:
     """Likely misspelled compared literals of the change; `added` maps each changed path to its added
     lines (head numbering -> text). See the module doc."""
     wanted: dict[str, list[tuple[str, int, str, bool]]] = {}
     for path, lines in added.items():
-        if is_test_path(path) or (excluded is not None and excluded(path)):
+        if not _SOURCE.search(path) or is_test_path(path) or (excluded is not None and excluded(path)):
             continue
+        prose = docstring_lines((heads or {}).get(path)) if path.endswith(".py") else frozenset()
         for n, text in sorted(lines.items()):
+            if n in prose:
+                continue  # an example in a docstring compares nothing
             for lit, pattern in compared_literals(text):
                 wanted.setdefault(lit, []).append((path, n, text.strip(), pattern))
     if not wanted:
@@ -215,7 +237,7 @@ def literal_typos(
     out: list[LiteralTypo] = []
     for lit in sorted(alone):
         for path, n, text, pattern in wanted[lit]:
-            ranked = _ranked(spellings.get(lit, {}), (path, n), pattern)
+            ranked = _ranked(spellings.get(lit, {}), (path, n), lit, pattern)
             if ranked:
                 others = tuple(other for other, _ in ranked[:_MAX_SPELLINGS])
                 out.append(LiteralTypo(path, n, lit, others, ranked[0][1], text))
@@ -223,31 +245,48 @@ def literal_typos(
 
 
 def _ranked(
-    spellings: Mapping[str, list[tuple[str, int, str, bool]]], here: tuple[str, int], pattern: bool
+    spellings: Mapping[str, list[tuple[str, int, str, bool]]],
+    here: tuple[str, int],
+    literal: str,
+    pattern: bool,
 ) -> list[tuple[str, tuple[tuple[str, int, str], ...]]]:
     """The spellings written on lines other than `here` (as quoted strings only, for a `pattern`), those
     written most often as a string value first, each with its places, values first."""
     merged: dict[str, list[tuple[str, int, str, bool]]] = {}  # `FP16` and `fp16` are one spelling
     written: dict[str, str] = {}
     for other in sorted(spellings, key=lambda o: (-sum(s[3] for s in spellings[o]), o)):
-        written.setdefault(other.lower(), other)
-        merged.setdefault(other.lower(), []).extend(s for s in spellings[other] if s[3] or not pattern)
+        # a word of a constant one letter longer or shorter at its end is another form (DECODE, WINDOW)
+        spots = [s for s in spellings[other] if s[3] or not (pattern or _at_end(literal, other))]
+        if spots:
+            written.setdefault(other.lower(), other)
+            merged.setdefault(other.lower(), []).extend(spots)
     rows = []
     for key, spots in merged.items():
-        if any(p == here[0] and _sibling(key, ln - here[1], text) for p, ln, text, _ in spots):
+        if any(_alternative(key, p == here[0], ln - here[1], text) for p, ln, text, _ in spots):
             continue
         kept = sorted({s for s in spots if (s[0], s[1]) != here}, key=lambda s: (not s[3], s[0], s[1]))
         if kept:
             values = sum(s[3] for s in kept)
             places = tuple((p, ln, t) for p, ln, t, _ in kept[:_MAX_PLACES])
-            rows.append((-values, -len(kept), written[key], places))
+            # a spelling seen only in constants reads in the literal's case: `chatglm4`, not `CHATGLM4`
+            shown = key if not values and literal.islower() else written[key]
+            rows.append((-values, -len(kept), shown, places))
     return [(other, places) for _, _, other, places in sorted(rows)]
 
 
-def _sibling(spelling: str, distance: int, text: str) -> bool:
-    """The other spelling is an alternative of the same file, not the intended value: written right
-    beside the literal (`== "<|eot_id|>" || == "<|eom_id|>"`) or compared there too."""
-    return abs(distance) <= _SIBLINGS or any(lit.lower() == spelling for lit, _ in compared_literals(text))
+def _at_end(literal: str, other: str) -> bool:
+    a, b = literal.lower(), other.lower()
+    return abs(len(a) - len(b)) == 1 and (a.startswith(b) or b.startswith(a))
+
+
+def _alternative(spelling: str, same_file: bool, distance: int, text: str) -> bool:
+    """The other spelling is another value of the same domain, not the intended one: written right beside
+    the literal (`== "<|eot_id|>" || == "<|eom_id|>"`) or compared in its file, or compared for
+    equality anywhere (`model_type == "mistral"` beside a new `== "mixtral"`)."""
+    compared = [(lit.lower(), pat) for lit, pat in compared_literals(text)]
+    if same_file and (abs(distance) <= _SIBLINGS or any(lit == spelling for lit, _ in compared)):
+        return True
+    return any(lit == spelling and not pat for lit, pat in compared)
 
 
 def _nearest(paths: list[str], added: Mapping[str, Mapping[int, str]]) -> list[str]:

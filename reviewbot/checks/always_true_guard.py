@@ -375,5 +375,5 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         for g in macro_guards(changed, heads, ctx.change.head_tree):
             yield _macro_finding(g)
         added = {f.path: f.added_lines for f in ctx.change.files if f.head_text is not None}
-        for lt in literal_typos(added, ctx.change.head_tree, ctx.index.is_excluded):
+        for lt in literal_typos(added, ctx.change.head_tree, ctx.index.is_excluded, heads):
             yield _literal_finding(lt)
