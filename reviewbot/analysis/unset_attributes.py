@@ -8,9 +8,10 @@ is reported only when the attribute's name appears on no line of the head tree b
 added lines, and there never as something that sets or defines it (`self.X = ...`, `X: int = ...`, a
 tuple target, `def X`, `class X`, a parameter, a keyword, a quoted `"X"` for `setattr`/`getattr`/a dict).
 
-Not judged: test files, dunder names, methods of a class with a base imported from outside the
-repository (`class Worker(vllm.Worker)`, `nn.Module`: the library sets attributes the tree never
-names), and a file that makes attributes on `self` dynamically (defines
+Not judged: test files, dunder names, methods of a class that inherits from anything but `object` and
+the classes of its own file that are judged (`class Worker(vllm.Worker)`, `nn.Module`, a repository
+base that extends one or defines `__getattr__`: code the search cannot follow may set the attribute),
+and a file that makes attributes on `self` dynamically (defines
 `__getattr__`, calls `setattr(self, ...)`, writes `self.__dict__` or `vars(self)`): those attributes need
 not be written anywhere.
 """
@@ -63,59 +64,29 @@ def _reads(tree: ast.AST, added: frozenset[int], foreign: set[ast.ClassDef]) -> 
     return sorted(set(out))
 
 
-def _foreign_bases(module: ast.Module, tops: set[str]) -> set[ast.ClassDef]:
-    """Classes with a base imported from outside the repository (`class W(vllm.Worker)`, `nn.Module`):
-    their attributes may be set by code the tree does not hold. `tops` are the repository's top-level
-    module names."""
-    imported: dict[str, str] = {}  # local name -> the module's first component ("" for relative)
-    for node in ast.walk(module):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                imported[(a.asname or a.name).split(".")[0]] = a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom):
-            package = "" if node.level else (node.module or "").split(".")[0]
-            for a in node.names:
-                imported[a.asname or a.name] = package
+def _inheriting(module: ast.Module) -> set[ast.ClassDef]:
+    """Classes with a base other than `object` that is not a class of this file judged itself: a base
+    from another module (a library's `nn.Module`, `vllm.Worker`, or a repository class that extends
+    one, or defines `__getattr__`) may set attributes the tree never names."""
     classes = [c for c in ast.walk(module) if isinstance(c, ast.ClassDef)]
     local = {c.name: c for c in classes}
     out: set[ast.ClassDef] = set()
     grew = True
-    while grew:  # a base of this file that has a foreign base is foreign too (BloomModel(BloomPreTrained))
+    while grew:  # a base of this file that inherits is inheriting too (BloomModel(BloomPreTrained))
         grew = False
         for cls in classes:
-            if cls not in out and any(_foreign(b, imported, tops, local, out) for b in cls.bases):
+            if cls not in out and any(_outside(b, local, out) for b in cls.bases):
                 out.add(cls)
                 grew = True
     return out
 
 
-def _foreign(
-    base: ast.expr,
-    imported: dict[str, str],
-    tops: set[str],
-    local: dict[str, ast.ClassDef],
-    known: set[ast.ClassDef],
-) -> bool:
-    root: ast.expr = base
-    while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
-        root = root.func if isinstance(root, ast.Call) else root.value
-    name = root.id if isinstance(root, ast.Name) else ""
-    if name in local and name not in imported:
-        return local[name] in known
-    source = imported.get(name)
-    return source is not None and source not in tops
-
-
-def _top_modules(paths: list[str]) -> set[str]:
-    """First path components of the tree's Python modules and packages (`sglang` of
-    `python/sglang/srt/x.py` too: a `src/` or `python/` layout puts the package one level down)."""
-    out: set[str] = set()
-    for p in paths:
-        if not p.endswith(".py"):
-            continue
-        parts = p[:-3].split("/")
-        out.update(parts[:2])
-    return out
+def _outside(base: ast.expr, local: dict[str, ast.ClassDef], known: set[ast.ClassDef]) -> bool:
+    if isinstance(base, ast.Name):
+        if base.id == "object":
+            return False
+        return base.id not in local or local[base.id] in known
+    return True  # `nn.Module`, `Generic[T]`, `make_base()`: from elsewhere
 
 
 def _defined(tree: ast.AST) -> set[str]:
@@ -150,7 +121,6 @@ def unset_attributes(
     wanted: dict[str, list[UnsetAttribute]] = {}
     own: dict[str, frozenset[int]] = {}
     defined: set[str] = set()
-    tops: set[str] | None = None
     for s in changed:
         text = heads.get(s.path)
         if not s.path.endswith(".py") or text is None or is_test_path(s.path) or not s.added:
@@ -164,9 +134,7 @@ def unset_attributes(
         defined |= _defined(module)
         spans = scopes(module)
         lines = text.split("\n")
-        if tops is None:
-            tops = _top_modules(tree.paths())
-        for line, name in _reads(module, s.added, _foreign_bases(module, tops)):
+        for line, name in _reads(module, s.added, _inheriting(module)):
             fn = function_at(spans, line)
             wanted.setdefault(name, []).append(
                 UnsetAttribute(s.path, line, name, fn, lines[line - 1].strip())
