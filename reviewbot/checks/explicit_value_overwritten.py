@@ -7,8 +7,8 @@ after a copy such as `mm_kwargs = dict(mm_kwargs)`; `config_dict["x"] = ...` on 
 file), `setattr(args, "x", ...)`, `vars(args)["x"] = ...`, `args.x = ...` on an argparse namespace
 after `parse_args()` or `self.x = ...` in the `__post_init__` of a dataclass whose fields are
 command-line options (`ServerArgs`), in a method the post-init calls on `self`
-(`_handle_model_specific_adjustments`) or in any method of a class that registers its own options
-(`EngineArgs._override_v1_engine_args`: its instances are the command line), and in C++ a field
+(`_handle_model_specific_adjustments`) or in any method of a dataclass that registers its own
+options (`EngineArgs._override_v1_engine_args`: its instances are the command line), and in C++ a field
 of the params struct a command-line parser filled (`params.n_ctx = 4096;` after
 `gpt_params_parse(argc, argv, params)`, or a call added there that writes its fields). It reports the
 write when the value is one the user sets explicitly (a command-line option the repository registers

@@ -290,15 +290,15 @@ class _Function:
 def post_init_helpers(tree: ast.AST) -> set[ast.FunctionDef | ast.AsyncFunctionDef]:
     """Methods that run on the caller's values as a post-init does: those a class's post-init calls on
     `self`, directly or through one another (`ServerArgs.__post_init__` ->
-    `self._handle_model_specific_adjustments()`), and every instance method of a class that registers
-    its own command-line options (`EngineArgs.add_cli_args` calls `add_argument`: its instances are the
-    command line, `_override_v1_engine_args` runs on what the user gave)."""
+    `self._handle_model_specific_adjustments()`), and every instance method of a dataclass that
+    registers its own command-line options (`EngineArgs.add_cli_args` calls `add_argument`: its
+    instances are the command line, `_override_v1_engine_args` runs on what the user gave)."""
     out: set[ast.FunctionDef | ast.AsyncFunctionDef] = set()
     for cls in ast.walk(tree):
         if not isinstance(cls, ast.ClassDef):
             continue
         methods = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        if _registers_options(cls):
+        if _is_dataclass(cls) and _registers_options(cls):
             out.update(m for m in methods.values() if _instance_method(m) and m.name != "__init__")
         todo = [m for name, m in methods.items() if name in _POST_INIT]
         seen = {m.name for m in todo}
@@ -315,6 +315,17 @@ def post_init_helpers(tree: ast.AST) -> set[ast.FunctionDef | ast.AsyncFunctionD
                     todo.append(methods[call.func.attr])
                     out.add(methods[call.func.attr])
     return out
+
+
+def _is_dataclass(cls: ast.ClassDef) -> bool:
+    """`@dataclass`, `@dataclasses.dataclass(...)`: its fields are the values its caller gives (a class
+    that merely owns a parser, `self.parser.add_argument(...)`, is not the options themselves)."""
+    for d in cls.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        name = target.id if isinstance(target, ast.Name) else getattr(target, "attr", "")
+        if name == "dataclass":
+            return True
+    return False
 
 
 def _registers_options(cls: ast.ClassDef) -> bool:
