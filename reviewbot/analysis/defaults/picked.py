@@ -97,13 +97,30 @@ def auto_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                 continue
             if (a.function, a.field, a.value, a.guard.key) in before:
                 continue
-            if any(same_literal(a.value, d) for d in defaults):
+            if any(same_literal(a.value, d) for d in _own_base_defaults(a, s)):
                 continue  # the field's base default, now picked when unset: those deployments keep it
             out.append(
                 DefaultChange(DefaultKind.AUTO, f"{_owner_name(a)}.{a.field}", a.field, _owner_name(a),
                               defaults[0], a.value, s.path, a.line, s.old_path, a.line, condition=a.guard_text)
             )  # fmt: skip
     return out
+
+
+def _own_base_defaults(a: Assignment, s: Side) -> list[str]:
+    """The base defaults of the field of this owner, in this file (another class's field of the same
+    name says nothing of this one)."""
+    if s.base_facts is None:
+        return []
+    owner = _owner_name(a)
+    found = [
+        d.value for d in s.base_facts.defaults if d.field == a.field and d.owner.rsplit(".", 1)[-1] == owner
+    ]
+    found += [
+        d.default or "None"
+        for d in s.base_facts.fields
+        if d.field == a.field and d.owner.rsplit(".", 1)[-1] == owner
+    ]
+    return found
 
 
 def _owner_name(a: Assignment) -> str:
