@@ -1585,18 +1585,26 @@ def format_markdown(
     return "\n".join(out) + "\n"
 
 
-def to_json(report: Report, runs: Sequence[CaseRun], meta: dict[str, str]) -> dict[str, Any]:
+def to_json(
+    report: Report, runs: Sequence[CaseRun], meta: dict[str, str], show_test_cases: bool = False
+) -> dict[str, Any]:
+    """The figures; the per-case lists (misses, false positives, flagged clean commits, case scores)
+    leave the test split's cases out unless `show_test_cases`, as the printout and the page do."""
+    hidden = set() if show_test_cases else {r.case.id for r in runs if r.case.split == "test"}
+
     def rule_json(r: RuleScore) -> dict[str, Any]:
         return {**asdict(r), "precision": r.precision, "recall": r.recall, "probation": r.probation}
 
     return {
+        "test_cases_hidden": bool(hidden),
         "meta": meta,
         "rules": [rule_json(r) for r in report.rules],
         "bands": [{**asdict(b), "recall": b.recall} for b in report.bands],
         "blocking": {**asdict(report.blocking), "recall": report.blocking.recall, "target": RECALL_TARGET},
         "misses_by_kind": {
-            kind: [{"case": m.case_id, **asdict(m.label)} for m in misses]
+            kind: shown
             for kind, misses in report.misses_by_kind(SEVERITIES)
+            if (shown := [{"case": m.case_id, **asdict(m.label)} for m in misses if m.case_id not in hidden])
         },
         "false_positives": [
             {
@@ -1609,9 +1617,10 @@ def to_json(report: Report, runs: Sequence[CaseRun], meta: dict[str, str]) -> di
                 "title": _cut(s.finding.title),
             }
             for s in report.false_positives
+            if s.case_id not in hidden
         ],
-        "pass_cases_flagged": [c.case_id for c in report.pass_cases_flagged],
-        "cases": [asdict(c) for c in report.cases],
+        "pass_cases_flagged": [c.case_id for c in report.pass_cases_flagged if c.case_id not in hidden],
+        "cases": [asdict(c) for c in report.cases if c.case_id not in hidden],
         "runs": [
             {
                 "case": r.case.id,
@@ -1752,7 +1761,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta["command"] = command + (f" --write {args.write}" if args.write else "")
 
     if args.json:
-        print(json.dumps(to_json(report, runs, meta), indent=2, ensure_ascii=False))
+        print(json.dumps(to_json(report, runs, meta, args.show_test_cases), indent=2, ensure_ascii=False))
     else:
         log("")
         log(format_text(report, runs, known, args.show_test_cases))

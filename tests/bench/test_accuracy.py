@@ -670,3 +670,9 @@ def test_test_split_cases_are_not_listed_unless_asked() -> None:
         acc.format_markdown(report, runs, meta, show_test_cases=True),
     ):
         assert any("held-out-case" in line for line in lists(text))
+    hidden = acc.to_json(report, runs, meta)
+    assert hidden["test_cases_hidden"] and "held-out-case" not in json.dumps(
+        {k: hidden[k] for k in ("misses_by_kind", "false_positives", "pass_cases_flagged", "cases")}
+    )
+    shown = acc.to_json(report, runs, meta, show_test_cases=True)
+    assert "held-out-case" in json.dumps(shown["false_positives"])
