@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from reviewbot.analysis.pyast import python_tree
+from reviewbot.analysis.text import single_edit
 from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree, read_many
 
@@ -132,28 +133,19 @@ def compared_literals(line: str) -> list[tuple[str, bool]]:
 def typo_of(wrong: str, right: str) -> bool:
     """`wrong` is one edit from `right` (a letter replaced, inserted, dropped, or two neighbours
     swapped), the edit only of letters (not a digit, a separator or a `*`) and not of case alone."""
-    if wrong == right or wrong.lower() == right.lower():
-        return False
     a, b = wrong.lower(), right.lower()
+    edit = single_edit(a, b)
+    if edit is None:
+        return False  # equal (case aside) or further apart
+    i, kind = edit
     longer, shorter = (a, b) if len(a) >= len(b) else (b, a)
-    if len(longer) - len(shorter) > 1:
-        return False
-    i = 0
-    while i < len(shorter) and longer[i] == shorter[i]:
-        i += 1
-    if len(longer) == len(shorter):
-        if longer[i + 1 :] == shorter[i + 1 :]:
-            edited = {longer[i], shorter[i]}
-        elif i + 1 < len(longer) and longer[i] == shorter[i + 1] and longer[i + 1] == shorter[i]:
-            if longer[i + 2 :] != shorter[i + 2 :]:
-                return False
-            edited = {longer[i], longer[i + 1]}
-        else:
-            return False
-    else:
-        if longer[i + 1 :] != shorter[i:]:
-            return False
-        edited = {longer[i]}
+    edited = (
+        {longer[i], shorter[i]}
+        if kind == "replace"
+        else {longer[i], longer[i + 1]}
+        if kind == "swap"
+        else {longer[i]}
+    )
     return all(ch.isalpha() for ch in edited)  # a digit, separator or glob edit makes another name
 
 

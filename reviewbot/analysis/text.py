@@ -1,11 +1,12 @@
 """Plain text helpers every layer above the language facts uses: a function's short name, a one-line
-clip, snake_case, a condition's conjuncts, and whether a path is vendored code (pure)."""
+clip, snake_case, a condition's conjuncts, whether a path is vendored code, and where two spellings
+differ by one edit (pure)."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["clip", "conjuncts", "is_vendored", "short_function", "snake"]
+__all__ = ["clip", "conjuncts", "is_vendored", "short_function", "single_edit", "snake"]
 
 
 def short_function(name: str | None) -> str:
@@ -43,3 +44,21 @@ def snake(name: str) -> str:
 def conjuncts(condition: str) -> list[str]:
     """The parts of a condition joined by `and` / `or` / `&&` / `||` (C++ and Python), stripped."""
     return [a.strip() for a in re.split(r"\s+(?:and|or)\s+|&&|\|\|", condition) if a.strip()]
+
+
+def single_edit(a: str, b: str) -> tuple[int, str] | None:
+    """Where and how `a` and `b` differ by exactly one edit: (index in the longer of the two, kind), the
+    kind `replace` (one character), `swap` (two neighbours, at index and index + 1) or `indel` (the
+    longer has one character more, at index); None when they are equal or further apart."""
+    longer, shorter = (a, b) if len(a) >= len(b) else (b, a)
+    if a == b or len(longer) - len(shorter) > 1:
+        return None
+    i = 0
+    while i < len(shorter) and longer[i] == shorter[i]:
+        i += 1
+    if len(longer) != len(shorter):
+        return (i, "indel") if longer[i + 1 :] == shorter[i:] else None
+    if longer[i + 1 :] == shorter[i + 1 :]:
+        return i, "replace"
+    swapped = i + 1 < len(longer) and longer[i] == shorter[i + 1] and longer[i + 1] == shorter[i]
+    return (i, "swap") if swapped and longer[i + 2 :] == shorter[i + 2 :] else None

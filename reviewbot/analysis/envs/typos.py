@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from reviewbot.analysis.envs.segments import segment_copies
 from reviewbot.analysis.envs.word_use import first_use
 from reviewbot.analysis.sides import Side
+from reviewbot.analysis.text import single_edit
 from reviewbot.lang.clauses import ClauseKind
 from reviewbot.lang.env import is_env_name
 from reviewbot.model.change import RepoTree, read_many
@@ -92,33 +93,19 @@ def one_edit(a: str, b: str) -> bool:
         return False
     if a.upper() == b.upper():
         return True
+    edit = single_edit(a, b)
+    if edit is None:
+        return False
+    i, kind = edit
     longer, shorter = (a, b) if len(a) >= len(b) else (b, a)
-    if len(longer) - len(shorter) > 1:
+    if kind == "indel":
+        # `KV_CACHE` / `KVCACHE`: a dropped separator is a typo whatever the words' length.
+        return longer[i] == "_" or len(_word_at(longer, i)) >= _MIN_WORD
+    if kind == "swap" and (longer[i].isdigit() or longer[i + 1].isdigit()):
         return False
-    i = 0
-    while i < len(shorter) and longer[i] == shorter[i]:
-        i += 1
-    if len(longer) == len(shorter):
-        if longer[i + 1 :] != shorter[i + 1 :] and not _swapped(longer, shorter, i):
-            return False
-        if longer[i].isdigit() and shorter[i].isdigit():
-            return False
-        return min(len(_word_at(longer, i)), len(_word_at(shorter, i))) >= _MIN_WORD
-    if longer[i + 1 :] != shorter[i:]:
+    if longer[i].isdigit() and shorter[i].isdigit():
         return False
-    # `KV_CACHE` / `KVCACHE`: a dropped separator is a typo whatever the words' length.
-    return longer[i] == "_" or len(_word_at(longer, i)) >= _MIN_WORD
-
-
-def _swapped(a: str, b: str, i: int) -> bool:
-    """`a` and `b` differ by the letters at i and i + 1 swapped (`GTPQ_BITS` / `GPTQ_BITS`)."""
-    return (
-        i + 1 < len(a)
-        and a[i] == b[i + 1]
-        and a[i + 1] == b[i]
-        and a[i + 2 :] == b[i + 2 :]
-        and not (a[i].isdigit() or a[i + 1].isdigit())
-    )
+    return min(len(_word_at(longer, i)), len(_word_at(shorter, i))) >= _MIN_WORD
 
 
 _MIXED = re.compile(r"(?<=[A-Z])[a-z](?=[A-Z])|^[a-z](?=[A-Z]{2})|(?<=[A-Z_]{3})[a-z]$")
