@@ -202,16 +202,7 @@ def literal_typos(
 ) -> list[LiteralTypo]:
     """Likely misspelled compared literals of the change; `added` maps each changed path to its added
     lines (head numbering -> text). See the module doc."""
-    wanted: dict[str, list[tuple[str, int, str, bool]]] = {}
-    for path, lines in added.items():
-        if not _SOURCE.search(path) or is_test_path(path) or (excluded is not None and excluded(path)):
-            continue
-        prose = docstring_lines((heads or {}).get(path)) if path.endswith(".py") else frozenset()
-        for n, text in sorted(lines.items()):
-            if n in prose:
-                continue  # an example in a docstring compares nothing
-            for lit, pattern in compared_literals(text):
-                wanted.setdefault(lit, []).append((path, n, text.strip(), pattern))
+    wanted = _wanted(added, excluded, heads or {})
     if not wanted:
         return []
     alone = _unwritten(wanted, added, tree)
@@ -234,6 +225,25 @@ def literal_typos(
                 others = tuple(other for other, _ in ranked[:_MAX_SPELLINGS])
                 out.append(LiteralTypo(path, n, lit, others, ranked[0][1], text))
     return sorted(out, key=lambda t: (t.path, t.line, t.literal))
+
+
+def _wanted(
+    added: Mapping[str, Mapping[int, str]],
+    excluded: Callable[[str], bool] | None,
+    heads: Mapping[str, str | None],
+) -> dict[str, list[tuple[str, int, str, bool]]]:
+    """The literals the change compares in its source files: literal -> (path, line, text, pattern)."""
+    wanted: dict[str, list[tuple[str, int, str, bool]]] = {}
+    for path, lines in added.items():
+        if not _SOURCE.search(path) or is_test_path(path) or (excluded is not None and excluded(path)):
+            continue
+        prose = docstring_lines(heads.get(path)) if path.endswith(".py") else frozenset()
+        for n, text in sorted(lines.items()):
+            if n in prose:
+                continue  # an example in a docstring compares nothing
+            for lit, pattern in compared_literals(text):
+                wanted.setdefault(lit, []).append((path, n, text.strip(), pattern))
+    return wanted
 
 
 def _ranked(
