@@ -8,7 +8,8 @@ is reported only when the attribute's name appears on no line of the head tree b
 added lines, and there never as something that sets or defines it (`self.X = ...`, `X: int = ...`, a
 tuple target, `def X`, `class X`, a parameter, a keyword, a quoted `"X"` for `setattr`/`getattr`/a dict).
 
-Not judged: test files, dunder names, methods of a class that inherits from anything but `object` and
+Not judged: test files, lines over 400 characters, a change with more than 20 such names (generated
+code or a bulk edit), dunder names, methods of a class that inherits from anything but `object` and
 the classes of its own file that are judged (`class Worker(vllm.Worker)`, `nn.Module`, a repository
 base that extends one or defines `__getattr__`: code the search cannot follow may set the attribute),
 and a file that makes attributes on `self` dynamically (defines
@@ -35,6 +36,8 @@ _DYNAMIC = re.compile(
     r"def\s+__getattr(?:ibute)?__|\bsetattr\s*\(\s*self\b|\bself\.__dict__|\bvars\s*\(\s*self\s*\)"
 )
 _MAX_FILES = 200
+_MAX_LINE = 400  # a longer line is generated or data (a 15,000-term guard), not a hand-written read
+_MAX_NAMES = 20  # more unset names in one change is a bulk edit or generated code: nothing is judged
 
 
 @dataclass(frozen=True)
@@ -135,12 +138,14 @@ def unset_attributes(
         spans = scopes(module)
         lines = text.split("\n")
         for line, name in _reads(module, s.added, _inheriting(module)):
+            if len(lines[line - 1]) > _MAX_LINE:
+                continue
             fn = function_at(spans, line)
             wanted.setdefault(name, []).append(
                 UnsetAttribute(s.path, line, name, fn, lines[line - 1].strip())
             )
     names = sorted(n for n in wanted if n not in defined)
-    if not names:
+    if not names or len(names) > _MAX_NAMES:
         return []
     grep = getattr(tree, "grep", None)
     found = grep(names) if callable(grep) else None
