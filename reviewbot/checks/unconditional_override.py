@@ -200,7 +200,18 @@ def _exempt(d: ChangedDerivation) -> bool:
         or is_builder(a.function)
         or is_vendored(a.path)
         or from_operator(a)
+        or _per_call(a.target)
     )
+
+
+# A receiver that holds one call's data (`prepare_request.debug_config.x = ...` in a router): filled per
+# request, it is no setting a user gave once for the deployment.
+_PER_CALL = re.compile(r"(?:^|_)(?:request|requests|req|response|payload|message|msg)$", re.IGNORECASE)
+
+
+def _per_call(target: str) -> bool:
+    root = re.split(r"\.|->|\[", target, maxsplit=1)[0]
+    return _PER_CALL.search(root) is not None
 
 
 def explicit_writers(a: Assignment, index: RepoIndex) -> list[Assignment]:
@@ -279,8 +290,9 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         if not others and option is None:
             continue
         anchor = assignment_anchor(a)
-        if anchor in seen:
-            continue
+        if anchor in seen or f"{a.path}:{a.line}:{a.target}" in seen:
+            continue  # one write, one finding (a statement spread over lines gave one per derivation)
+        seen.add(f"{a.path}:{a.line}:{a.target}")
         seen.add(anchor)
         seen.add(f"{a.path}:{a.line}")
         yield _finding(ctx, a, anchor, others, option)
