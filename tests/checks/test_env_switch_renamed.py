@@ -13,6 +13,7 @@ from reviewbot.lang.common import canonical_expr
 from reviewbot.lang.env import doc_mentions, env_sources, env_write, is_doc_path
 from reviewbot.model.finding import Finding, Severity
 from tests.checks.fixtures import FIXTURES, review_case
+from tests.lang.helpers import MemoryTree
 
 RULE = "env-switch-renamed"
 
@@ -65,19 +66,8 @@ def test_defaults_that_spell_the_same_value() -> None:
     assert value_of_default("cfg.x").outcome is Outcome.UNKNOWN
 
 
-class _Tree:
-    def __init__(self, files: dict[str, str]) -> None:
-        self.files = files
-
-    def paths(self) -> list[str]:
-        return sorted(self.files)
-
-    def read(self, path: str) -> str | None:
-        return self.files.get(path)
-
-
 def test_documentation_mentions_by_name_and_place() -> None:
-    tree = _Tree(
+    tree = MemoryTree(
         {
             "docs/Config.md": "| `REUSE_CACHE` | reuse |\nset FMHA_ENABLE=OFF or REUSE_CACHE=1\n",
             "README.md": "no switches here: REUSE_CACHE_X is another name\n",

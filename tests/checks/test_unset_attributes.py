@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from types import SimpleNamespace
 
 from reviewbot.analysis.unset_attributes import unset_attributes
-
-
-class _Tree:
-    """An in-memory head tree with the grep the analysis uses (whole words)."""
-
-    def __init__(self, files: dict[str, str]) -> None:
-        self.files = files
-
-    def paths(self) -> list[str]:
-        return sorted(self.files)
-
-    def read(self, path: str) -> str | None:
-        return self.files.get(path)
-
-    def grep(self, words: list[str], substrings: bool = False) -> set[str]:
-        return {p for p, t in self.files.items() if any(re.search(rf"\b{re.escape(w)}\b", t) for w in words)}
+from tests.lang.helpers import GrepTree
 
 
 def _run(body: str, added: range) -> list[str]:
     text = f"class Args:\n    def derive(self):\n{body}"
     side = SimpleNamespace(path="pkg/args.py", added=frozenset(added))
-    found = unset_attributes([side], {"pkg/args.py": text}, _Tree({"pkg/args.py": text}))  # type: ignore[list-item]
+    found = unset_attributes([side], {"pkg/args.py": text}, GrepTree({"pkg/args.py": text}))  # type: ignore[list-item]
     return [a.name for a in found]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -58,3 +59,23 @@ class DirTree:
             return (self.root / path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             return None
+
+
+class MemoryTree:
+    """A RepoTree over files held in memory."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = files
+
+    def paths(self) -> list[str]:
+        return sorted(self.files)
+
+    def read(self, path: str) -> str | None:
+        return self.files.get(path)
+
+
+class GrepTree(MemoryTree):
+    """A MemoryTree with the whole-word `grep` the analyses call when a tree offers it."""
+
+    def grep(self, words: list[str], substrings: bool = False) -> set[str]:
+        return {p for p, t in self.files.items() if any(re.search(rf"\b{re.escape(w)}\b", t) for w in words)}
