@@ -43,6 +43,8 @@ Not counted as explicit settings, and not flagged as overrides:
 - copies that pass the value along (`self.flag = cfg.flag`);
 - the first setting of an object the function has just constructed (`MaskedSoftmaxParam param;` then
   `param.qk_scale = ...`): a parameter pack built for one call holds nothing set elsewhere;
+- writes into one call's data (`prepare_request.debug_config.x = ...`: a receiver named `*_request`,
+  `response`, `payload`, `message`), filled per request, not set once for the deployment;
 - tests and vendored trees (`3rdparty/`, `third_party/`, `vendor/`, `external/`).
 A write of the operator's own setting (its value or guard reads an environment variable, e.g.
 `FORCE_STOP_WORDS_STR`) is meant to win over the models' settings and is not flagged either.
