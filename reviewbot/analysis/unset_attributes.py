@@ -49,9 +49,9 @@ class UnsetAttribute:
     text: str  # the source line, stripped
 
 
-def _reads(tree: ast.AST, added: frozenset[int], foreign: set[ast.ClassDef]) -> list[tuple[int, str]]:
-    """(line, attribute) of `self.X` loads on added lines, outside classes with a foreign base."""
-    skipped = {(c.lineno, c.end_lineno or c.lineno) for c in foreign}
+def _reads(tree: ast.AST, added: frozenset[int], inheriting: set[ast.ClassDef]) -> list[tuple[int, str]]:
+    """(line, attribute) of `self.X` loads on added lines, outside the `inheriting` classes."""
+    skipped = {(c.lineno, c.end_lineno or c.lineno) for c in inheriting}
     out: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if (
@@ -149,15 +149,13 @@ def unset_attributes(
         return []
     grep = getattr(tree, "grep", None)
     found = grep(names) if callable(grep) else None
-    if found is None:
-        return []
+    if found is None or len(found) > _MAX_FILES:
+        return []  # too many files name them to read: an unread one may set them
     elsewhere = _named_elsewhere(
-        read_many(tree, sorted(p for p in found if not (excluded is not None and excluded(p)))[:_MAX_FILES]),
+        read_many(tree, sorted(p for p in found if not (excluded is not None and excluded(p)))),
         set(names),
         own,
     )
-    if len(found) > _MAX_FILES:
-        return []  # not all read: an unread file may set it
     return [u for n in names if n not in elsewhere for u in wanted[n][:1]]
 
 
