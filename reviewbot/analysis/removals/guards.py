@@ -85,15 +85,25 @@ def _tested(c: Clause, s: Side) -> set[str]:
     return set(words(*removed)) | {n for t in removed for n in env_sources(t)}
 
 
+# A validation's message: a string literal long enough to be the author's own words, not a key.
+_MESSAGE = re.compile(r"""(["'])((?:(?!\1).){12,}?)\1""")
+
+
+def _messages(text: str) -> set[str]:
+    return {m.group(2) for m in _MESSAGE.finditer(text) if " " in m.group(2)}
+
+
 def _rewritten(c: Clause, s: Side) -> bool:
-    """The same function validates the same names in lines the change wrote: a rewritten validation
-    (`is not None` -> `== "1"`, a new message), not a removed one."""
+    """The same function validates the same names, or says the same message, in lines the change
+    wrote: a rewritten validation (`is not None` -> `== "1"`, a new message; a pydantic v1 validator's
+    `if "b" in values and v > values["b"]: raise ValueError("a must be less than b")` -> v2's
+    `assert self.a <= self.b, "a must be less than b"`), not a removed one."""
     assert s.head is not None
-    tested = _tested(c, s)
+    tested, said = _tested(c, s), _messages(c.text)
     for h in s.head.clauses:
         if h.function != c.function or not h.kind.validates or not touches(h, s.added):
             continue
-        if tested & _tested_head(h):
+        if tested & _tested_head(h) or said & _messages(h.text):
             return True
     return False
 
