@@ -202,7 +202,24 @@ def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | 
         and not any(w.line < r < a.line for r in returns)
         and (scopes is None or scopes.same_flow(root, w.line, a.line))
     ]  # fmt: skip
-    return max(found, key=lambda w: w.line) if found else None
+    last = max(found, key=lambda w: w.line) if found else None
+    if (
+        last is not None
+        and scopes is not None
+        and _read_between(a, scopes, last.stmt_end or last.line, a.line)
+    ):
+        return None  # the derived value was used before the write replaced it: not dead
+    return last
+
+
+def _read_between(a: Assignment, scopes: FileScopes, after: int, before: int) -> bool:
+    """Whether a statement between two writes reads the field (`free(self.buffers)` between
+    `self.buffers += pinned` and `self.buffers = []`): the first write's value was consumed."""
+    if before - after < 2:
+        return False
+    field = re.escape(a.field or a.target.rsplit(".", 1)[-1])
+    mention = re.compile(rf"(?:\.|->|\b){field}\b(?!\s*=(?!=))")
+    return bool(mention.search(scopes.source(after + 1, before - 1)))
 
 
 def _written(a: Assignment, scopes: FileScopes | None) -> str:
