@@ -23,7 +23,8 @@ and feeds only new code — not one read as `not x` (an opt-out), one that wraps
 there before (`if params.warmup { warmup(); }`), or one copied into a local the function otherwise
 sets to the switch's default (`drop = True` / `if valid: drop = cfg.drop_last_valid`); the same value spelled differently
 (`1.0` / `1.`, quotes, a string replaced by the enum member of the same name: `"f16"` ->
-`GGML_TYPE_F16`); a C++ in-class default that every constructor's initialiser list overrides; a
+`GGML_TYPE_F16`); a `None` made the empty value of its declared type (`base_dir: str = None` -> `""`:
+false as before, a type fix); a C++ in-class default that every constructor's initialiser list overrides; a
 change that keeps the old behaviour reachable in the same change (a guarded write of the old value to the
 same field: an opt-in or a deprecation switch); a parameter default made `None` that the function binds
 back to the old value (`if args is None: args = sys.argv[1:]`); a `None` ("filled in later") default

@@ -150,6 +150,9 @@ def _resolve(value: str, facts: list[FileFacts], index: RepoIndex) -> str | None
     return None
 
 
+_EMPTY = frozenset({'""', "''", "[]", "{}", "()", "list()", "dict()"})
+
+
 def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     out: list[DefaultChange] = []
     bases = [s.base_facts for s in sides if s.base_facts is not None]
@@ -174,6 +177,10 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                 silent = "same value"
             elif was == "None" and _folded(key[1], now, sides):
                 silent = "derivation folded into the default"
+            elif was == "None" and now.replace(" ", "") in _EMPTY:
+                # `base_dir: str = None` -> `= ""`: the declared type's empty value, false as None was;
+                # a type fix (what `os.path.join` needed), not a new behaviour for every deployment.
+                silent = "None made the empty value"
             owner, field = key
             sentinel = "None" in (was, now)
             if (sentinel or not (_scalar(was) and _scalar(now))) and not _config_owner(owner, s, index):
