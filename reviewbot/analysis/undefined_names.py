@@ -5,6 +5,7 @@ Two sources, both compared before and after the change so that only what the cha
 - **pyflakes** (used as a library, never a home-made scope analysis) on both revisions of each changed
   Python file: its `UndefinedName` messages. A head message counts when the base has no message for the
   same name in the same enclosing function (lines move, so the pair name + function is what is compared)
+  nor on a line the change removed (a use moved into another function with the bug it had: not new),
   and it sits on a line the change added, or on a line it kept while it removed the line that bound the
   name (an import deleted, or moved into one function while other functions still use it).
 - **an env registry's attribute** (`envs.SGLANG_FOO` where `envs` is sglang's `environ.py` object or
@@ -96,14 +97,17 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
         if base is None:
             continue  # the base does not parse: nothing to compare with
         head_spans, base_spans = scopes(head), scopes(base)
-        before = {(n, function_at(base_spans, ln)) for n, ln in _pyflakes_undefined(base, s.old_path)}
+        base_undefined = _pyflakes_undefined(base, s.old_path)
+        before = {(n, function_at(base_spans, ln)) for n, ln in base_undefined}
+        # A use the change removed at base, unbound there too: code moved with its bug, not a new one.
+        moved = {n for n, ln in base_undefined if ln in s.removed}
         lines = head_text.split("\n")
         base_lines = (base_text or "").split("\n")
         first: dict[str, UndefinedName] = {}
         also: dict[str, list[int]] = {}
         for name, line in sorted(_pyflakes_undefined(head, s.path), key=lambda t: t[1]):
             fn = function_at(head_spans, line)
-            if (name, fn) in before:
+            if (name, fn) in before or name in moved:
                 continue
             unbound_by = None if line in s.added else _removed_binding(name, s.removed, base_lines)
             if line not in s.added and unbound_by is None:
