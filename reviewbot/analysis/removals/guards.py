@@ -63,8 +63,8 @@ def _validations(s: Side, elsewhere: set[tuple[ClauseKind, frozenset[str]]]) -> 
         if not c.function or c.function not in live or _rewritten(c, s):
             continue
         key = (c.kind, c.guard_atoms if c.guards else frozenset({c.text}))
-        if key in elsewhere or (c.kind is ClauseKind.RAISE and (c.kind, frozenset({c.text})) in elsewhere):
-            continue  # the same validation, moved
+        if key in elsewhere or (c.kind, frozenset({c.text})) in elsewhere:
+            continue  # the same validation, moved (an assert or raise re-nested under other conditions)
         if not about_config(c, s) or _UNIMPLEMENTED.search(c.text):
             continue  # a tensor's shape, a local's value, a "not implemented yet": not a configuration rule
         if _gone(c, s):
