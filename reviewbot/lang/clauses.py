@@ -63,7 +63,10 @@ __all__ = [
 _PY = LazyParser(tree_sitter_python.language)
 _CPP = LazyParser(tree_sitter_cpp.language)
 _MAX_DEPTH = 200  # nesting followed at most this deep (generated code); deeper statements are left out
-_CHECK_MACRO = re.compile(r"(?:\w+_)?(?:CHECK|ASSERT|REQUIRE)(?:_\w+)?|assert|static_assert|TORCH_CHECK\w*")
+# Check macros: FT_CHECK, TORCH_CHECK_EQ, glog/TVM `CHECK_LE`, `DCHECK`, `ICHECK`, `TVM_FFI_ICHECK(...)`.
+_CHECK_MACRO = re.compile(
+    r"(?:\w+_)?[DIP]?(?:CHECK|ASSERT|REQUIRE)(?:_\w+)?|assert|static_assert|TORCH_CHECK\w*"
+)
 
 
 @lru_cache(maxsize=128)
