@@ -49,8 +49,19 @@ def _head_validations(heads: list[Side]) -> set[tuple[ClauseKind, frozenset[str]
     return {
         key
         for t in heads if t.head is not None for h in t.head.clauses if h.kind.validates
-        for key in ((h.kind, h.guard_atoms if h.guards else frozenset({h.text})), (h.kind, frozenset({h.text})))
+        for key in ((h.kind, h.guard_atoms if h.guards else frozenset({h.text})), (h.kind, frozenset({h.text})),
+                    (h.kind, frozenset({_receivers_aside(h.text)})))
     }  # fmt: skip
+
+
+# The object a check starts from (`config["tp"]`, `args.tp`, `cfg->tp`): renamed when a check moves.
+_RECEIVER = re.compile(r"(?<![\w.>\"'])[A-Za-z_]\w*(?=\s*(?:\[|\.|->))")
+
+
+def _receivers_aside(text: str) -> str:
+    """A check's text with the object it starts from left out: `CHECK(config["tp"].is<int64_t>())` in
+    one function and `CHECK(model_config["tp"].is<int64_t>())` in another are one check that moved."""
+    return "\x00" + _RECEIVER.sub("_", text)
 
 
 def _validations(s: Side, elsewhere: set[tuple[ClauseKind, frozenset[str]]]) -> list[Removal]:
@@ -63,7 +74,8 @@ def _validations(s: Side, elsewhere: set[tuple[ClauseKind, frozenset[str]]]) -> 
         if not c.function or c.function not in live or _rewritten(c, s):
             continue
         key = (c.kind, c.guard_atoms if c.guards else frozenset({c.text}))
-        if key in elsewhere or (c.kind, frozenset({c.text})) in elsewhere:
+        moved = {(c.kind, frozenset({c.text})), (c.kind, frozenset({_receivers_aside(c.text)}))}
+        if key in elsewhere or moved & elsewhere:
             continue  # the same validation, moved (an assert or raise re-nested under other conditions)
         if not about_config(c, s) or _UNIMPLEMENTED.search(c.text):
             continue  # a tensor's shape, a local's value, a "not implemented yet": not a configuration rule
