@@ -150,6 +150,19 @@ def _resolve(value: str, facts: list[FileFacts], index: RepoIndex) -> str | None
     return None
 
 
+# An object built by its class's constructor (`Metric(/*warmed_up=*/true)`, `TimeCost{}`).
+_CONSTRUCTED = re.compile(r"^[A-Z]\w*(?:(?:::|\.)\w+)*\s*[({]")
+
+
+def _retyped(was: str, now: str) -> bool:
+    """An object default replaced by a plain number or string (or back): the field changed type
+    (`Metric sum_time = Metric(true);` -> `double sum_time = 0;`), not the value deployments get."""
+    return any(
+        _CONSTRUCTED.match(a.strip()) is not None and _scalar(b) and b.strip() not in ("None", "nullptr")
+        for a, b in ((was, now), (now, was))
+    )  # `None` -> `QuantConfig()` is a feature switched on, not a type change
+
+
 _EMPTY = frozenset({'""', "''", "[]", "{}", "()", "list()", "dict()"})
 
 
@@ -177,6 +190,8 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                 silent = "same value"
             elif was == "None" and _folded(key[1], now, sides):
                 silent = "derivation folded into the default"
+            elif _retyped(was, now):
+                silent = "the field's type changed"
             elif was == "None" and now.replace(" ", "") in _EMPTY:
                 # `base_dir: str = None` -> `= ""`: the declared type's empty value, false as None was;
                 # a type fix (what `os.path.join` needed), not a new behaviour for every deployment.
