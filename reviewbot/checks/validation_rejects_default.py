@@ -21,6 +21,9 @@ feature needs turned on with it (`if args.fp8_param_gather: assert args.use_dist
 A check on one option whose default is a `None` / `0` placeholder (`assert args.input is not None`)
 makes the option required rather than rejecting a combination of defaults, and is not reported.
 
+A check after an early exit (`if self.stream_options is None: return self`) runs only on the other side
+of that test, which is evaluated with it.
+
 Only when every operand's default is known: a call, a local, a subscript, an option without a known
 default, or a field written above the check (by the function, or by a call handed the object: a
 function of the module or of the repository is read, up to the early exit the defaults take, as in

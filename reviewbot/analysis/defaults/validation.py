@@ -92,10 +92,21 @@ def _statements(
         elif isinstance(stmt, ast.If):
             yield from _statements(stmt.body, (*guards, (stmt.test, True)))
             yield from _statements(stmt.orelse, (*guards, (stmt.test, False)))
+            # An early exit (`if self.stream_options is None: return self`): what follows runs only
+            # on the other side of the test.
+            if _exits(stmt.body) and not _exits(stmt.orelse):
+                guards = (*guards, (stmt.test, False))
+            elif _exits(stmt.orelse) and not _exits(stmt.body):
+                guards = (*guards, (stmt.test, True))
         elif isinstance(stmt, ast.Return | ast.Continue | ast.Break):
             return  # what follows does not run on this path (a return inside an `if` is not followed)
         elif isinstance(stmt, ast.If | ast.For | ast.While | ast.With | ast.Try):
             continue  # loops, context managers and handlers: defaults do not decide them
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    """The block always leaves the function or loop (its last statement returns, raises or jumps)."""
+    return bool(body) and isinstance(body[-1], ast.Return | ast.Raise | ast.Continue | ast.Break)
 
 
 def _functions(tree: ast.Module) -> Iterable[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
