@@ -19,7 +19,7 @@ P1 instead of P2 when the default reaches numerics or persistent data: its name 
 of dtypes, precision, quantisation, TensorRT / ONNX engines, scales, or saving and exporting files.
 
 Not flagged: a brand-new field, switch or option (nothing to flip) other than a switch that defaults on
-and feeds only new code — not one read as `not x` (an opt-out), one that wraps statements that were
+and feeds only new code in a file the base had (a new model's own file: nobody ran it before) — not one read as `not x` (an opt-out), one that wraps statements that were
 there before (`if params.warmup { warmup(); }`), or one copied into a local the function otherwise
 sets to the switch's default (`drop = True` / `if valid: drop = cfg.drop_last_valid`); the same value spelled differently
 (`1.0` / `1.`, quotes, a string replaced by the enum member of the same name: `"f16"` ->

@@ -300,10 +300,12 @@ _ON = frozenset({"True", "true"})
 
 def _new_switches(sides: list[Side]) -> list[tuple[Side, str, str, str, int]]:
     """(side, owner, field, value, line) of bool fields the change adds to a config owner defaulting on
-    (no owner of any changed file declared the field at the base)."""
+    (no owner of any changed file declared the field at the base), in files the base had."""
     known = {key[1] for s in sides for key in _defaults(s.base_facts)}
     out: list[tuple[Side, str, str, str, int]] = []
     for s in sides:
+        if s.base_facts is None:
+            continue  # a new file (a new model's config): no deployment ran with it before
         for (owner, field), (value, line) in sorted(_defaults(s.head_facts).items()):
             if value in _ON and line in s.added and field not in known:
                 out.append((s, owner, field, value, line))
