@@ -163,6 +163,28 @@ def _retyped(was: str, now: str) -> bool:
     )  # `None` -> `QuantConfig()` is a feature switched on, not a type change
 
 
+_CALL = re.compile(r"^([A-Z]\w*)\s*(\(.*\)|\{.*\})$", re.S)
+
+
+def _class_renamed(was: str, now: str, sides: list[Side]) -> bool:
+    """`Float8Dense()` -> `Float8Linear()` where the change renamed the class (the old name declared at
+    base, gone from the head; the new one declared only in the head): the same object, renamed."""
+    old, new = _CALL.match(was.strip()), _CALL.match(now.strip())
+    if old is None or new is None or old.group(2) != new.group(2):
+        return False
+
+    def declared(name: str, head: bool) -> bool:
+        return any(
+            o.name == name
+            for s in sides
+            for f in [s.head_facts if head else s.base_facts]
+            if f
+            for o in f.owners
+        )
+
+    return declared(old.group(1), False) and not declared(old.group(1), True) and declared(new.group(1), True)
+
+
 _EMPTY = frozenset({'""', "''", "[]", "{}", "()", "list()", "dict()"})
 
 
@@ -192,6 +214,8 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                 silent = "derivation folded into the default"
             elif _retyped(was, now):
                 silent = "the field's type changed"
+            elif _class_renamed(was, now, sides):
+                silent = "the same object under its class's new name"
             elif was == "None" and now.replace(" ", "") in _EMPTY:
                 # `base_dir: str = None` -> `= ""`: the declared type's empty value, false as None was;
                 # a type fix (what `os.path.join` needed), not a new behaviour for every deployment.
