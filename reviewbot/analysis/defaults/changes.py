@@ -185,6 +185,13 @@ def _class_renamed(was: str, now: str, sides: list[Side]) -> bool:
     return declared(old.group(1), False) and not declared(old.group(1), True) and declared(new.group(1), True)
 
 
+# Records a running engine fills per step or per batch (`FlashAttentionMetadata.max_seq_len_q`,
+# `EngineMetrics`, `ForwardBatch`): their field defaults are initial values, not settings.
+_RUNTIME_RECORD = re.compile(
+    r"(?:Metadata|State|Stats|Metrics|Outputs?|Batch|Result|Context|Buffers?|Tensors?)$"
+)
+
+
 _EMPTY = frozenset({'""', "''", "[]", "{}", "()", "list()", "dict()"})
 
 
@@ -222,6 +229,8 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                 silent = "None made the empty value"
             owner, field = key
             sentinel = "None" in (was, now)
+            if _RUNTIME_RECORD.search(owner) and not _config_owner(owner, s, index):
+                continue  # per-batch metadata, counters, results: runtime records, not settings
             if (sentinel or not (_scalar(was) and _scalar(now))) and not _config_owner(owner, s, index):
                 continue  # a table (`W.strategy = {...}`) or a None sentinel of a non-config class: not a setting
             if _overridden_by_constructor(owner, field, hline, heads, index) or _opt_in(field, old, sides):
