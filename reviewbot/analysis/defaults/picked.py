@@ -46,6 +46,12 @@ def _unset_test(atom: str, negated: bool, field: str, defaults: list[str]) -> bo
     return value in ("None", '"auto"', "'auto'", '""', "''") or any(same_literal(value, d) for d in defaults)
 
 
+def _compared_with(atom: str, value: str) -> bool:
+    """The test compares the field with the value the write stores (`x == CUDAGraphMode.NONE`)."""
+    sides = atom.replace(" ", "").split("==")
+    return len(sides) == 2 and any(same_literal(side, value.replace(" ", "")) for side in sides)
+
+
 def _literals(pred: Pred, negated: bool = False) -> list[tuple[str, bool]]:
     """The atoms of a predicate with their polarity (`not x` -> (`x`, True))."""
     if isinstance(pred, Atom):
@@ -97,6 +103,8 @@ def auto_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                 continue
             if (a.function, a.field, a.value, a.guard.key) in before:
                 continue
+            if any(_compared_with(t, a.value) for t, neg in tests if not neg):
+                continue  # `if x is None or x == NONE: x = NONE`: the unset spelling normalised, no pick
             if any(same_literal(a.value, d) for d in _own_base_defaults(a, s)):
                 continue  # the field's base default, now picked when unset: those deployments keep it
             out.append(
