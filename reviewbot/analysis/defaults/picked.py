@@ -5,7 +5,8 @@ nobody set, and a module constant that an environment read with another default 
   field is still at its default (`if self.x is None: ... elif is_blackwell(): self.x = "trtllm_mha"`,
   `if not self.flag and arch in (...): self.flag = True`, `if (x == 0) x = 128;`): every deployment
   that never sets the field and meets the condition gets the new value. Not for brand-new fields, nor
-  for the field's base default picked when it is now left unset (`page_size: int = 1` became
+  for a write of the value the test compares with (`if x is None or x == NONE: x = NONE`: the unset
+  spelling normalised), nor for the field's base default picked when it is now left unset (`page_size: int = 1` became
   `Optional[int] = None` with `if self.page_size is None: self.page_size = 1`): nothing changes.
 - `constant_to_env`: `SIZE = 256 * 1024 * 1024` removed and a use of it replaced by `envs.X_SIZE` whose
   default, read where the variable is defined (`int(os.getenv("X_SIZE", str(394 * 1024 * 1024)))`),
