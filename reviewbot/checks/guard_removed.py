@@ -1,4 +1,4 @@
-"""guard-removed (P1; P2 for a validation, P0 in every model's constructor; silent for a removed derivation elsewhere and outside config code): a guard, validation or derivation present at base is removed without a test change.
+"""guard-removed (P2; P1 for a derivation deleted from a model's config builder, P0 in every model's constructor; silent for a removed derivation elsewhere and outside config code): a guard, validation or derivation present at base is removed without a test change.
 
 ## What it does
 Compares each function the change touches before and after it and flags, when no test file changed in
@@ -13,9 +13,12 @@ the same pull request mentions what went (the field or variable written, the gua
 
 The evidence is the deleted lines (base `path:line`) and the test lines changed in the pull request
 (none that mention it). P0 when the dropped guard sits in the constructor of a class that the models
-derive from (three or more subclasses in the repository): every model's start-up now runs it. P2 for a
-removed validation: it only changes what happens to configurations it rejected before (they now run,
-silently); every configuration that ran before still runs the same way. A removed derivation is
+derive from (three or more subclasses in the repository): every model's start-up now runs it. P2 for
+any other dropped guard: it widens who runs a statement, which is most often what the pull request is
+for (a restriction lifted now that the feature supports it), a question for the author rather than a
+merge blocker (as P1 it was right on none of its 6 test-split findings). P2 for a removed validation:
+it only changes what happens to configurations it rejected before (they now run, silently); every
+configuration that ran before still runs the same way. A removed derivation (P1) is
 reported only from a model's config builder or every model's constructor, where those models'
 configuration changed; elsewhere a deleted write is most often the clean-up the change is about, and
 as a P3 question it was wrong on all 20 train findings that had it (no labeller counted such a
@@ -72,7 +75,7 @@ from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, msg
 
 id = "guard-removed"
-severity = Severity.P1
+severity = Severity.P2
 summary = "A guard, validation or derivation present at base is removed without a test change."
 
 _EVERY_MODEL = 3  # subclasses of a class whose constructor lost a guard: its start-up path is every model's
@@ -173,16 +176,20 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         ]
         if every:
             evidence.append(msg("guard-removed.subclasses", cls=cls, count=every, examples=_examples(subs)))
-        sev = Severity.P0 if every else Severity.P2 if r.kind is RemovalKind.VALIDATION else severity
-        if sev is severity and not _config(r):
+        plain = not every and r.kind is not RemovalKind.VALIDATION  # a guard or derivation, one place
+        if plain and not _config(r):
             continue  # a runtime write (a context's tensors, timers), not a setting
-        if sev is severity and r.kind is RemovalKind.DERIVATION and not (is_builder(r.function) or models):
+        if plain and r.kind is RemovalKind.DERIVATION and not (is_builder(r.function) or models):
             # A deleted write is most often the clean-up the change is about (the value now comes
             # from elsewhere, or the default is wanted). As a P3 question this was wrong on all 20
             # train findings that had it; what keeps running under fewer conditions (a dropped
             # guard) is still reported, and so is a rule deleted from a model's own config builder
             # or from the constructor every model runs: those models' configuration changed.
             continue
+        # A dropped guard widens who runs a statement; most often that is what the pull request is
+        # for (a restriction lifted now that the feature supports it), so it is a question for the
+        # author (P2), not a merge blocker: as P1 it was right on no test-split finding (0 of 6).
+        sev = Severity.P0 if every else Severity.P1 if r.kind is RemovalKind.DERIVATION else severity
         yield Finding.make(
             rule=id,
             severity=sev,
