@@ -21,7 +21,8 @@ and its guard's reach), and the first evidence line names that population:
   "DeepseekV3ForCausalLM"`); or an unguarded formula every configuration runs through replaced an older
   value (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
 - **P3** (a note; as P2 it was wrong on all 8 test findings): an opt-in: only who sets an env variable or
-  flips a switch away from a default keeping the old behaviour reaches it, and nothing here sets it.
+  flips a switch away from a default keeping the old behaviour reaches it, and nothing here sets it;
+  or the branch sits in a file the change adds (a new backend or model: no configuration ran it before).
 - **not reported**: code outside config code (`analysis.scope`: a loader's scratch size), code no test
   mentions (field, function, guard inputs) unless a test run showed it untested (the checklist says
   "not evaluated" and why; as P3 nits these were wrong on all 18 train findings; P3 from a diff alone,
@@ -87,6 +88,8 @@ from reviewbot.checks.missing_tests_search import (
     definitions,
     guard_inputs,
     mentions,
+    new_file,
+    practice,
 )
 from reviewbot.checks.pinning import constant, pin_table
 from reviewbot.checks.util import (
@@ -288,18 +291,11 @@ def _judge(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
         if untested:
             who = who_reaches[_key(untested[0])]
             # Only a population that ships makes an untested row worth blocking on; an opt-in is a note.
-            sev = Severity.P1 if who.kind == "production" else Severity.P3
+            sev = Severity.P1 if who.kind == "production" and not new_file(ctx, untested[0]) else Severity.P3
             config = bool(survivors) or in_config_code(untested[0].head)
-            sev, practiced = _practice(ctx, bool(survivors), names, sev)
+            sev, practiced = practice(ctx, bool(survivors), names, sev)
             if config:  # outside config code there is no setting to pin: judged, nothing to ask
                 yield _Untested(fn, untested, bool(survivors), names, own, tests, sev, who), practiced
-
-
-def _practice(ctx: CheckContext, survived: bool, names: list[str], sev: Severity) -> tuple[Severity, bool]:
-    """Is this code tested (a surviving mutant, tests naming it)? With no tree, unknown: a P3 nit."""
-    if survived or ctx.index.tests_mentioning(names):
-        return sev, True
-    return (Severity.P3, True) if ctx.change.head_tree is None else (sev, False)
 
 
 _RANK = {"production": 0, "opt-in": 1, "none": 2}

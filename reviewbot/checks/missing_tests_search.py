@@ -1,5 +1,6 @@
 """What missing-tests searches a change's tests for: the test lines the change wrote, and the names
-(fields, a distinctive function, the guard's inputs) a test of a derivation would mention.
+(fields, a distinctive function, the guard's inputs) a test of a derivation would mention; whether
+the code is practised by tests at all, and whether it sits in a file the change adds.
 
 Pure: the check context in, test lines and names out.
 """
@@ -14,8 +15,10 @@ from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import short_function
 from reviewbot.lang.index import TestRef, is_test_path
+from reviewbot.model.change import FileStatus
+from reviewbot.model.finding import Severity
 
-__all__ = ["ChangedTest", "changed_tests", "definitions", "guard_inputs", "mentions"]
+__all__ = ["ChangedTest", "changed_tests", "definitions", "guard_inputs", "mentions", "new_file", "practice"]
 
 _NOISE = frozenset({"self", "this", "config", "cfg", "True", "False", "None", "not", "and", "or"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -87,3 +90,17 @@ def definitions(ctx: CheckContext) -> Counter[str]:
         if not is_test_path(facts.path)
         for fn in facts.functions
     )
+
+
+def new_file(ctx: CheckContext, d: ChangedDerivation) -> bool:
+    """The derivation sits in a file the change adds (a new backend, a new model): no configuration
+    ran it before, so no shipped behaviour changes under it until something wires it in."""
+    f = ctx.change.file(d.head.path)
+    return f is not None and f.status is FileStatus.ADDED
+
+
+def practice(ctx: CheckContext, survived: bool, names: list[str], sev: Severity) -> tuple[Severity, bool]:
+    """Is this code tested (a surviving mutant, tests naming it)? With no tree, unknown: a P3 nit."""
+    if survived or ctx.index.tests_mentioning(names):
+        return sev, True
+    return (Severity.P3, True) if ctx.change.head_tree is None else (sev, False)

@@ -41,6 +41,12 @@ def test_default_row_is_p1_and_names_the_default(
     assert says in evidence and "the changed row is the default one" in evidence
 
 
+def test_a_derivation_in_a_module_the_change_adds_is_a_note(tmp_path: Path) -> None:
+    # The same default row as py-default-row, in a file the change adds: no deployment ran it before.
+    [(severity, at, n, _)] = _missing("py-new-module", tmp_path)
+    assert (severity, at, n) == (Severity.P3, "pkg/offload.py", 14)
+
+
 @pytest.mark.parametrize(
     ("case", "path", "line", "says"),
     [

@@ -32,6 +32,7 @@ from reviewbot.analysis.defaults.consumers import consumer_words, reaches_numeri
 from reviewbot.analysis.defaults.initialisers import initialiser, initialiser_changes, reads_of
 from reviewbot.analysis.defaults.picked import auto_changes, constant_to_env
 from reviewbot.analysis.defaults.records import DefaultChange, DefaultKind
+from reviewbot.analysis.defaults.respelled import runtime_record, silent_reason
 from reviewbot.analysis.defaults.switch_atoms import copied_as_is, switch_atom
 from reviewbot.analysis.envs.parse import same_literal
 from reviewbot.analysis.envs.switches import default_changes
@@ -74,24 +75,6 @@ _SCALAR = re.compile(
 def _scalar(value: str) -> bool:
     """A literal a deployment would set: a number, a bool, a string, None, an enum member."""
     return _SCALAR.fullmatch(value.strip()) is not None
-
-
-_STRING = re.compile(r"""^(?:"([^"]*)"|'([^']*)')$""")
-_MEMBER = re.compile(r"^[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*$")
-
-
-def same_retyped(a: str, b: str) -> bool:
-    """A string default and the enum member that replaced it, naming the same value (`"f16"` and
-    `GGML_TYPE_F16`, `"auto"` and `Mode.AUTO`): the field's type changed, not its value."""
-    for text, member in ((a, b), (b, a)):
-        m = _STRING.match(text.strip())
-        if m is None or _MEMBER.match(member.strip()) is None:
-            continue
-        word = (m.group(1) if m.group(1) is not None else m.group(2)).strip().lower()
-        last = re.split(r"\.|::", member.strip())[-1].lower()
-        if word and re.fullmatch(r"\w+", word) and (last == word or last.endswith("_" + word)):
-            return True
-    return False
 
 
 def _config_owner(owner: str, s: Side, index: RepoIndex) -> bool:
@@ -150,51 +133,6 @@ def _resolve(value: str, facts: list[FileFacts], index: RepoIndex) -> str | None
     return None
 
 
-# An object built by its class's constructor (`Metric(/*warmed_up=*/true)`, `TimeCost{}`).
-_CONSTRUCTED = re.compile(r"^[A-Z]\w*(?:(?:::|\.)\w+)*\s*[({]")
-
-
-def _retyped(was: str, now: str) -> bool:
-    """An object default replaced by a plain number or string (or back): the field changed type
-    (`Metric sum_time = Metric(true);` -> `double sum_time = 0;`), not the value deployments get."""
-    return any(
-        _CONSTRUCTED.match(a.strip()) is not None and _scalar(b) and b.strip() not in ("None", "nullptr")
-        for a, b in ((was, now), (now, was))
-    )  # `None` -> `QuantConfig()` is a feature switched on, not a type change
-
-
-_CALL = re.compile(r"^([A-Z]\w*)\s*(\(.*\)|\{.*\})$", re.S)
-
-
-def _class_renamed(was: str, now: str, sides: list[Side]) -> bool:
-    """`Float8Dense()` -> `Float8Linear()` where the change renamed the class (the old name declared at
-    base, gone from the head; the new one declared only in the head): the same object, renamed."""
-    old, new = _CALL.match(was.strip()), _CALL.match(now.strip())
-    if old is None or new is None or old.group(2) != new.group(2):
-        return False
-
-    def declared(name: str, head: bool) -> bool:
-        return any(
-            o.name == name
-            for s in sides
-            for f in [s.head_facts if head else s.base_facts]
-            if f
-            for o in f.owners
-        )
-
-    return declared(old.group(1), False) and not declared(old.group(1), True) and declared(new.group(1), True)
-
-
-# Records a running engine fills per step or per batch (`FlashAttentionMetadata.max_seq_len_q`,
-# `EngineMetrics`, `ForwardBatch`): their field defaults are initial values, not settings.
-_RUNTIME_RECORD = re.compile(
-    r"(?:Metadata|State|Stats|Metrics|Outputs?|Batch|Result|Context|Buffers?|Tensors?)$"
-)
-
-
-_EMPTY = frozenset({'""', "''", "[]", "{}", "()", "list()", "dict()"})
-
-
 def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
     out: list[DefaultChange] = []
     bases = [s.base_facts for s in sides if s.base_facts is not None]
@@ -210,26 +148,10 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
             # known, the same value under another name.
             resolved_old, resolved_new = _resolve(old, bases, index), _resolve(new, heads, index)
             was, now = resolved_old or old, resolved_new or new
-            silent = ""
-            if new == "None":
-                silent = "unset"
-            elif resolved_old is None or resolved_new is None:
-                silent = "unknown reference"
-            elif same_literal(was, now) or same_retyped(was, now):
-                silent = "same value"
-            elif was == "None" and _folded(key[1], now, sides):
-                silent = "derivation folded into the default"
-            elif _retyped(was, now):
-                silent = "the field's type changed"
-            elif _class_renamed(was, now, sides):
-                silent = "the same object under its class's new name"
-            elif was == "None" and now.replace(" ", "") in _EMPTY:
-                # `base_dir: str = None` -> `= ""`: the declared type's empty value, false as None was;
-                # a type fix (what `os.path.join` needed), not a new behaviour for every deployment.
-                silent = "None made the empty value"
+            silent = silent_reason(key[1], new, (resolved_old, resolved_new), sides)
             owner, field = key
             sentinel = "None" in (was, now)
-            if _RUNTIME_RECORD.search(owner) and not _config_owner(owner, s, index):
+            if runtime_record(owner) and not _config_owner(owner, s, index):
                 continue  # per-batch metadata, counters, results: runtime records, not settings
             if (sentinel or not (_scalar(was) and _scalar(now))) and not _config_owner(owner, s, index):
                 continue  # a table (`W.strategy = {...}`) or a None sentinel of a non-config class: not a setting
@@ -240,20 +162,6 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                               s.old_path, bline, silent=silent)
             )  # fmt: skip
     return out
-
-
-def _folded(field: str, new: str, sides: list[Side]) -> bool:
-    """A `None` ("filled in later") default that became the value the change stops filling in: the removed
-    lines set the field to it (`"eliminate_noops": True` dropped from the per-level tables, the default
-    now `True`). Deployments that got the value through the derivation keep it."""
-    rx = re.compile(rf"""(?:^|[\s{{(,.])["']?{re.escape(field)}["']?\s*(?::|=(?!=))\s*(.+?)\s*,?\s*$""")
-    for s in sides:
-        for h in s.hunks:
-            for _, text in h.removed:
-                m = rx.search(text.split("#", 1)[0].rstrip())
-                if m is not None and same_literal(m.group(1).rstrip(",;"), new):
-                    return True
-    return False
 
 
 def _late_bound(s: Side, function: str, name: str, old: str) -> bool:

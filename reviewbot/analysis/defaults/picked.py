@@ -47,6 +47,17 @@ def _unset_test(atom: str, negated: bool, field: str, defaults: list[str]) -> bo
     return value in ("None", '"auto"', "'auto'", '""', "''") or any(same_literal(value, d) for d in defaults)
 
 
+def _picks_when_unset(a: Assignment, defaults: list[str]) -> bool:
+    """Every test of the field in the write's guard asks whether it was left at its default, and the
+    write stores something else than what a test compares it with (`if x is None or x == NONE:
+    x = NONE` normalises the unset spelling: it picks nothing)."""
+    assert a.guard is not None
+    tests = [(t, neg) for t, neg in _literals(a.guard) if re.search(rf"\b{re.escape(a.field)}\b", t)]
+    if not tests or not all(_unset_test(t, neg, a.field, defaults) for t, neg in tests):
+        return False
+    return not any(_compared_with(t, a.value) for t, neg in tests if not neg)
+
+
 def _compared_with(atom: str, value: str) -> bool:
     """The test compares the field with the value the write stores (`x == CUDAGraphMode.NONE`)."""
     sides = atom.replace(" ", "").split("==")
@@ -99,13 +110,8 @@ def auto_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
             defaults = _base_defaults(a.field, sides, index)
             if defaults is None:
                 continue  # a brand-new field: nothing to flip
-            tests = [(t, neg) for t, neg in _literals(a.guard) if re.search(rf"\b{re.escape(a.field)}\b", t)]
-            if not tests or not all(_unset_test(t, neg, a.field, defaults) for t, neg in tests):
+            if not _picks_when_unset(a, defaults) or (a.function, a.field, a.value, a.guard.key) in before:
                 continue
-            if (a.function, a.field, a.value, a.guard.key) in before:
-                continue
-            if any(_compared_with(t, a.value) for t, neg in tests if not neg):
-                continue  # `if x is None or x == NONE: x = NONE`: the unset spelling normalised, no pick
             if any(same_literal(a.value, d) for d in _own_base_defaults(a, s)):
                 continue  # the field's base default, now picked when unset: those deployments keep it
             out.append(
