@@ -12,8 +12,9 @@ Flags a new unconditional write of a config field that undoes a derivation, or i
   variable, so setting the variable for the fleet silently lifts the model's constraint.
 
 Not flagged: a later write that reads the earlier value (`x = x or default`, `x = max(x, ...)`), a
-statement between the two that reads it (`free(self.buffers)` before `self.buffers = []`: used, not
-dead), a guarded write (exclusive branches, `if x is None:`), a callee that writes a constant too, writes in
+statement between the two that reads it or may through a call (`free(self.buffers)` before
+`self.buffers = []`; `self.module_state_dict()` between `self._path = p` and `self._path = None`: used,
+not dead), a guarded write (exclusive branches, `if x is None:`), a callee that writes a constant too, writes in
 the config's constructor (declarations), a return between the two writes, a write in a `catch` /
 `except` clause (it runs only when deriving failed), and two writes that are not one flow: in two
 lambdas (two command-line options' handlers), in two `catch` / `except` clauses, in two arms of a

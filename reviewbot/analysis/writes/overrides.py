@@ -214,12 +214,17 @@ def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | 
 
 def _read_between(a: Assignment, scopes: FileScopes, after: int, before: int) -> bool:
     """Whether a statement between two writes reads the field (`free(self.buffers)` between
-    `self.buffers += pinned` and `self.buffers = []`): the first write's value was consumed."""
+    `self.buffers += pinned` and `self.buffers = []`), or may through a call: the first write's value
+    was consumed."""
     if before - after < 2:
         return False
-    field = re.escape(a.field or a.target.rsplit(".", 1)[-1])
+    field, root = re.escape(a.field or a.target.rsplit(".", 1)[-1]), re.escape(a.receiver or _root(a.target))
     mention = re.compile(rf"(?:\.|->|\b){field}\b(?!\s*=(?!=))")
-    return bool(mention.search(scopes.source(after + 1, before - 1)))
+    # A method of the same object, or a call handed it, may read the field (`self._path = p;
+    # module = self.module_state_dict(); self._path = None`: the callee reads `self._path`).
+    handed = re.compile(rf"\b{root}\s*(?:\.|->)\s*\w+\s*\(|[(,]\s*{root}\s*[,)]")
+    between = scopes.source(after + 1, before - 1)
+    return bool(mention.search(between) or handed.search(between))
 
 
 def _written(a: Assignment, scopes: FileScopes | None) -> str:
