@@ -24,6 +24,8 @@ from reviewbot.checks.registry import CHECKS
         ("GTPQ_BITS", "GPTQ_BITS", True),  # two letters swapped
         ("MODEL_V12", "MODEL_V21", False),  # swapped digits: another variable
         ("TPQ_BITS", "PTQ_BITS", False),  # a swap inside a short word
+        ("DLWS_JOB_ID", "DLTS_JOB_ID", False),  # another letter of a vowel-less acronym: another system
+        ("NCCL_DEBUG", "NCCL_DEBUF", True),  # the acronym is kept, the word after it misspelled
     ],
 )
 def test_one_edit(a: str, b: str, typo: bool) -> None:

@@ -15,7 +15,8 @@ A name counts as a likely typo of another when:
   as the repository reads the shorter one (`envs.segments`: code copied from a sibling project).
 
 Edits that usually make another name rather than a typo are left out: a changed digit (`V1`/`V2`) and
-an edit inside a word of fewer than four characters (`TP_SIZE`/`PP_SIZE`, `KV`/`QKV`).
+an edit inside a word of fewer than four characters (`TP_SIZE`/`PP_SIZE`, `KV`/`QKV`), or another letter in a
+vowel-less acronym of four (`DLWS_JOB_ID`/`DLTS_JOB_ID`: two cluster systems).
 """
 
 from __future__ import annotations
@@ -105,7 +106,14 @@ def one_edit(a: str, b: str) -> bool:
         return False
     if longer[i].isdigit() and shorter[i].isdigit():
         return False
-    return min(len(_word_at(longer, i)), len(_word_at(shorter, i))) >= _MIN_WORD
+    words = (_word_at(longer, i), _word_at(shorter, i))
+    if kind == "replace" and all(len(w) <= _MIN_WORD and _ACRONYM.fullmatch(w) for w in words):
+        return False  # `DLWS` / `DLTS`: another letter in a vowel-less acronym names another system
+    return min(map(len, words)) >= _MIN_WORD
+
+
+# An acronym: capitals without a vowel (`DLWS`, `GPTQ`, `NCCL`); `GTPQ` for `GPTQ` is a swap, still a typo.
+_ACRONYM = re.compile(r"[B-DF-HJ-NP-TV-Z]+")
 
 
 _MIXED = re.compile(r"(?<=[A-Z])[a-z](?=[A-Z])|^[a-z](?=[A-Z]{2})|(?<=[A-Z_]{3})[a-z]$")
