@@ -112,7 +112,8 @@ def _methods(cls: ast.ClassDef) -> dict[str, int]:
         for n in ast.walk(cls)
         if isinstance(n, ast.Assign | ast.AnnAssign | ast.AugAssign)
         for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
-        if isinstance(t, ast.Attribute)
+        # only the object's own attribute rebinds the method (`module.flag = True` sets another object's)
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in ("self", "cls")
     }
     class_level = {
         t.id
