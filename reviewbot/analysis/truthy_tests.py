@@ -49,7 +49,9 @@ class TruthyTest:
     path: str
     line: int
     text: str  # the constant sub-expression, as written (`ast.get_source_segment`)
-    operand: str  # what fixes it: the truthy operand, the method, the literal ("" for a tuple)
+    operand: (
+        str  # what fixes it: the truthy operand, the method, what is compared with a literal ("" for a tuple)
+    )
     value: bool  # what the sub-expression always gives
     in_assert: bool  # the test of an `assert`: a validation that never fails (or always does)
     function: str  # the enclosing function's qualified name ("" at module level)
@@ -210,9 +212,10 @@ def _found(
             yield TruthyKind.UNCALLED, e, e.attr, True, methods[e.attr]
         elif isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], ast.Is | ast.IsNot):
             right = e.comparators[0]
-            for side in (e.left, right):
+            for side, other in ((e.left, right), (right, e.left)):
                 if isinstance(side, ast.Constant) and isinstance(side.value, str):
-                    yield TruthyKind.IS_LITERAL, e, repr(side.value), isinstance(e.ops[0], ast.IsNot), 0
+                    # the operand is what is tested (`os.environ["X"]`), not the literal
+                    yield TruthyKind.IS_LITERAL, e, ast.unparse(other), isinstance(e.ops[0], ast.IsNot), 0
                     break
 
 

@@ -55,6 +55,7 @@ def test_python_truth_tests_the_code_fixes(tmp_path: Path) -> None:
     assert "'finetune'" in found[32].title
     assert found[37].title.startswith("`self.use_cache` is always true: `use_cache` is a method (defined at engine/config.py:11)")  # fmt: skip
     assert found[43].title.startswith('`self.mode is "serve"` compares identity with a string literal')
+    assert dict(found[43].extra)["field"] == "self.mode"  # what is tested, not the literal
     assert sorted(found) == [
         20,
         26,
