@@ -71,7 +71,7 @@ def _validations(s: Side, elsewhere: set[tuple[ClauseKind, frozenset[str]]]) -> 
     for c in s.base.clauses:
         if not c.kind.validates or not any(n in s.removed for n in range(c.line, c.end_line + 1)):
             continue
-        if not c.function or c.function not in live or _rewritten(c, s):
+        if not c.function or c.function not in live or _rewritten(c, s) or _downgraded(c, s):
             continue
         key = (c.kind, c.guard_atoms if c.guards else frozenset({c.text}))
         moved = {(c.kind, frozenset({c.text})), (c.kind, frozenset({_receivers_aside(c.text)}))}
@@ -88,6 +88,18 @@ def _validations(s: Side, elsewhere: set[tuple[ClauseKind, frozenset[str]]]) -> 
                     c.text, lost, names=mentioned_names(c))
         )  # fmt: skip
     return out
+
+
+# A warning in either language: `warnings.warn(`, `logger.warning(`, `LOG(WARNING)`, `TM_LOG_WARNING(`.
+_WARNING = re.compile(r"\bwarn(?:ings)?\.warn\(|\.warn(?:ing)?\(|\bWARN(?:ING)?\b|_WARN(?:ING)?\(")
+
+
+def _downgraded(c: Clause, s: Side) -> bool:
+    """The change turned the validation into a warning where it stood (`raise ValueError("...")` ->
+    `warnings.warn("...")` under the same `if`): a decision to let those configurations run, with a
+    message, not a check lost by accident."""
+    at = s.head_line(c.line)
+    return any(abs(n - at) <= 3 and _WARNING.search(text) is not None for h in s.hunks for n, text in h.added)
 
 
 def _tested(c: Clause, s: Side) -> set[str]:
