@@ -34,7 +34,8 @@ __all__ = [
     "whole_name",
 ]
 
-_FLAG = r"--[A-Za-z0-9][A-Za-z0-9_-]*"
+# A long option; dotted sections too (`--training.data_parallel_degree`, torchtitan's TOML-mirroring flags).
+_FLAG = r"--[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*"
 _PY_CALL = re.compile(
     r"\b(?:add_argument|add_option|option|argument)\s*\(\s*((?:[rbuf]?(?:\"[^\"\n]*\"|'[^'\n]*')\s*,\s*)*"
     r"[rbuf]?(?:\"[^\"\n]*\"|'[^'\n]*'))"
@@ -129,7 +130,7 @@ def _quoted(flag: str) -> re.Pattern[str]:
 
 def whole_name(flag: str) -> re.Pattern[str]:
     """`flag` as a whole name: `--old` but not `--old-style`, `max_len` but not `max_len_2`."""
-    return re.compile(r"(?<![\w-])" + re.escape(flag) + r"(?![\w-])")
+    return re.compile(r"(?<![\w.-])" + re.escape(flag) + r"(?![\w-]|\.\w)")
 
 
 def is_history(path: str) -> bool:
