@@ -12,6 +12,8 @@
   two dataclasses, an argument dataclass and the config it builds), linked (one's default reads the
   other's, a binding, or a write that copies one into the other), agreed before the change and
   disagree after it. A reference `Owner.field` counts as the value it reads.
+- A command-line option the change adds with another plain default than the config field of the same
+  name (`analysis.option_drift`: arguments copied into config dataclasses by field name).
 
 Copies that agree, or one copy reading the other at the head, are not drift.
 """
@@ -26,11 +28,12 @@ from reviewbot.analysis.constant_guards import OS_ACCESSORS, ConstantGuard, Cons
 from reviewbot.analysis.defaults.changes import DefaultChange, DefaultKind
 from reviewbot.analysis.envs.parse import SAMPLES, Outcome, Result, evaluate, same_literal
 from reviewbot.analysis.envs.switches import complementary, head_readers, unset_value
+from reviewbot.analysis.option_drift import option_copies
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.facts import EnvRead, FieldDefault
 from reviewbot.lang.index import RepoIndex, is_test_path
 
-__all__ = ["DriftKind", "Drift", "env_drifts", "switch_drifts", "default_drifts"]
+__all__ = ["DriftKind", "Drift", "env_drifts", "switch_drifts", "default_drifts", "option_drifts"]
 
 
 class DriftKind(str, Enum):
@@ -232,3 +235,12 @@ def _grouped(drifts: list[Drift]) -> list[Drift]:
         first = members[0]
         out.append(replace(first, also=tuple(d.field for d in members[1:])))
     return out
+
+
+def option_drifts(sides: list[Side], index: RepoIndex) -> list[Drift]:
+    """An added option and the config field it is copied into, with two different plain defaults."""
+    return [
+        Drift(DriftKind.DEFAULT, name, name, s.path, line, default, f.value, f.path, f.line,
+              here_gives=default, there_gives=f"{f.owner}.{f.field}")
+        for s, name, default, line, f in option_copies(sides, index)
+    ]  # fmt: skip

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from reviewbot.analysis.defaults.changes import default_names
 from reviewbot.analysis.envs.switches import changed_env_names
+from reviewbot.analysis.option_drift import added_option_names
 from reviewbot.analysis.removals.guards import removal_names
 from reviewbot.analysis.sides import sides
 from reviewbot.lang.facts import FileFacts
@@ -33,5 +34,5 @@ def history_names(
 ) -> HistoryNames:
     ss = sides(change, base_facts, head_facts)
     env = changed_env_names(ss)
-    names = env | removal_names(ss) | default_names(ss)
+    names = env | removal_names(ss) | default_names(ss) | added_option_names(ss)
     return HistoryNames(frozenset(n for n in names if len(n) > 2), frozenset(env))

@@ -10,7 +10,11 @@ Flags a change that leaves two copies of one setting disagreeing, naming both pl
 - linked field defaults (a C++ member and the Python field bound to it; an argument dataclass whose
   default read the config's default) that agreed before the change and disagree after it — one copy
   changed, or one stopped reading the other. Reported once, on the copy that lost a `None` sentinel
-  the other keeps ("auto"), else on the changed copy.
+  the other keeps ("auto"), else on the changed copy;
+- a command-line option the change adds with another plain default than the config class field of the
+  same name (`--mscale` defaults to `1.0`, `MLATransformerConfig.mscale` to `0.707`): launchers copy
+  the parsed arguments into config dataclasses by field name, so the command line and the Python API
+  get two values for one setting. Only when every config class declaring the field agrees on it.
 
 Not flagged: copies that agree; a copy that reads the other (`x: int = Config.x`); reads in tests;
 parses that are not both bool switches; two tests that are exact complements (`== "1"` here, `!= "1"`
@@ -43,7 +47,14 @@ from collections.abc import Iterable
 
 from reviewbot.analysis.constant_guards import constant_guards
 from reviewbot.analysis.defaults.changes import changed_defaults
-from reviewbot.analysis.drift import Drift, DriftKind, default_drifts, env_drifts, switch_drifts
+from reviewbot.analysis.drift import (
+    Drift,
+    DriftKind,
+    default_drifts,
+    env_drifts,
+    option_drifts,
+    switch_drifts,
+)
 from reviewbot.analysis.sides import sides
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place
@@ -105,6 +116,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         *env_drifts(changed, ctx.index),
         *switch_drifts(changed, constant_guards(changed, ctx.index)),
         *default_drifts(changed_defaults(changed, ctx.index), ctx.index),
+        *option_drifts(changed, ctx.index),
     ]
     for d in sorted(drifts, key=lambda d: (d.path, d.line, d.kind.value, d.name)):
         yield _finding(d)
