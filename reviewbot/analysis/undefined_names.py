@@ -77,6 +77,13 @@ def function_at(spans: list[tuple[int, int, str]], line: int) -> str:
     return best
 
 
+# A module that binds names at run time through its own namespace: `__G = locals(); for m in Kind:
+# __G[m.name] = ...`, `globals()[name] = ...`, `globals().update(...)`.
+_DYNAMIC_NAMESPACE = re.compile(
+    r"\b(?:globals|locals)\(\)\s*(?:\[|\.update\(|$)|=\s*(?:globals|locals)\(\)", re.M
+)
+
+
 def _pyflakes_undefined(tree: ast.Module, path: str) -> list[tuple[str, int]]:
     from pyflakes import checker, messages  # imported here: only Python changes need it
 
@@ -96,6 +103,8 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
         base = python_tree(base_text) if base_text is not None else ast.Module(body=[], type_ignores=[])
         if base is None:
             continue  # the base does not parse: nothing to compare with
+        if _DYNAMIC_NAMESPACE.search(head_text):
+            continue  # names bound through `globals()` / `locals()` (`__G[data.name] = ...`): unseen by pyflakes
         head_spans, base_spans = scopes(head), scopes(base)
         base_undefined = _pyflakes_undefined(base, s.old_path)
         before = {(n, function_at(base_spans, ln)) for n, ln in base_undefined}
