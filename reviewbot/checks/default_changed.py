@@ -25,7 +25,9 @@ sets to the switch's default (`drop = True` / `if valid: drop = cfg.drop_last_va
 (`1.0` / `1.`, quotes, a string replaced by the enum member of the same name: `"f16"` ->
 `GGML_TYPE_F16`); a `None` made the empty value of its declared type (`base_dir: str = None` -> `""`:
 false as before, a type fix); an object default replaced by a plain value (`Metric t = Metric(true);` -> `double t = 0;`:
-the field changed type); an object of a class the change renamed (`Float8Dense()` -> `Float8Linear()`); a field of a runtime record
+the field changed type); an object of a class the change renamed (`Float8Dense()` -> `Float8Linear()`); a literal replaced by a
+named constant the change defines as that literal (`-1` -> `LLAMA_TOKEN_NULL` with `#define LLAMA_TOKEN_NULL
+-1`), or one whose value the change does not show; a field of a runtime record
 (`FlashAttentionMetadata`, `EngineMetrics`, `ForwardBatch`: filled per step, not set by anyone); a C++ in-class default that every constructor's initialiser list overrides; a
 change that keeps the old behaviour reachable in the same change (a guarded write of the old value to the
 same field: an opt-in or a deprecation switch); a parameter default made `None` that the function binds

@@ -122,4 +122,33 @@ def silent_reason(field: str, new: str, resolved: tuple[str | None, str | None],
         return "same value"
     if was == "None" and _folded(field, now, sides):
         return "derivation folded into the default"
+    named = _named_value(was, now, sides)
+    if named is not None:
+        return named
     return _kept_behaviour(was, now, sides)
+
+
+# A named constant as a default (`LLAMA_TOKEN_NULL`, `DEFAULT_LORA_EVICTION_POLICY`): upper case, bare.
+_CONSTANT = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def _named_value(was: str, now: str, sides: list[Side]) -> str | None:
+    """A plain literal replaced by a named constant, or back (`-1` -> `LLAMA_TOKEN_NULL`): the same value
+    when the change defines the constant as it (`#define LLAMA_TOKEN_NULL -1`), not known here when it
+    does not say; None when neither side is such a constant, or the change defines it otherwise."""
+    pairs = [(a, b) for a, b in ((was, now), (now, was)) if _CONSTANT.fullmatch(a) and _PLAIN.fullmatch(b)]
+    if not pairs:
+        return None
+    name, literal = pairs[0]
+    defined = re.compile(rf"(?:#\s*define\s+{name}\s+|\b{name}\s*(?::[^=]+)?=\s*)\(?([^;,)\s]+)")
+    values = {
+        m.group(1)
+        for s in sides
+        for h in s.hunks
+        for _, t in (*h.added, *h.removed)
+        for m in [defined.search(t)]
+        if m
+    }
+    if not values:
+        return "a named constant whose value is not known here"
+    return "same value" if any(same_literal(v, literal) for v in values) else None
