@@ -28,8 +28,10 @@ config function or config file: a context's tensors, a timer).
 Not flagged: a derivation or validation that moved (the same target and value, receivers aside, or
 the same condition, written in another function or file of the head); a condition that was rewritten
 rather than dropped (also a validation rewritten with the same message: a pydantic v1 validator's
-`raise ValueError("a must be less than b")` become v2's `assert self.a <= self.b, "a must be less than b"`), or turned into a warning where it stood
-(`raise ValueError(...)` -> `warnings.warn(...)` under the same `if`: those configurations now run on purpose), or branches that both wrote the target merged into one; a fill-if-unset that became
+`raise ValueError("a must be less than b")` become v2's `assert self.a <= self.b, "a must be less than b"`),
+or turned into a warning where it stood (`raise ValueError(...)` -> `warnings.warn(...)` under the same
+`if`: those configurations now run on purpose); a JSON field's type check (`CHECK(config["top_p"].is<double>())`)
+whose key added lines now read through a typed lookup (it went with the old parsing); branches that both wrote the target merged into one; a fill-if-unset that became
 a default set before the input is parsed (`if (params.prompt.empty()) params.prompt = "Hi";` after
 `gpt_params_parse(argc, argv, params)` -> `params.prompt = "Hi";` before it: the user's value still wins); a guard on a flag that
 nothing ever sets to another value (dead code); a removal whose pull request also changes a test that

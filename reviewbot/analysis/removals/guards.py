@@ -73,6 +73,8 @@ def _validations(s: Side, elsewhere: set[tuple[ClauseKind, frozenset[str]]]) -> 
             continue
         if not c.function or c.function not in live or _rewritten(c, s) or _downgraded(c, s):
             continue
+        if _type_check_reparsed(c, s):
+            continue  # `CHECK(config["top_p"].is<double>())` gone, `"top_p"` now read by a typed lookup
         key = (c.kind, c.guard_atoms if c.guards else frozenset({c.text}))
         moved = {(c.kind, frozenset({c.text})), (c.kind, frozenset({_receivers_aside(c.text)}))}
         if key in elsewhere or moved & elsewhere:
@@ -100,6 +102,18 @@ def _downgraded(c: Clause, s: Side) -> bool:
     message, not a check lost by accident."""
     at = s.head_line(c.line)
     return any(abs(n - at) <= 3 and _WARNING.search(text) is not None for h in s.hunks for n, text in h.added)
+
+
+# A JSON value's type check: `config["top_p"].is<double>()` (picojson), `j["n"].is_number()` (nlohmann).
+_JSON_TYPE_CHECK = re.compile(r"""\[\s*"([^"]+)"\s*\]\s*(?:\.|->)\s*is(?:<|_\w+\()""")
+
+
+def _type_check_reparsed(c: Clause, s: Side) -> bool:
+    """A JSON field's type check removed while lines the change added still read the field by its key
+    (a typed lookup or a typed parameter took its place): the parsing moved, the check with it."""
+    keys = _JSON_TYPE_CHECK.findall(c.text)
+    added = [text for h in s.hunks for _, text in h.added]
+    return bool(keys) and all(any(f'"{k}"' in t for t in added) for k in keys)
 
 
 def _tested(c: Clause, s: Side) -> set[str]:
