@@ -120,14 +120,15 @@ def test_a_removed_rule_for_one_model_is_reported_where_it_was_and_says_no_test_
 def test_a_narrowed_cpp_guard_names_only_the_condition_it_lost_and_does_not_block(tmp_path: Path) -> None:
     (f,) = _findings("cpp-guard-dropped", tmp_path)
     assert "`config.need_rope_kv_cache = false`" in f.title and "`!use_kvcache`" in f.title
-    assert f.severity is Severity.P2 and not f.blocking  # a question for the author, not a merge blocker
+    assert f.severity is Severity.P3 and not f.blocking  # a note for the author, not a merge blocker
 
 
-def test_a_removed_validation_is_p2(tmp_path: Path) -> None:
-    # A removed raise only lets configurations through that were rejected before: P2, not P1.
+def test_a_removed_validation_is_a_note(tmp_path: Path) -> None:
+    # A removed raise only lets configurations through that were rejected before, most often on purpose:
+    # a P3 note, never blocking.
     found = _findings("cpp-validation-removed", tmp_path)
     validations = [f for f in found if dict(f.extra).get("kind") == "validation"]
-    assert validations and all(f.severity is Severity.P2 for f in validations)
+    assert validations and all(f.severity is Severity.P3 and not f.blocking for f in validations)
 
 
 def test_a_removed_runtime_write_outside_config_code_is_not_reported(tmp_path: Path) -> None:
@@ -135,7 +136,7 @@ def test_a_removed_runtime_write_outside_config_code_is_not_reported(tmp_path: P
     # setting, so nothing to report; the same dropped guard in config code is still reported.
     assert _findings("cpp-runtime-guard-dropped", tmp_path) == []
     [kept] = _findings("cpp-guard-dropped", tmp_path / "config")
-    assert kept.severity is Severity.P2  # `ModelConfig::getAttentionConfigs`: config code, still reported
+    assert kept.severity is Severity.P3  # `ModelConfig::getAttentionConfigs`: config code, still reported
 
 
 def test_a_derivation_deleted_outside_a_model_builder_is_not_reported(tmp_path: Path) -> None:
