@@ -20,8 +20,9 @@ Not flagged: set-only-if-unset, a write under a condition or after an early exit
 reads the key itself (a normalisation such as `kwargs["x"] = int(kwargs["x"])`), and a Python write
 its function already made at the base, unguarded (the line was edited for another reason; a write of
 another constant, `True` at the base and `False` now, is new), and a
-write of the one value an option's command line can give (`True` over a `store_true` flag): nothing
-the user gave is lost.
+write of the one value an option's command line can give (`True` over a `store_true` flag), and a C++
+params struct reused after the user's values were used (handed to a call, or the field read, between
+the parse and the write: `load_model(params); params.model = draft;`): nothing the user gave is lost.
 `args.x = ...` on a namespace the rule `unconditional-override` already reports is left to that rule.
 
 ## Why is this bad?

@@ -114,6 +114,17 @@ def _definition_texts(name: str, texts: dict[str, str], tree: RepoTree | None) -
     return {**texts, **read_files(tree, paths)}
 
 
+def _consumed(body: list[str], var: str, field: str, first: int, line: int) -> bool:
+    """The parsed value was used before the write replaced it: the struct handed to a call
+    (`llama_init_from_gpt_params(params)` loads the target model from the user's `params.model`) or
+    the field read, between the parse and the write. Reusing the struct afterwards (the draft model's
+    settings written into it) loses nothing the user gave."""
+    v, f = re.escape(var), re.escape(field)
+    handed = re.compile(rf"\w\s*\((?:[^;]*[,(])?\s*&?\s*{v}\s*[,)]")
+    read = re.compile(rf"\b{v}\s*(?:\.|->)\s*{f}\b(?!\s*=(?!=))")
+    return any(handed.search(t) or read.search(t.split("=", 1)[-1]) for t in body[first:line])
+
+
 def cpp_candidates(
     s: Side, text: str, fn_texts: dict[str, str], tree: RepoTree | None = None
 ) -> list[CppCandidate]:
@@ -131,7 +142,7 @@ def cpp_candidates(
         offset = start - 1
         first = parse_line - start + 1
         for i, field, _txt in _cpp_field_written(body, var, first):
-            if i + offset + 1 in s.added:
+            if i + offset + 1 in s.added and not _consumed(body, var, field, first, i):
                 out.append(CppCandidate(i + offset + 1, var, (field,), ()))
         call = re.compile(_CPP_CALL.format(var=re.escape(var)))
         for i in range(first, len(body)):
