@@ -16,7 +16,11 @@ statement between the two that reads it or may through a call (`free(self.buffer
 `self.buffers = []`; `self.module_state_dict()` between `self._path = p` and `self._path = None`: used,
 not dead), a guarded write (exclusive branches, `if x is None:`), a callee that writes a constant too, writes in
 the config's constructor (declarations), a return between the two writes, a write in a `catch` /
-`except` clause (it runs only when deriving failed), and two writes that are not one flow: in two
+`except` clause (it runs only when deriving failed), a variant builder that
+replaces a field of the config the builder it is named after made (`llama3_debugmodel_flex_attn`
+calling `llama3_debugmodel`: that is what the variant is for), one arm's own value after a general
+default written before the `switch` (the default still holds for the other arms), and two writes that
+are not one flow: in two
 lambdas (two command-line options' handlers), in two `catch` / `except` clauses, in two arms of a
 `switch` (`case 28: model.type = MODEL_6B; break;` then `case 40: ...`), or each on a local
 of its own loop or block (`for (auto* r : firsts) r->status = run(r);` then

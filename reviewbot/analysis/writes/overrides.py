@@ -109,6 +109,10 @@ def _new_writes(s: Side, scopes: FileScopes | None, own: bool = False) -> list[A
     ]
 
 
+def _in_case(scopes: FileScopes, line: int) -> bool:
+    return any(sc.kind == ScopeKind.CASE for sc in scopes.around(line))
+
+
 def _class_of(function: str | None) -> str:
     parts = (function or "").replace("::", ".").split(".")
     return parts[-2] if len(parts) > 1 else ""
@@ -201,6 +205,9 @@ def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | 
         if w.target == a.target and w.function == a.function and w.line < a.line and not _constant(w.value)
         and not any(w.line < r < a.line for r in returns)
         and (scopes is None or scopes.same_flow(root, w.line, a.line))
+        # a general default before a `switch`, then one arm's own value: the default still holds for
+        # the other arms (a per-model override, `hparams.ffn_op = GELU; switch (proj) { case X: ... }`)
+        and not (scopes is not None and _in_case(scopes, a.line) and not _in_case(scopes, w.line))
     ]  # fmt: skip
     last = max(found, key=lambda w: w.line) if found else None
     if (
@@ -260,6 +267,8 @@ def _call_overrides(s: Side, index: RepoIndex, scopes: FileScopes | None) -> lis
         for _, qualifier, callee in _calls(s, a, scopes):
             if callee == _short(a.function):
                 continue
+            if _short(a.function).startswith(callee + "_"):
+                break  # a variant builder (`llama3_debugmodel_flex_attn` over `llama3_debugmodel`): its point
             w = _derived_by(qualifier, callee, a, s, index)
             if w is not None:
                 out.append(
