@@ -84,6 +84,21 @@ _DYNAMIC_NAMESPACE = re.compile(
 )
 
 
+_STRINGS = re.compile(
+    r"\b([A-Za-z]{0,2})(\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*')|(\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*')"
+)
+
+
+def _outside_strings(name: str, line: str) -> bool:
+    """The name is written on the line outside string literals (a string annotation is never evaluated
+    at run time; pyflakes still reads it). An f-string's fields are code: they count."""
+
+    def blank(m: re.Match[str]) -> str:
+        return m.group(0) if "f" in (m.group(1) or "").lower() else '""'
+
+    return re.search(rf"(?<![\w.]){re.escape(name)}\b", _STRINGS.sub(blank, line)) is not None
+
+
 def _pyflakes_undefined(tree: ast.Module, path: str) -> list[tuple[str, int]]:
     from pyflakes import checker, messages  # imported here: only Python changes need it
 
@@ -118,6 +133,8 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
             fn = function_at(head_spans, line)
             if (name, fn) in before or name in moved:
                 continue
+            if line <= len(lines) and not _outside_strings(name, lines[line - 1]):
+                continue  # only in a string (`-> "CausalLMBatch"`, `T.Buffer((n,), "float32")`): never run
             unbound_by = None if line in s.added else _removed_binding(name, s.removed, base_lines)
             if line not in s.added and unbound_by is None:
                 continue  # a kept use counts only when the change took its binding away
