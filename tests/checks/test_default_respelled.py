@@ -27,6 +27,7 @@ def _side(*added: str) -> Side:
         ("Metric(true)", "0", "", "the field's type changed"),
         ("None", '""', "", "None made the empty value"),
         ("0.8", "1.0", "", ""),
+        ("NullOpt", "std.nullopt", "", "same value"),  # the same empty optional, another library's name
     ],
 )
 def test_silent_reason(was: str, now: str, defined: str, reason: str) -> None:

@@ -118,7 +118,7 @@ def silent_reason(field: str, new: str, resolved: tuple[str | None, str | None],
     was, now = resolved
     if was is None or now is None:
         return "unknown reference"
-    if same_literal(was, now) or same_retyped(was, now):
+    if same_literal(was, now) or same_retyped(was, now) or {was, now} <= _NO_VALUE:
         return "same value"
     if was == "None" and _folded(field, now, sides):
         return "derivation folded into the default"
@@ -126,6 +126,12 @@ def silent_reason(field: str, new: str, resolved: tuple[str | None, str | None],
     if named is not None:
         return named
     return _kept_behaviour(was, now, sides)
+
+
+# Spellings of "no value" across libraries (`NullOpt` in TVM, `std::nullopt`, `nullptr`, `None`).
+_NO_VALUE = frozenset(
+    {"None", "nullptr", "NULL", "NullOpt", "std::nullopt", "std.nullopt", "nullopt", "std::nullopt_t{}"}
+)
 
 
 # A named constant as a default (`LLAMA_TOKEN_NULL`, `DEFAULT_LORA_EVICTION_POLICY`): upper case, bare.
