@@ -36,8 +36,9 @@ a default set before the input is parsed (`if (params.prompt.empty()) params.pro
 `gpt_params_parse(argc, argv, params)` -> `params.prompt = "Hi";` before it: the user's value still wins); a guard on a flag that
 nothing ever sets to another value (dead code); a removal whose pull request also changes a test that
 mentions the field; a constructor's constant declaration (`self.x = False`: a default, see
-`default-changed`); a value passed along (`ModelConfig(x=cfg.x)`); checks of tensors or "not
-implemented" throws; kernel sources (`kernels/`: launch parameters, not configuration); a write removed
+`default-changed`); a value passed along (`ModelConfig(x=cfg.x)`); checks of tensors, "not
+implemented" throws and limitations of the implementation ("currently only TP size 1 is supported":
+lifted when the pull request adds the support); kernel sources (`kernels/`: launch parameters, not configuration); a write removed
 from an argument parser's branch for an option (`if (arg == "--indexer-cache-type-k") params.x =
 argv[++i];`): the option was removed or disabled, which the flag rules judge, and no decision went.
 
