@@ -142,6 +142,26 @@ def is_doc_reference(path: str) -> bool:
     return _DOC.search(path) is not None
 
 
+# Command lines generated from dataclasses: a library that does it, or flags built from field names.
+_GENERATOR = re.compile(
+    r"^\s*(?:import|from)\s+(?:tyro|simple_parsing|jsonargparse|draccus)\b|HfArgumentParser|ArgumentGroupFactory"
+    r"|[\"']--[\"']\s*\+|add_argument\(\s*f[\"']--\{",
+    re.M,
+)
+_FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)\s*:\s*[^=\n]+=", re.M)
+
+
+def _generated_fields(head: str) -> set[str]:
+    """The dataclass-style fields a file declares when it generates its command line from them (else
+    nothing): a flag removed from its `add_argument` calls may now come from a field of that name."""
+    return set(_FIELD.findall(head)) if _GENERATOR.search(head) else set()
+
+
+def _last_field(flag: str) -> str:
+    """`--training.seq_len` -> `seq_len`, `--padded-vocab-size` -> `padded_vocab_size`."""
+    return flag.lstrip("-").rsplit(".", 1)[-1].replace("-", "_")
+
+
 def _candidates(
     changed: Iterable[Side], texts: dict[str, tuple[str | None, str | None]]
 ) -> tuple[list[tuple[Side, str, int, str]], dict[str, list[str]]]:
@@ -158,10 +178,13 @@ def _candidates(
         head = head_text or ""
         heads[s.path] = head.split("\n")
         base_lines = base_text.split("\n")
+        generated = _generated_fields(head) if lang == "python" else set()
         for flag, lines in sorted(before.items()):
             removed_at = [n for n in lines if n in s.removed]
             if not removed_at or _quoted(flag).search(head):
                 continue  # still registered, or kept as an alias, in the same file
+            if _last_field(flag) in generated:
+                continue  # now generated from a dataclass field of the same name (tyro, `"--" + name`)
             candidates.append((s, flag, removed_at[0], base_lines[removed_at[0] - 1].strip()))
     return candidates, heads
 
