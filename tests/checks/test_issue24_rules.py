@@ -3,11 +3,14 @@ validation-rejects-default: which names count as one typo apart, which flags a p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reviewbot.analysis.envs.typos import mixed_case, one_edit
 from reviewbot.analysis.removals.named_flags import defined_flags, dest
 from reviewbot.checks.registry import CHECKS
+from tests.checks.fixtures import FIXTURES, review_case
 
 
 @pytest.mark.parametrize(
@@ -79,3 +82,11 @@ def test_a_copied_name_is_one_inner_word_longer_and_read_into_the_same_local() -
     assert _target('    env_logging_level = os.getenv("X_Y", None)', "X_Y") == "env_logging_level"
     assert _target('    const char* env_level = std::getenv("X_Y");', "X_Y") == "env_level"
     assert _target('    if os.getenv("X_Y") == "1":', "X_Y") is None
+
+
+def test_a_flag_generated_from_a_dataclass_field_is_not_gone(tmp_path: Path) -> None:
+    # py-generated-flags: the parser became `tyro.cli(JobConfig)`; `Training.steps` still gives
+    # `--training.steps`, while `--training.warmup` has no field left and a script still passes it.
+    found = review_case(FIXTURES / "renamed-flag-still-referenced" / "py-generated-flags", tmp_path / "repo")
+    titles = [f.title for f in found if f.rule == "renamed-flag-still-referenced"]
+    assert len(titles) == 1 and titles[0].startswith("`--training.warmup` is no longer a flag")
