@@ -105,8 +105,10 @@ def _statements(
 
 
 def _exits(body: list[ast.stmt]) -> bool:
-    """The block always leaves the function or loop (its last statement returns, raises or jumps)."""
-    return bool(body) and isinstance(body[-1], ast.Return | ast.Raise | ast.Continue | ast.Break)
+    """The block always returns early (`if self.stream_options is None: return self`). Not a block
+    that raises: that is a validation of its own, and adding its test to every later check would leave
+    them unevaluated whenever one of its operands has no known default."""
+    return bool(body) and isinstance(body[-1], ast.Return)
 
 
 def _functions(tree: ast.Module) -> Iterable[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
