@@ -213,10 +213,19 @@ def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | 
     if (
         last is not None
         and scopes is not None
+        and a.value.replace(" ", "") in _RESET
         and _read_between(a, scopes, last.stmt_end or last.line, a.line)
     ):
-        return None  # the derived value was used before the write replaced it: not dead
+        # used, then cleared (`free(self.buffers)`; `self.buffers = []`): clean-up, not a dead value.
+        # A real value written after a read still replaces the setting for everything after it.
+        return None
     return last
+
+
+# Values that clear a field after use rather than set it.
+_RESET = frozenset(
+    {"None", "nullptr", "[]", "{}", "()", "0", '""', "''", "False", "false", "set()", "dict()", "list()"}
+)
 
 
 def _read_between(a: Assignment, scopes: FileScopes, after: int, before: int) -> bool:
