@@ -40,6 +40,6 @@ def test_quotes_the_source_and_suggests_in_its_language(tmp_path: Path) -> None:
     assert cpp.title.startswith('`result->stage_status = grpc::Status(0, "ok")` now overwrites')
     assert cpp.evidence == ("Derived at cpp/Stages.cc:48: `result->stage_status = runStage(result)`.",)
     assert "is None" not in cpp.suggestion and "if (!" in cpp.suggestion
-    py, _ = _findings("py-scopes", tmp_path / "py")
+    py = _findings("py-scopes", tmp_path / "py")[0]
     assert py.title.startswith('`result.stage_status = "ok"` now overwrites')
     assert "`if ... is None:`" in py.suggestion
