@@ -210,16 +210,17 @@ def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | 
         and not (scopes is not None and _in_case(scopes, a.line) and not _in_case(scopes, w.line))
     ]  # fmt: skip
     last = max(found, key=lambda w: w.line) if found else None
-    if (
-        last is not None
-        and scopes is not None
+    return None if last is None or _cleared_after_use(a, last, scopes) else last
+
+
+def _cleared_after_use(a: Assignment, last: Assignment, scopes: FileScopes | None) -> bool:
+    """Used, then cleared (`free(self.buffers)`; `self.buffers = []`): clean-up, not a dead value. A
+    real value written after a read still replaces the setting for everything after it."""
+    return (
+        scopes is not None
         and a.value.replace(" ", "") in _RESET
         and _read_between(a, scopes, last.stmt_end or last.line, a.line)
-    ):
-        # used, then cleared (`free(self.buffers)`; `self.buffers = []`): clean-up, not a dead value.
-        # A real value written after a read still replaces the setting for everything after it.
-        return None
-    return last
+    )
 
 
 # Values that clear a field after use rather than set it.
