@@ -32,7 +32,7 @@ from reviewbot.analysis.defaults.consumers import consumer_words, reaches_numeri
 from reviewbot.analysis.defaults.initialisers import initialiser, initialiser_changes, reads_of
 from reviewbot.analysis.defaults.picked import auto_changes, constant_to_env
 from reviewbot.analysis.defaults.records import DefaultChange, DefaultKind
-from reviewbot.analysis.defaults.respelled import runtime_record, silent_reason
+from reviewbot.analysis.defaults.respelled import runtime_record, scalar, silent_reason
 from reviewbot.analysis.defaults.switch_atoms import copied_as_is, switch_atom
 from reviewbot.analysis.envs.parse import same_literal
 from reviewbot.analysis.envs.switches import default_changes
@@ -65,16 +65,6 @@ def _defaults(facts: FileFacts | None) -> dict[tuple[str, str], tuple[str, int]]
         # A constant that `__init__` assigns later wins over the class-level declaration.
         out[(fd.owner, fd.field)] = (fd.value, fd.line)
     return out
-
-
-_SCALAR = re.compile(
-    r"""-?[\d.]+(?:[eE][-+]?\d+)?[fFlLuU]*|True|False|None|"[^"]*"|'[^']*'|[A-Z]\w*(?:\.\w+)+"""
-)
-
-
-def _scalar(value: str) -> bool:
-    """A literal a deployment would set: a number, a bool, a string, None, an enum member."""
-    return _SCALAR.fullmatch(value.strip()) is not None
 
 
 def _config_owner(owner: str, s: Side, index: RepoIndex) -> bool:
@@ -153,7 +143,7 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
             sentinel = "None" in (was, now)
             if runtime_record(owner) and not _config_owner(owner, s, index):
                 continue  # per-batch metadata, counters, results: runtime records, not settings
-            if (sentinel or not (_scalar(was) and _scalar(now))) and not _config_owner(owner, s, index):
+            if (sentinel or not (scalar(was) and scalar(now))) and not _config_owner(owner, s, index):
                 continue  # a table (`W.strategy = {...}`) or a None sentinel of a non-config class: not a setting
             if _overridden_by_constructor(owner, field, hline, heads, index) or _opt_in(field, old, sides):
                 continue

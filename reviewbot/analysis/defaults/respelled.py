@@ -10,11 +10,22 @@ import re
 from reviewbot.analysis.envs.parse import same_literal
 from reviewbot.analysis.sides import Side
 
-__all__ = ["runtime_record", "silent_reason"]
+__all__ = ["runtime_record", "scalar", "silent_reason"]
 
-# A literal a deployment would set (`changes._scalar` without `None`): a number, a bool, a string,
-# an enum member. `None` -> `QuantConfig()` is a feature switched on, not a type change.
-_PLAIN = re.compile(r"""-?[\d.]+(?:[eE][-+]?\d+)?[fFlLuU]*|True|False|"[^"]*"|'[^']*'|[A-Z]\w*(?:\.\w+)+""")
+_SCALAR = re.compile(
+    r"""-?[\d.]+(?:[eE][-+]?\d+)?[fFlLuU]*|True|False|None|"[^"]*"|'[^']*'|[A-Z]\w*(?:\.\w+)+"""
+)
+
+
+def scalar(value: str) -> bool:
+    """A literal a deployment would set: a number, a bool, a string, None, an enum member."""
+    return _SCALAR.fullmatch(value.strip()) is not None
+
+
+def _plain(value: str) -> bool:
+    """`scalar` without `None`: `None` -> `QuantConfig()` is a feature switched on, not a type change."""
+    return scalar(value) and value.strip() != "None"
+
 
 _STRING = re.compile(r"""^(?:"([^"]*)"|'([^']*)')$""")
 _MEMBER = re.compile(r"^[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*$")
@@ -41,10 +52,7 @@ _CONSTRUCTED = re.compile(r"^[A-Z]\w*(?:(?:::|\.)\w+)*\s*[({]")
 def _retyped(was: str, now: str) -> bool:
     """An object default replaced by a plain number or string (or back): the field changed type
     (`Metric sum_time = Metric(true);` -> `double sum_time = 0;`), not the value deployments get."""
-    return any(
-        _CONSTRUCTED.match(a.strip()) is not None and _PLAIN.fullmatch(b.strip()) is not None
-        for a, b in ((was, now), (now, was))
-    )
+    return any(_CONSTRUCTED.match(a.strip()) is not None and _plain(b) for a, b in ((was, now), (now, was)))
 
 
 _CALL = re.compile(r"^([A-Z]\w*)\s*(\(.*\)|\{.*\})$", re.S)
@@ -142,7 +150,7 @@ def _named_value(was: str, now: str, sides: list[Side]) -> str | None:
     """A plain literal replaced by a named constant, or back (`-1` -> `LLAMA_TOKEN_NULL`): the same value
     when the change defines the constant as it (`#define LLAMA_TOKEN_NULL -1`), not known here when it
     does not say; None when neither side is such a constant, or the change defines it otherwise."""
-    pairs = [(a, b) for a, b in ((was, now), (now, was)) if _CONSTANT.fullmatch(a) and _PLAIN.fullmatch(b)]
+    pairs = [(a, b) for a, b in ((was, now), (now, was)) if _CONSTANT.fullmatch(a) and _plain(b)]
     if not pairs:
         return None
     name, literal = pairs[0]
