@@ -57,7 +57,7 @@ def test_without_blanking_the_same_source_has_unread_regions() -> None:
     assert tree.root_node.has_error  # what the blanking is for
 
 
-EXPORTED = "MY_API bool fused(const Config& c) {\n    bool f = true;\n    if (!c.kv) {\n        f = false;\n    }\n    return f;\n}\n"
+EXPORTED = "ENGINE_HIDDEN bool fused(const Config& c) {\n    bool f = true;\n    if (!c.kv) {\n        f = false;\n    }\n    return f;\n}\n"
 
 
 def test_declared_macros_are_read_and_kept_apart_in_the_facts_cache(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ def test_declared_macros_are_read_and_kept_apart_in_the_facts_cache(tmp_path: Pa
     store = open_cache(tmp_path, 16)
     with use(store):
         plain = parse_file("src/fused.cc", EXPORTED)
-        with declared(("MY_API",)):
+        with declared(("ENGINE_HIDDEN",)):
             own = parse_file("src/fused.cc", EXPORTED)
         again = parse_file("src/fused.cc", EXPORTED)
     assert plain is not None and own is not None and again is not None

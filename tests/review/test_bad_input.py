@@ -154,7 +154,7 @@ def test_a_crashing_check_is_reported_and_the_round_goes_on(tmp_path: Path) -> N
 
 
 _EXPORTED = """\
-RTP_EXPORT bool useFusedRope(const ModelConfig& model) {
+RTP_VISIBLE bool useFusedRope(const ModelConfig& model) {
     bool fused = true;
     if (model.rope_config.style == RopeStyle::No && !model.use_kvcache) {
         fused = false;
@@ -168,7 +168,7 @@ def test_a_repository_declares_its_own_macros(tmp_path: Path) -> None:
 
     path = "rtp_llm/cpp/config/Rope.cc"
     plain = _review_files(tmp_path / "plain", {"README": "x\n"}, {path: _EXPORTED})
-    settings = ReviewSettings(cpp_macros=("RTP_EXPORT",))
+    settings = ReviewSettings(cpp_macros=("RTP_VISIBLE",))
     declared = _review_files(tmp_path / "declared", {"README": "x\n"}, {path: _EXPORTED}, settings)
     unread = [n for n in plain.notes if n.reason is SkipReason.UNPARSABLE_CODE]
     assert unread and "line(s) 1 " in unread[0].message and plain.status is Status.INCOMPLETE

@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from reviewbot.lang.cpp.rewrites import rewrite
+
 __all__ = ["ATTRIBUTE_MACROS", "CALL_MACROS", "WRAPPER_MACROS", "blank_macros", "declared", "extra_macros"]
 
 _EXTRA: ContextVar[tuple[str, ...]] = ContextVar("reviewbot_cpp_macros", default=())
@@ -115,8 +117,13 @@ _CALLS = re.compile(rb"(?<![\w])(?:" + _alternation(CALL_MACROS) + rb")\s*\(")
 # A CUDA launch configuration: `<<<grid, block[, shared[, stream]]>>>`, on one or a few lines.
 _LAUNCH = re.compile(rb"<<<[^;{}]*?>>>")
 _WRAPPERS = re.compile(rb"(?<![\w])(?:" + _alternation(WRAPPER_MACROS) + rb")\s*\(")
+# Any export macro by its suffix (`MLC_LLM_DLL static Tokenizer FromPath(...)`, `FOO_API int f();`): an
+# upper-case name ending in _DLL/_API/_EXPORT/_IMPORT/_PUBLIC followed by a declaration's next word.
+_EXPORT_SUFFIX = re.compile(
+    rb"(?<![\w#])[A-Z][A-Z0-9_]*_(?:DLL|API|EXPORTS?|IMPORT|PUBLIC)(?![\w])(?=[ \t]+[A-Za-z_])"
+)
 _QUICK = re.compile(
-    rb"__|<<<|C10_|TORCH_API|CUB_|CUTLASS_|LLAMA_|GGML_|TVM_DLL|MLC_API|DEPRECATED|\"C\"|\n[ \t]*[A-Z][A-Z0-9_]{2,}[ \t]*\n"
+    rb"_DLL|_API|_EXPORT|_IMPORT|_PUBLIC|__|<<<|C10_|TORCH_API|CUB_|CUTLASS_|LLAMA_|GGML_|TVM_DLL|MLC_API|DEPRECATED|\"C\"|\n[ \t]*[A-Z][A-Z0-9_]{2,}[ \t]*\n"
     rb"|\)[ \t]*[A-Z][A-Z0-9_]{2,}[ \t]*;|#[ \t]*define[^\n]*\\\n|\"[ \t]+[A-Z][A-Za-z0-9_]{2,}[ \t]+\""
 )
 # A preprocessor directive, with its continuation lines: a macro's own `#define LLAMA_API ...` must stay
@@ -217,75 +224,6 @@ def _last_top_comma(source: bytes, open_paren: int, close: int) -> int | None:
     return last
 
 
-# A conditional group written inside an expression (`static auto ths =` / `#ifdef LEGACY` / `f("a")` /
-# `#else` / `f("b", "c")` / `#endif` / `.def(...)`): tree-sitter cannot read directives there and wraps
-# the whole file in one ERROR. The line before it ends an unfinished expression, or the line after it
-# continues one.
-_COND_OPEN = re.compile(rb"^[ \t]*#[ \t]*if(?:n?def)?\b")
-_COND_ALT = re.compile(rb"^[ \t]*#[ \t]*(?:else|elif)\b")
-_COND_END = re.compile(rb"^[ \t]*#[ \t]*endif\b")
-_UNFINISHED = re.compile(rb"(?:[=(,?]|&&|\|\||\breturn)[ \t]*$")  # checked with any `//` comment cut off
-_LINE_COMMENT = re.compile(rb'//[^"\n]*$')
-_CONTINUED = re.compile(rb"^[ \t]*(?:\.(?!\.)|->|\)|,|\?|&&|\|\|)")
-
-
-def _significant(lines: list[bytes], start: int, step: int) -> bytes:
-    """The first line from `start` (going by `step`) that is neither blank nor a `//` comment."""
-    i = start
-    while 0 <= i < len(lines):
-        stripped = lines[i].strip()
-        if stripped and not stripped.startswith(b"//"):
-            return lines[i]
-        i += step
-    return b""
-
-
-def _expression_conditionals(source: bytes) -> list[tuple[int, int, int]]:
-    """(open, first alternative, end) line indexes of each conditional group without nested groups
-    that sits inside an expression and has an `#else`/`#elif`."""
-    lines = source.split(b"\n")
-    found: list[tuple[int, int, int]] = []
-    i = 0
-    while i < len(lines):
-        if not _COND_OPEN.match(lines[i]):
-            i += 1
-            continue
-        alt, j = -1, i + 1
-        while j < len(lines) and not _COND_END.match(lines[j]) and not _COND_OPEN.match(lines[j]):
-            if alt < 0 and _COND_ALT.match(lines[j]):
-                alt = j
-            j += 1
-        if j < len(lines) and _COND_END.match(lines[j]) and alt > 0:
-            before, after = _significant(lines, i - 1, -1), _significant(lines, j + 1, 1)
-            if _UNFINISHED.search(_LINE_COMMENT.sub(b"", before).rstrip()) or _CONTINUED.match(after):
-                found.append((i, alt, j))
-        i = j if j > i else i + 1
-    return found
-
-
-# A cheap look before the line-by-line scan (it runs on every C++ file of the index): an `#if` right
-# after a line that ends unfinished, or an `#endif` right before one that continues.
-_MAYBE_IN_EXPRESSION = re.compile(
-    rb"(?m)(?:[=(,?]|&&|\|\||\breturn)[ \t]*(?://[^\n]*)?\n(?:[ \t]*\n)*[ \t]*#[ \t]*if"
-    rb"|#[ \t]*endif[^\n]*\n(?:[ \t]*\n)*[ \t]*(?:\.|->|\)|,|\?|&&|\|\|)"
-)
-
-
-def _keep_first_branch(source: bytes) -> bytes:
-    """`source` with each conditional group inside an expression reduced to its first branch: its
-    directives and the other branches blanked (lines kept), so the expression reads as one build sees it."""
-    if _MAYBE_IN_EXPRESSION.search(source) is None:
-        return source
-    groups = _expression_conditionals(source)
-    if not groups:
-        return source
-    lines = source.split(b"\n")
-    for open_, alt, end in groups:
-        for k in (open_, *range(alt, end + 1)):
-            lines[k] = b" " * len(lines[k])
-    return b"\n".join(lines)
-
-
 # A line continuation with blanks after the backslash (`DEF_PROPERTY(qk_norm, qk_norm_) \    `): compilers
 # accept it (GCC warns), tree-sitter ends the macro there. The blanks move before the backslash.
 _LOOSE_CONTINUATION = re.compile(rb"\\([ \t]+)(?=\r?\n)")
@@ -293,8 +231,8 @@ _LOOSE_CONTINUATION = re.compile(rb"\\([ \t]+)(?=\r?\n)")
 
 def blank_macros(source: bytes, extra: tuple[str, ...] = ()) -> bytes:
     """`source` with the known macros (and `extra` attribute-like names) replaced by spaces."""
+    source = rewrite(source)
     if b"#" in source:
-        source = _keep_first_branch(source)
         source = _LOOSE_CONTINUATION.sub(lambda m: m.group(1) + b"\\", source)
     if not extra and _QUICK.search(source) is None:
         return source  # most config sources: nothing to do, no copy
@@ -311,6 +249,8 @@ def blank_macros(source: bytes, extra: tuple[str, ...] = ()) -> bytes:
         else re.compile(rb"(?<![\w])(?:" + _alternation(ATTRIBUTE_MACROS + extra) + rb")(?![\w])")
     )
     for m in words.finditer(source):
+        blank(m.start(), m.end())
+    for m in _EXPORT_SUFFIX.finditer(source):
         blank(m.start(), m.end())
     for m in _LAUNCH.finditer(source):
         blank(m.start(), m.end())
