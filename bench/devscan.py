@@ -188,6 +188,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "sample":
         exclude = {case.commit for case in load_corpus(DEFAULT_CORPUS, allow_uncommitted=True)}
+        # a commit judged in an earlier sample is never drawn again, even when a newer snapshot of its
+        # repository shifts the window a seed draws from (the earlier sample's folder is then not enough)
+        exclude |= {j.commit for j in load_judgments(JUDGED).values()}
         for folder in args.exclude:
             exclude |= {case.commit for case in load_corpus(folder, allow_uncommitted=True)}
         print(f"{sample(args.seed, args.per_repo, args.out, args.mirrors, exclude)} cases in {args.out}")
