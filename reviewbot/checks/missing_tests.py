@@ -1,4 +1,4 @@
-"""missing-tests (P1; a P3 note when only an opt-in reaches it; silent outside config code and in code no test mentions): a new or changed derivation branch no test pins.
+"""missing-tests (P1; P2 for one named model's rows; a P3 note when only an opt-in reaches it; silent outside config code and in code no test mentions): a new or changed derivation branch no test pins.
 
 ## What it does
 A changed truth-table row can only be pinned by a test that changed in the same change (an unchanged
@@ -17,9 +17,11 @@ and its guard's reach), and the first evidence line names that population:
 - **P1**: configurations that ship reach it: the changed row is the one every configuration gets at
   the declared defaults; a model config builder sets the guard's fields so that it holds; a guard atom
   is derived from a population (`use_kvcache` is `task_type == LANGUAGE_MODEL`: every embedding or
-  reranker model) or names a model family its deployments reach at the other defaults (`model_arch ==
-  "DeepseekV3ForCausalLM"`); or an unguarded formula every configuration runs through replaced an older
-  value (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
+  reranker model); or an unguarded formula every configuration runs through replaced an older value
+  (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
+- **P2**: the guard names a model family its deployments reach at the other defaults (`model_arch ==
+  "DeepseekV3ForCausalLM"`): one model's rows, usually a model-support change's own adjustments; worth a
+  test, not a merge blocker (as P1 both such findings of a dev-scan sample were judged wrong).
 - **P3** (a note; as P2 it was wrong on all 8 test findings): an opt-in: only who sets an env variable or
   flips a switch away from a default keeping the old behaviour reaches it, and nothing here sets it;
   or the branch sits in a file the change adds (a new backend or model: no configuration ran it before).
@@ -292,6 +294,10 @@ def _judge(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
             who = who_reaches[_key(untested[0])]
             # Only a population that ships makes an untested row worth blocking on; an opt-in is a note.
             sev = Severity.P1 if who.kind == "production" and not new_file(ctx, untested[0]) else Severity.P3
+            if sev is Severity.P1 and who.reason == "model":
+                # one named model's rows (a model-support change's own adjustments): a reminder to pin
+                # them, not a merge blocker; judged so on both such P1s of dev-scan sample 3
+                sev = Severity.P2
             config = bool(survivors) or in_config_code(untested[0].head)
             sev, practiced = practice(ctx, bool(survivors), names, sev)
             if config:  # outside config code there is no setting to pin: judged, nothing to ask

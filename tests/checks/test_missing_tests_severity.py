@@ -133,10 +133,11 @@ def test_where_nothing_tests_the_changed_logic_the_checklist_says_so(tmp_path: P
     assert tested["tests-focused"][:2] == (True, True)  # reported there: the item fails
 
 
-def test_a_named_model_family_is_p1_and_named(tmp_path: Path) -> None:
-    # `model_arch == "DeepseekV3ForCausalLM"`: every deployment of that model family takes the row.
+def test_a_named_model_family_is_p2_and_named(tmp_path: Path) -> None:
+    # `model_arch == "DeepseekV3ForCausalLM"`: every deployment of that model family takes the row. One
+    # model's rows are worth a test but do not block a merge (P2, not P1: the population is one model).
     [(severity, at, n, evidence)] = _missing("py-model-family", tmp_path)
-    assert (severity, at, n) == (Severity.P1, "pkg/server_args.py", 19)
+    assert (severity, at, n) == (Severity.P2, "pkg/server_args.py", 19)
     assert "`DeepseekV3ForCausalLM`" in evidence and "a model family that ships" in evidence
 
 
