@@ -65,7 +65,8 @@ class ConstantGuard:
     text: str  # the guard or the read, as found (canonical)
     name: str  # the variable, the tested name or the divided rank
     value: str  # "True" / "False": what it always gives ("" when it depends on the spelling)
-    bound: str = ""  # NAME: what the name is bound to (`Holder()`, `def`, `"fast"`); STRCMP: the option
+    bound: str = ""  # NAME: what the name is bound to (`Holder()`, `def`, `"fast"`); STRCMP: the option;
+    # ENV_STRING: the field or local the raw string is assigned to ("" when it is used in place)
     bound_line: int = 0  # NAME: the binding's line; ENV_OBJECT: a line that uses the holder as an object
     bound_path: str = ""
     function: str = ""
@@ -186,6 +187,7 @@ def _env_string(e: EnvRead, side: Side, function: str) -> ConstantGuard | None:
         e.parse,
         e.name,
         "",
+        bound=e.target,
         function=function,
         samples=samples,
         accessor=e.accessor,

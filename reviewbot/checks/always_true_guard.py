@@ -101,6 +101,8 @@ def _title(c: ConstantGuard) -> Message:
         key = "env-object" if c.kind is ConstantKind.ENV_OBJECT else "env-constant"
         return msg(f"always-true-guard.title.{key}", read=clip(c.read, _TEXT), value=c.value, name=c.name)
     if c.kind is ConstantKind.ENV_STRING:
+        if c.bound:  # the field that takes the misread value is what a reader looks for
+            return msg("always-true-guard.title.env-string-bound", name=c.name, field=c.bound)
         return msg("always-true-guard.title.env-string", name=c.name)
     if c.kind is ConstantKind.DIVISION:
         return msg("always-true-guard.title.division", text=clip(c.text, _TEXT), rank=c.name)
@@ -136,6 +138,15 @@ def _suggestion(c: ConstantGuard) -> Message:
     return msg("always-true-guard.suggestion.name", name=c.name)
 
 
+def _field(c: ConstantGuard) -> str:
+    """The setting the finding is about: for a raw environment string assigned to a field
+    (`check_server = bool(os.getenv("MOONCAKE_CHECK_SERVER", False))`), the field that holds the wrong
+    value (its last name, `self.` dropped), the variable named in the title beside it; else the name tested."""
+    if c.kind is ConstantKind.ENV_STRING and c.bound:
+        return c.bound.rsplit(".", 1)[-1]
+    return c.name
+
+
 def _finding(c: ConstantGuard) -> Finding:
     return Finding.make(
         rule=id,
@@ -146,7 +157,7 @@ def _finding(c: ConstantGuard) -> Finding:
         title=_title(c),
         evidence=tuple(_evidence(c)),
         suggestion=_suggestion(c),
-        extra=(("field", c.name), ("kind", c.kind.value), ("value", c.value)),
+        extra=(("field", _field(c)), ("kind", c.kind.value), ("value", c.value)),
     )
 
 

@@ -28,7 +28,10 @@ def test_constant_guards_are_p0_and_misread_strings_p1(tmp_path: Path) -> None:
     assert raw.severity is Severity.P1
     assert "`DISABLE_STREAM=0` → '0'" in raw.evidence[0]
     assert found[61].severity is Severity.P1 and "`%`" in found[61].title
-    assert sorted(found) == [25, 36, 42, 54, 61, 73]
+    bound = found[82]  # assigned to a field: the finding names the field and the variable it reads
+    assert bound.title.startswith("`check_server` takes `STORE_CHECK_SERVER` as a raw environment string")
+    assert dict(bound.extra)["field"] == "check_server" and dict(raw.extra)["field"] == "DISABLE_STREAM"
+    assert sorted(found) == [25, 36, 42, 54, 61, 73, 82]
     assert "USE_MODELSCOPE" in holder.localized("zh").title and holder.localized("zh").title != holder.title
 
 
