@@ -210,7 +210,22 @@ def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | 
         and not (scopes is not None and _in_case(scopes, a.line) and not _in_case(scopes, w.line))
     ]  # fmt: skip
     last = max(found, key=lambda w: w.line) if found else None
-    return None if last is None or _cleared_after_use(a, last, scopes) else last
+    if last is None or _cleared_after_use(a, last, scopes) or _restores(s, a, last):
+        return None
+    return last
+
+
+def _restores(s: Side, a: Assignment, last: Assignment) -> bool:
+    """`a` puts back a value saved before `last` replaced it (`original = state.rank` ... `state.rank =
+    expert_rank()` ... `finally: state.rank = original`): a save / override / restore, the override used
+    in between, not a dead derivation."""
+    saved = a.value.strip()
+    if s.head_facts is None or not saved.isidentifier():
+        return False
+    return any(
+        w.target == saved and w.function == a.function and w.line < last.line and w.value.strip() == a.target
+        for w in s.head_facts.assignments
+    )
 
 
 def _cleared_after_use(a: Assignment, last: Assignment, scopes: FileScopes | None) -> bool:
