@@ -114,6 +114,7 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
     """Undefined names the change introduces on added lines; `texts` maps a head path to its
     (base text, head text)."""
     out: list[UndefinedName] = []
+    changed = list(changed)
     for s, base_text, head_text, head in changed_python(changed, texts):
         base = python_tree(base_text) if base_text is not None else ast.Module(body=[], type_ignores=[])
         if base is None:
@@ -144,7 +145,34 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
             text = lines[line - 1].strip() if line <= len(lines) else ""
             first[name] = UndefinedName(s.path, line, name, fn, text, unbound_by=unbound_by)
         out.extend(replace(u, also=tuple(sorted(set(also.get(n, [])) - {u.line}))) for n, u in first.items())
+    if out:
+        moved = _moved_with_bug(changed, texts)
+        out = [u for u in out if (u.name, _last(u.function)) not in moved]
     return out
+
+
+def _last(function: str) -> str:
+    return function.rsplit(".", 1)[-1]
+
+
+def _moved_with_bug(changed: list[Side], texts: Texts) -> set[tuple[str, str]]:
+    """(name, function) of the uses that were already unbound at base on a line the change removed, in
+    any changed Python file, a deleted one included: a function moved to another file with the bug it
+    had (`torchtitan/utils.py` split into `tools/utils.py`, `pull_request_link` unbound in both)."""
+    sides = {s.path: s for s in changed}  # `texts` is keyed by head path too
+    found: set[tuple[str, str]] = set()
+    for path, (base_text, head_text) in texts.items():
+        side = sides.get(path)
+        if not path.endswith(".py") or (head_text is not None and (side is None or not side.removed)):
+            continue
+        base = python_tree(base_text)
+        if base is None:
+            continue
+        spans = scopes(base)
+        for name, line in _pyflakes_undefined(base, path):
+            if head_text is None or (side is not None and line in side.removed):
+                found.add((name, _last(function_at(spans, line))))
+    return found
 
 
 def _removed_binding(name: str, removed: frozenset[int], base_lines: list[str]) -> tuple[int, str] | None:

@@ -15,7 +15,8 @@ derivation's function or a config / argument / launcher module: the process fail
 derive its configuration. P1 elsewhere: the first call of that path raises.
 
 Not flagged: C++ (the compiler rejects an undeclared name), a name the base already left undefined in
-the same function or on a line the change removed (a use moved with the bug it had), names pyflakes cannot judge (a module with `from x import *`, or one that binds names through its own
+the same function or on a line the change removed (a use moved with the bug it had, from this file or
+another changed or deleted one: `utils.py` split into `tools/utils.py`), names pyflakes cannot judge (a module with `from x import *`, or one that binds names through its own
 namespace: `__G = locals(); for m in ModelType: __G[m.name] = ...`), a name written only inside a string
 (a string annotation `-> "CausalLMBatch"`, a dtype `"float32"`: never evaluated; f-string fields count).
 
