@@ -146,8 +146,8 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
             first[name] = UndefinedName(s.path, line, name, fn, text, unbound_by=unbound_by)
         out.extend(replace(u, also=tuple(sorted(set(also.get(n, [])) - {u.line}))) for n, u in first.items())
     if out:
-        moved = _moved_with_bug(changed, texts)
-        out = [u for u in out if (u.name, _last(u.function)) not in moved]
+        elsewhere = _moved_with_bug(changed, texts)
+        out = [u for u in out if (u.name, _last(u.function)) not in elsewhere]
     return out
 
 
