@@ -16,7 +16,11 @@ A check nested under an opt-in switch that is off by default (`if args.perform_r
 with that switch on and everything else at its default: it is reported when the feature's own defaults
 fail it, and those defaults are choices (a boolean on by default, a string), not `None` / `0`
 placeholders the feature's users are expected to set nor other switches off by default that the
-feature needs turned on with it (`if args.fp8_param_gather: assert args.use_distributed_optimizer`).
+feature needs turned on with it (`if args.fp8_param_gather: assert args.use_distributed_optimizer`),
+nor the one other option it needs set to a value (`if self.moe_enable_deepep: if
+self.moe_token_dispatcher_type != "flex": raise ...`: a requirement the message states). Two defaults
+of the feature that contradict each other are reported (`--rl-persist-cuda-graphs` on by default,
+`--cuda-graph-impl` "none" by default).
 
 A check on one option whose default is a `None` / `0` placeholder (`assert args.input is not None`)
 makes the option required rather than rejecting a combination of defaults, and is not reported.

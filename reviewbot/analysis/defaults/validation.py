@@ -326,12 +326,18 @@ def _own_names(stmt: ast.Raise | ast.Assert, guards: tuple[_Guard, ...]) -> set[
 
 
 def _required(switched: tuple[Operand, ...], rest: list[Operand], own: list[Operand]) -> bool:
-    """The check asks for a value rather than rejecting a combination of defaults: under a switch,
-    placeholders the feature's users set or other switches it needs turned on; with no switch, the one
+    """The check asks for a value rather than rejecting a combination of defaults: under a switch, one
+    other option it needs set, placeholders the feature's users set or other switches it needs turned
+    on; with no switch, the one
     option the user must give (`assert args.input is not None`), on the path of every plain launch or
     on a path guards that hold at their defaults take (`if args.skip_train: ... else: assert
     args.train_iters is not None`)."""
     if switched:
+        # One other option asked for a value (`if self.enable_deepep: if self.dispatcher != "flex":
+        # raise`): the feature names what it needs with it, a requirement its users read in the message,
+        # not two defaults of the feature that contradict each other.
+        if len(rest) == 1:
+            return True
         return not rest or any(_placeholder(o) for o in rest) or all(o.value == "False" for o in rest)
     return any(len(ops) == 1 and _unset(ops[0]) for ops in (rest, own))
 
