@@ -36,6 +36,13 @@ def test_an_env_default_that_turns_on_a_tensorrt_engine_is_p1(tmp_path: Path) ->
     assert "VIT_TRT" in f.localized("zh").title and f.localized("zh").title != f.title
 
 
+def test_a_new_switch_that_defaults_on_is_a_p2_default(tmp_path: Path) -> None:
+    # Not a blocker of its own: a new switch on by default is one more default (P1 only for numerics).
+    f = _findings("py-new-switch-on", tmp_path)[("core/config.py", 9)]
+    assert f.severity is Severity.P2
+    assert f.title.startswith("`TrainConfig.cpu_offloading` is a new switch that defaults to `True`")
+
+
 def test_a_dataclass_default_names_its_consumers(tmp_path: Path) -> None:
     found = _findings("py-field-default", tmp_path)
     flag = found[("config/server_args.py", 8)]
