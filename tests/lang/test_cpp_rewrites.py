@@ -73,7 +73,22 @@ void run(const String& path_str, int m) {
 """
 
 
-@pytest.mark.parametrize("source", [OPTION_CHAIN, SPLIT_ARM, INSTANTIATIONS, EXPRESSIONS])
+CLASS_MACROS = """\
+class EngineImpl : public Engine, public ffi::ModuleObj {
+ public:
+  TVM_MODULE_VTABLE_BEGIN("mlc.json_ffi");
+  TVM_MODULE_VTABLE_ENTRY("reload", &EngineImpl::Reload);
+  TVM_MODULE_VTABLE_END();
+  static constexpr const bool _type_has_method_sequal_reduce = false;
+  TVM_FFI_DECLARE_OBJECT_INFO("mlc.serve.GenerationConfig", GenerationConfigNode, Object);
+  void Reset(RequestState rstate) {
+    rsentry->rstate = rstate.operator->();
+  }
+};
+"""
+
+
+@pytest.mark.parametrize("source", [OPTION_CHAIN, SPLIT_ARM, INSTANTIATIONS, EXPRESSIONS, CLASS_MACROS])
 def test_each_shape_parses_without_errors_and_keeps_every_line(source: str) -> None:
     raw = source.encode()
     out = blank_macros(raw)
@@ -86,7 +101,7 @@ def test_without_the_rewrites_the_same_sources_have_unread_regions() -> None:
     from tree_sitter import Language, Parser
 
     parser = Parser(Language(tree_sitter_cpp.language()))
-    for source in (OPTION_CHAIN, SPLIT_ARM, INSTANTIATIONS, EXPRESSIONS):
+    for source in (OPTION_CHAIN, SPLIT_ARM, INSTANTIATIONS, EXPRESSIONS, CLASS_MACROS):
         assert parser.parse(source.encode()).root_node.has_error  # what each rewrite is for
 
 
@@ -117,6 +132,8 @@ def test_only_the_unreadable_words_go() -> None:
         'void f(bool ok) {\n    ICHECK(ok)\n        << "not ok";\n}\n',  # a check macro's message continues it
         "#define DISPATCH(T, ...) \\\n  SWITCH(T,   \\\n         __VA_ARGS__)\n",  # inside a #define
         "void f(int x) {\n    if (x)\n#ifdef A\n        g();\n#endif\n}\n",  # a group that splits no else chain
+        'void f(int x) {\n    CHECK_REGISTERED(x, "not registered");\n}\n',  # a check, not a declaring word
+        'void f() {\n    TVM_REGISTER_GLOBAL("f").set_body(g);\n}\n',  # a registration chain reads as C++
     ],
 )
 def test_shapes_that_read_as_written_are_left_alone(source: str) -> None:

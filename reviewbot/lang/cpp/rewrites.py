@@ -110,14 +110,22 @@ _EXPRESSION_TYPENAME = re.compile(
     rb"(?:[=(,{]|\breturn)\s*(typename)[ \t]+[A-Za-z_][\w:]*(?:<[^<>;{}]*>)?::\w+[ \t]*[({]"
 )
 # `s.operator std::string()`: an explicit conversion call; `s ()` (a call of `s`) reads the same names.
+# Likewise `ref.operator->()`, TVM's way to get the object a reference holds.
 _CONVERSION_CALL = re.compile(
-    rb"(?:\.|->)operator[ \t]+[A-Za-z_][\w:]*(?:<[^<>;{}()]*>)?[ \t]*[&*]?(?=[ \t]*\(\))"
+    rb"(?:\.|->)operator(?:[ \t]+[A-Za-z_][\w:]*(?:<[^<>;{}()]*>)?[ \t]*[&*]?|[ \t]*->)(?=[ \t]*\(\))"
 )
 # A declaration macro invoked alone on its line with no `;` (`INSTANTIATE_MMHA_LAUNCHERS(half, 256)` at
 # namespace scope): two declarators side by side are no C++, so it is a macro that expands to whole
 # declarations. After a `;`, `{`, `}`, a directive or the file's start, and before a line that starts a
 # statement (not gtest's `TEST(A, B)` then its `{` body, not a check macro's `<< "message"`).
 _DECLARATION_MACRO = re.compile(rb"(?m)^[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*\(")
+# A declaring macro invoked as a statement in a class body (`TVM_FFI_DECLARE_OBJECT_INFO("mlc.Config",
+# ConfigNode, Object);`, `TVM_MODULE_VTABLE_ENTRY("reload", &Impl::Reload);`): a call is no member
+# declaration, and tree-sitter wraps the class in an ERROR. Only names made of DECLARE / DEFINE / VTABLE /
+# REGISTER words, alone on their line with their `;`: a check or a log macro in a body stays.
+_DECLARING_CALL = re.compile(
+    rb"(?m)^[ \t]*((?:[A-Z][A-Z0-9]*_)*(?:DECLARE|DEFINE|VTABLE|REGISTER)(?:_[A-Z0-9]+)*)[ \t]*\("
+)
 _ENDS_STATEMENT = re.compile(rb"(?:[;{}]|^[ \t]*#.*)$")
 _STARTS_STATEMENT = re.compile(rb"(?:[A-Za-z_#}~]|$)")
 
@@ -169,6 +177,21 @@ def _declaration_macros(source: bytes) -> list[tuple[int, int]]:
     return found
 
 
+def _declaring_calls(source: bytes) -> list[tuple[int, int]]:
+    """(start, end) byte ranges of each declaring macro statement (see `_DECLARING_CALL`), `;` included."""
+    found: list[tuple[int, int]] = []
+    for m in _DECLARING_CALL.finditer(source):
+        close = _balanced(source, m.end() - 1)
+        if close is None:
+            continue
+        eol = source.find(b"\n", close)
+        eol = len(source) if eol < 0 else eol
+        tail = source[close + 1 : eol]
+        if _LINE_COMMENT.sub(b"", tail).strip() == b";":
+            found.append((m.start(1), close + 2 + tail.index(b";")))
+    return found
+
+
 def _balanced(source: bytes, open_paren: int) -> int | None:
     """The index of the `)` closing the `(` at `open_paren` (string literals skipped), or None."""
     depth, i = 0, open_paren
@@ -202,6 +225,8 @@ def rewrite(source: bytes) -> bytes:
     if b"operator" in source:
         spans += [(m.start(), m.end()) for m in _CONVERSION_CALL.finditer(source)]
     spans += _declaration_macros(source)
+    if any(word in source for word in (b"DECLARE", b"DEFINE", b"VTABLE", b"REGISTER")):
+        spans += _declaring_calls(source)
     if not spans:
         return source
     out = bytearray(source)
