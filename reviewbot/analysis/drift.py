@@ -40,6 +40,7 @@ class DriftKind(str, Enum):
     ENV = "env"
     SWITCH = "switch"
     DEFAULT = "default"
+    OPTION = "option"  # an added command-line option and the config field it is copied into
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,7 @@ def _grouped(drifts: list[Drift]) -> list[Drift]:
 def option_drifts(sides: list[Side], index: RepoIndex) -> list[Drift]:
     """An added option and the config field it is copied into, with two different plain defaults."""
     return [
-        Drift(DriftKind.DEFAULT, name, name, s.path, line, default, f.value, f.path, f.line,
+        Drift(DriftKind.OPTION, name, name, s.path, line, default, f.value, f.path, f.line,
               here_gives=default, there_gives=f"{f.owner}.{f.field}")
         for s, name, default, line, f in option_copies(sides, index)
     ]  # fmt: skip

@@ -92,11 +92,15 @@ def _finding(d: Drift) -> Finding:
         evidence.append(msg("derivation-drift.was", value=clip(d.was, _TEXT)))
     if d.also:
         evidence[-1] = msg("derivation-drift.also", fields=", ".join(f"`{f}`" for f in d.also))
-    suggestion = (
-        msg("derivation-drift.suggestion.default", name=d.name, other=d.there_gives)
-        if d.kind is DriftKind.DEFAULT
-        else msg("derivation-drift.suggestion.env", name=d.name)
-    )
+    if d.kind is DriftKind.OPTION:  # the option is the new copy: it should follow the field
+        suggestion = msg(
+            "derivation-drift.suggestion.option", option=d.name, value=clip(d.there, _TEXT),
+            other=d.there_gives,
+        )  # fmt: skip
+    elif d.kind is DriftKind.DEFAULT:
+        suggestion = msg("derivation-drift.suggestion.default", name=d.name, other=d.there_gives)
+    else:
+        suggestion = msg("derivation-drift.suggestion.env", name=d.name)
     return Finding.make(
         rule=id,
         severity=severity,
