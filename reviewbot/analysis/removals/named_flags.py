@@ -151,10 +151,27 @@ _GENERATOR = re.compile(
 _FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)\s*:\s*[^=\n]+=", re.M)
 
 
-def _generated_fields(head: str) -> set[str]:
-    """The dataclass-style fields a file declares when it generates its command line from them (else
-    nothing): a flag removed from its `add_argument` calls may now come from a field of that name."""
-    return set(_FIELD.findall(head)) if _GENERATOR.search(head) else set()
+def _generated_fields(head: str, generators: frozenset[str] = frozenset()) -> set[str]:
+    """The dataclass-style fields a file declares when it generates its command line from them, itself
+    or through a changed module that does and that it imports (`generators`, dotted: a script handing its
+    dataclass to `torchtitan.config_manager`'s tyro parser); else nothing: a flag removed from its
+    `add_argument` calls may now come from a field of that name."""
+    uses = any(
+        re.search(rf"^\s*(?:from\s+{re.escape(g)}\s+import|import\s+{re.escape(g)}\b)", head, re.M)
+        for g in generators
+    )
+    return set(_FIELD.findall(head)) if uses or _GENERATOR.search(head) else set()
+
+
+def _generator_modules(
+    changed: list[Side], texts: dict[str, tuple[str | None, str | None]]
+) -> frozenset[str]:
+    """Dotted names of the changed Python modules whose head generates a command line from dataclasses."""
+    return frozenset(
+        s.path[: -len(".py")].replace("/", ".")
+        for s in changed
+        if s.path.endswith(".py") and _GENERATOR.search(texts.get(s.path, (None, None))[1] or "")
+    )
 
 
 def _last_field(flag: str) -> str:
@@ -169,6 +186,8 @@ def _candidates(
     alias in the same file), and each changed file's head lines."""
     candidates: list[tuple[Side, str, int, str]] = []
     heads: dict[str, list[str]] = {}
+    changed = list(changed)
+    generators = _generator_modules(changed, texts)
     for s in changed:
         base_text, head_text = texts.get(s.path, (None, None))
         if not base_text or not s.removed:
@@ -178,7 +197,7 @@ def _candidates(
         head = head_text or ""
         heads[s.path] = head.split("\n")
         base_lines = base_text.split("\n")
-        generated = _generated_fields(head) if lang == "python" else set()
+        generated = _generated_fields(head, generators) if lang == "python" else set()
         for flag, lines in sorted(before.items()):
             removed_at = [n for n in lines if n in s.removed]
             if not removed_at or _quoted(flag).search(head):
