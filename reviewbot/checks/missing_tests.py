@@ -14,14 +14,13 @@ or changed file (`self.x = int(os.environ.get("X", 3))` from `Scheduler` into `S
 
 The severity is who reaches a changed row (`analysis.reach.untested`, from the branch's truth table
 and its guard's reach), and the first evidence line names that population:
-- **P1**: configurations that ship reach it: the changed row is the one every configuration gets at
-  the declared defaults; a model config builder sets the guard's fields so that it holds; a guard atom
-  is derived from a population (`use_kvcache` is `task_type == LANGUAGE_MODEL`: every embedding or
-  reranker model); or an unguarded formula every configuration runs through replaced an older value
-  (`reserve_(ratio * free_blocks / 100)` for `reserve_(cfg.reserve_blocks)`).
+- **P1**: configurations that ship reach it: the changed row is the one every configuration gets at the
+  declared defaults; a model config builder sets the guard's fields so that it holds; a guard atom is
+  derived from a population (`use_kvcache` is `task_type == LANGUAGE_MODEL`: every embedding or reranker
+  model); or an unguarded formula every configuration runs through replaced an older value.
 - **P2**: the guard names a model family its deployments reach at the other defaults (`model_arch ==
-  "DeepseekV3ForCausalLM"`): one model's rows, usually a model-support change's own adjustments; worth a
-  test, not a merge blocker (as P1 both such findings of a dev-scan sample were judged wrong).
+  "DeepseekV3ForCausalLM"`): one model's own rows, worth a test, not a merge blocker (as P1, both such
+  findings of a dev-scan sample were judged wrong: a model-support change's own adjustments).
 - **P3** (a note; as P2 it was wrong on all 8 test findings): an opt-in: only who sets an env variable or
   flips a switch away from a default keeping the old behaviour reaches it, and nothing here sets it;
   or the branch sits in a file the change adds (a new backend or model: no configuration ran it before).
@@ -92,6 +91,7 @@ from reviewbot.checks.missing_tests_search import (
     mentions,
     new_file,
     practice,
+    severity_for,
 )
 from reviewbot.checks.pinning import constant, pin_table
 from reviewbot.checks.util import (
@@ -292,12 +292,7 @@ def _judge(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
         )
         if untested:
             who = who_reaches[_key(untested[0])]
-            # Only a population that ships makes an untested row worth blocking on; an opt-in is a note.
-            sev = Severity.P1 if who.kind == "production" and not new_file(ctx, untested[0]) else Severity.P3
-            if sev is Severity.P1 and who.reason == "model":
-                # one named model's rows (a model-support change's own adjustments): a reminder to pin
-                # them, not a merge blocker; judged so on both such P1s of dev-scan sample 3
-                sev = Severity.P2
+            sev = severity_for(who.kind, who.reason, new_file(ctx, untested[0]))
             config = bool(survivors) or in_config_code(untested[0].head)
             sev, practiced = practice(ctx, bool(survivors), names, sev)
             if config:  # outside config code there is no setting to pin: judged, nothing to ask

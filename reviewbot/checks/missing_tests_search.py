@@ -18,7 +18,9 @@ from reviewbot.lang.index import TestRef, is_test_path
 from reviewbot.model.change import FileStatus
 from reviewbot.model.finding import Severity
 
-__all__ = ["ChangedTest", "changed_tests", "definitions", "guard_inputs", "mentions", "new_file", "practice"]
+__all__ = [
+    "ChangedTest", "changed_tests", "definitions", "guard_inputs", "mentions", "new_file", "practice", "severity_for",
+]  # fmt: skip
 
 _NOISE = frozenset({"self", "this", "config", "cfg", "True", "False", "None", "not", "and", "or"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -104,3 +106,11 @@ def practice(ctx: CheckContext, survived: bool, names: list[str], sev: Severity)
     if survived or ctx.index.tests_mentioning(names):
         return sev, True
     return (Severity.P3, True) if ctx.change.head_tree is None else (sev, False)
+
+
+def severity_for(kind: str, reason: str, in_new_file: bool) -> Severity:
+    """P1 for a population that ships; P2 for one named model's rows (a model-support change's own
+    adjustments: both such P1s of dev-scan sample 3 were judged not merge-blocking); else a P3 note."""
+    if kind != "production" or in_new_file:
+        return Severity.P3
+    return Severity.P2 if reason == "model" else Severity.P1
