@@ -7,6 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.bench.scripts import load_script
@@ -77,3 +78,28 @@ def test_sample_picks_config_commits_no_corpus_case_uses(tmp_path: Path) -> None
     assert written == 3 and commits == set(touched[1:])  # the excluded one and non-config commits left out
     assert all(c["verdict"] == "pass" and "unlabelled" in c["labelled"] for c in doc["cases"])
     assert not (out / "sglang.yaml").exists()  # a repository with no snapshot is skipped, not invented
+
+
+def test_a_commit_judged_in_an_earlier_sample_is_never_drawn_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = Repo(tmp_path / "work")
+    work.commit({"README.md": "x\n"}, "root")
+    touched = [work.commit({"torchtitan/config_manager.py": f"LR = {i}\n"}, f"c{i}") for i in range(3)]
+    mirrors = tmp_path / "mirrors"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work.path), str(mirrors / "pytorch+torchtitan" / "repo")], check=True)  # fmt: skip
+    judged = tmp_path / "judged"
+    judged.mkdir()
+    entry = {"commit": touched[1], "rule": "default-changed", "path": "torchtitan/config_manager.py",
+             "line": 1, "severity": "P2", "right": False, "why": "x"}  # fmt: skip
+    (judged / "sample1.yaml").write_text(yaml.safe_dump({"judged": [entry]}))
+    monkeypatch.setattr(devscan, "JUDGED", judged)
+    out = tmp_path / "out"
+    assert (
+        devscan.main(
+            ["sample", "--seed", "1", "--per-repo", "10", "--out", str(out), "--mirrors", str(mirrors)]
+        )
+        == 0
+    )
+    commits = {c["commit"] for c in yaml.safe_load((out / "torchtitan.yaml").read_text())["cases"]}
+    assert commits == {touched[0], touched[2]}
