@@ -9,8 +9,9 @@ macro names themselves. Found on real sources that a review had to call INCOMPLE
   `#ifdef SSL` / `else if (arg == "--ssl-key-file")` / `#endif`): the group is read as one build sees it;
 - an explicit instantiation `template class Runner<half>;` (the grammar asks for a declarator);
 - `typename T::Args(...)` in an expression (the grammar knows `typename` only in declarations);
-- an explicit conversion call `s.operator std::string()`;
-- a declaration macro invoked alone on its line with no `;` (`INSTANTIATE_LAUNCHERS(half, 256)`).
+- an explicit conversion call `s.operator std::string()`, `ref.operator->()`;
+- a declaration macro invoked alone on its line with no `;` (`INSTANTIATE_LAUNCHERS(half, 256)`);
+- a declaring macro statement in a class body (`TVM_FFI_DECLARE_OBJECT_INFO("mlc.Config", Node, Object);`).
 """
 
 from __future__ import annotations
