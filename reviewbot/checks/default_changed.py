@@ -31,7 +31,8 @@ named constant the change defines as that literal (`-1` -> `LLAMA_TOKEN_NULL` wi
 (`FlashAttentionMetadata`, `EngineMetrics`, `ForwardBatch`: filled per step, not set by anyone); a C++ in-class default that every constructor's initialiser list overrides; a
 change that keeps the old behaviour reachable in the same change (a guarded write of the old value to the
 same field: an opt-in or a deprecation switch); a parameter default made `None` that the function binds
-back to the old value (`if args is None: args = sys.argv[1:]`); a `None` ("filled in later") default
+back to the old value (`if args is None: args = sys.argv[1:]`); a `None` placeholder of `__init__` that another method of the class fills in (`_initialize` reading
+`get_scalar_param(d, KEY, KEY_DEFAULT)`: a pydantic rewrite declaring that default changes nothing); a `None` ("filled in later") default
 that becomes the value the change stops filling in (`"eliminate_noops": True` removed from the
 per-level tables); a value picked only while the option is left at a sentinel nobody sets explicitly
 (`None`, `"auto"`) in a branch that logs the choice (`if self.attention_backend is None: ...

@@ -92,6 +92,22 @@ def _overridden_by_constructor(
     return False
 
 
+def _placeholder(owner: str, field: str, line: int, base: FileFacts | None) -> bool:
+    """The base's `self.x = None` in `__init__` was a placeholder: another method of the class writes the
+    field unconditionally (`_initialize` reading `get_scalar_param(d, KEY, KEY_DEFAULT)`), so the value a
+    deployment got was never `None`."""
+    if base is None:
+        return False
+    for a in base.assignments:
+        parts = (a.function or "").replace("::", ".").split(".")
+        if (
+            a.field == field and a.line != line and a.guard is None and len(parts) >= 2 and parts[-2] == owner
+            and ("." not in a.target or a.target.startswith(("self.", "this."))) and a.value.strip() != "None"
+        ):  # fmt: skip
+            return True
+    return False
+
+
 def _opt_in(field: str, old: str, sides: list[Side]) -> bool:
     """The change also adds a guarded write of the old value to the same field: an explicit switch that
     keeps the old behaviour (`if os.environ.get("LEGACY_X"): self.x = False`)."""
@@ -147,6 +163,8 @@ def _field_changes(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                 continue  # a table (`W.strategy = {...}`) or a None sentinel of a non-config class: not a setting
             if _overridden_by_constructor(owner, field, hline, heads, index) or _opt_in(field, old, sides):
                 continue
+            if was == "None" and _placeholder(owner, field, bline, s.base_facts):
+                continue  # the base's `None` was filled in by another method: its real default is not known here
             out.append(
                 DefaultChange(DefaultKind.FIELD, f"{owner}.{field}", field, owner, old, new, s.path, hline,
                               s.old_path, bline, silent=silent)
