@@ -3,7 +3,9 @@
 ## What it does
 Finds the keys a removed line read from a config dictionary (`get_scalar_param(param_dict,
 FP32_ALLREDUCE, ...)`, `config.get("key")`, `cfg["key"]`, the key as a literal or a constant bound to
-one) that no Python source of the head tree quotes any more: no alias read, no warning that names it.
+one) that no Python source of the head tree quotes any more: no alias read, no warning that names it,
+no field of that name in a config model a changed file declares (`swap_buffer_count: int = 4` in a
+pydantic model or dataclass: the model reads the key when it parses the dict).
 It reports the key at the line that took the read's place.
 
 Not judged: keyword arguments of a Python API that move into a config model; C++ JSON keys; test

@@ -122,5 +122,16 @@ def dropped_keys(
             found[key] = DroppedKey(key, s.path, n, line, base_lines[n - 1].strip())
     if not found:
         return []
-    still = _quoted_in_head(set(found), tree)
+    still = _quoted_in_head(set(found), tree) | _model_fields(set(found), [h for _, h in texts.values()])
     return [d for k, d in found.items() if k not in still]
+
+
+# An annotated class attribute (`buffer_size: int = Field(pp_int(1e8), ge=0)`, `max_in_cpu: int`): a field
+# of a pydantic model or dataclass, which reads the config key of its name when the model parses the dict.
+_MODEL_FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[ \t]*[A-Za-z_][^=\n]*(?:=|$)", re.M)
+
+
+def _model_fields(keys: set[str], heads: Iterable[str | None]) -> set[str]:
+    """The keys a config model of a changed file now declares as fields: moved into the model, still read."""
+    declared = {m.group(1) for h in heads if h and "class " in h for m in _MODEL_FIELD.finditer(h)}
+    return keys & declared
