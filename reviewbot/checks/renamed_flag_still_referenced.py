@@ -10,7 +10,8 @@ do (help texts, log messages, example launch scripts and YAML, CI), P3 when only
 Not flagged: a flag kept as an alias or a deprecated spelling, a flag that moved to another file or
 tool, a flag the file now generates from a dataclass field of the same name (`tyro`, `HfArgumentParser`,
 `"--" + name`), itself or through a changed module it imports that does (a script handing its dataclass
-to the project's tyro config manager), a removed flag nothing names any more, mentions in change logs and release notes. Mentions that
+to the project's tyro config manager), or from a dataclass of another changed file (Megatron's
+`ArgumentGroupFactory(ProfilingConfig)`), a removed flag nothing names any more, mentions in change logs and release notes. Mentions that
 already tell the reader the flag is gone do not count either: a line the change itself wrote (its own
 migration note) and a line that says the flag was deprecated, removed, renamed or replaced.
 

@@ -151,16 +151,22 @@ _GENERATOR = re.compile(
 _FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)\s*:\s*[^=\n]+=", re.M)
 
 
-def _generated_fields(head: str, generators: frozenset[str] = frozenset()) -> set[str]:
-    """The dataclass-style fields a file declares when it generates its command line from them, itself
-    or through a changed module that does and that it imports (`generators`, dotted: a script handing its
-    dataclass to `torchtitan.config_manager`'s tyro parser); else nothing: a flag removed from its
+def _generated_fields(
+    head: str, generators: frozenset[str] = frozenset(), changed: frozenset[str] = frozenset()
+) -> set[str]:
+    """The dataclass-style fields a file's command line is now generated from: when the file generates
+    it, its own fields and those of every changed Python file (`changed`: the dataclasses a generator
+    reads may live next door, Megatron's `ArgumentGroupFactory(ProfilingConfig)`); when it imports a
+    changed module that generates it (`generators`, dotted: a script handing its dataclass to
+    `torchtitan.config_manager`'s tyro parser), its own fields; else nothing. A flag removed from its
     `add_argument` calls may now come from a field of that name."""
+    if _GENERATOR.search(head):
+        return set(_FIELD.findall(head)) | changed
     uses = any(
         re.search(rf"^\s*(?:from\s+{re.escape(g)}\s+import|import\s+{re.escape(g)}\b)", head, re.M)
         for g in generators
     )
-    return set(_FIELD.findall(head)) if uses or _GENERATOR.search(head) else set()
+    return set(_FIELD.findall(head)) if uses else set()
 
 
 def _generator_modules(
@@ -188,6 +194,12 @@ def _candidates(
     heads: dict[str, list[str]] = {}
     changed = list(changed)
     generators = _generator_modules(changed, texts)
+    fields = frozenset(
+        f
+        for s in changed
+        if s.path.endswith(".py")
+        for f in _FIELD.findall(texts.get(s.path, (None, None))[1] or "")
+    )
     for s in changed:
         base_text, head_text = texts.get(s.path, (None, None))
         if not base_text or not s.removed:
@@ -197,7 +209,7 @@ def _candidates(
         head = head_text or ""
         heads[s.path] = head.split("\n")
         base_lines = base_text.split("\n")
-        generated = _generated_fields(head, generators) if lang == "python" else set()
+        generated = _generated_fields(head, generators, fields) if lang == "python" else set()
         for flag, lines in sorted(before.items()):
             removed_at = [n for n in lines if n in s.removed]
             if not removed_at or _quoted(flag).search(head):
