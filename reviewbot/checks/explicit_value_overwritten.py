@@ -15,7 +15,8 @@ write when the value is one the user sets explicitly (a command-line option the 
 with `add_argument`, a C++ option handler that assigns the field, the caller's keyword, a key of the
 config file) and nothing around the write asks whether the user gave it.
 
-Not flagged: set-only-if-unset, a write under a condition or after an early exit that reads the key
+Not flagged: a write in a file the change adds (no caller, command line or config set a value there
+before), set-only-if-unset, a write under a condition or after an early exit that reads the key
 (`is None`, `not in kwargs`, `if not args.x`, `== parser default`, a sentinel), a write whose value
 reads the key itself (a normalisation such as `kwargs["x"] = int(kwargs["x"])`), and a Python write
 its function already made at the base, unguarded (the line was edited for another reason; a write of
@@ -53,6 +54,7 @@ from reviewbot.analysis.sides import sides
 from reviewbot.analysis.writes.explicit import ExplicitWrite, explicit_writes
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place, places
+from reviewbot.model.change import FileStatus
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, msg
 
@@ -122,6 +124,12 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
 
         taken = {(f.path, f.line) for f in unconditional_override.run(ctx)}
     for w in found:
-        if (w.path, w.line) in taken:
+        if (w.path, w.line) in taken or _added(ctx, w.path):
             continue
         yield _finding(w)
+
+
+def _added(ctx: CheckContext, path: str) -> bool:
+    """A file the change adds: no caller, command line or config set a value there before it."""
+    f = ctx.change.file(path)
+    return f is not None and f.status is FileStatus.ADDED
