@@ -16,7 +16,8 @@ while it is unset overrides nothing either (`analysis.writes.sources.fills_in`):
 in its guard, in a helper its guard calls (`if (needsDefaultDtype(config))` returning
 `config.kv_cache_dtype.empty()`), in an early `return` / `continue` before it, or around every call of
 its function (`if cfg.x is None: apply_defaults(cfg)`); a value that reads the field
-(`x = json_value(data, "x", defaults.x)`, `x &= ok`); a `catch` / `except` clause. Nor is the user's
+(`x = json_value(data, "x", defaults.x)`, `x &= ok`, or a helper of the file that returns it on some path:
+`self.cutlass = _cutlass(target)` keeping `self.cutlass` on CUDA); a `catch` / `except` clause. Nor is the user's
 own setting: a command-line option's handler (it reads `argv`, runs when an option string matched, or
 is a lambda registered for `"--option"`).
 
@@ -84,6 +85,7 @@ from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.analysis.sides import Side, sides
 from reviewbot.analysis.writes.env_overwrites import env_overwrites
 from reviewbot.analysis.writes.explicit import ExplicitWrite
+from reviewbot.analysis.writes.owners import callee_reads_itself
 from reviewbot.analysis.writes.scopes import FileScopes, file_scopes
 from reviewbot.analysis.writes.sources import ENV, Source, cli_write, fills_in, same_expression, source_of
 from reviewbot.checks.base import CheckContext
@@ -283,6 +285,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             or initialises_fresh(a, ctx.head_facts.get(a.path))
             or moved_unchanged(a, base, changed)
             or _is_setting(a, ctx, by_path)
+            or callee_reads_itself(a, changed.head_text if changed is not None else None)
         ):
             continue
         others = explicit_writers(a, ctx.index)

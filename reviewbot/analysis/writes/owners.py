@@ -15,6 +15,7 @@ from reviewbot.model.change import ChangedFile
 
 __all__ = [
     "bound_owners",
+    "callee_reads_itself",
     "class_of",
     "field_owner",
     "is_builder",
@@ -125,6 +126,32 @@ def rederives_itself(a: Assignment) -> bool:
     """`config.head_num = config.head_num / tp_size`: the value is computed from the same field (a
     per-rank or unit re-derivation of one quantity), not a new setting of it."""
     return mentions_field(a.value, a.field) and bool(_ARITHMETIC.search(a.value))
+
+
+_CALLED = re.compile(r"^([A-Za-z_]\w*)\s*\(")
+
+
+def callee_reads_itself(a: Assignment, source: str | None) -> bool:
+    """`self.cutlass = _cutlass(target)` where the Python function `_cutlass`, defined in the same file,
+    returns `self.cutlass` on some path: the write narrows the value it had (clears it where it cannot
+    apply), as `x = x and ok` would, rather than setting it anew."""
+    m = _CALLED.match(a.value.strip())
+    if m is None or source is None or not a.path.endswith(".py") or not a.receiver or not a.field:
+        return False
+    lines = source.split("\n")
+    head = re.compile(rf"^(\s*)def\s+{re.escape(m.group(1))}\s*\(")
+    for i, line in enumerate(lines):
+        d = head.match(line)
+        if d is None:
+            continue
+        indent, body = len(d.group(1)), []
+        for nxt in lines[i + 1 :]:
+            if nxt.strip() and len(nxt) - len(nxt.lstrip()) <= indent:
+                break
+            body.append(nxt)
+        if re.search(rf"(?<![\w.]){re.escape(a.receiver)}\.{re.escape(a.field)}\b", "\n".join(body)):
+            return True
+    return False
 
 
 # Abbreviations that receiver names use for the words of type names.
