@@ -62,6 +62,7 @@ or flip it with a release note, a start-up log line and a switch that restores t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.defaults.changes import DefaultChange, DefaultKind, changed_defaults, reaches_numerics
@@ -122,6 +123,24 @@ def _consumers(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> tupl
         if c.env is not None and c.env.head.target:
             texts.append(c.env.head.target)
     return list(dict.fromkeys(spots)), texts
+
+
+def _rejecting_checks(c: DefaultChange, changed: list[Side]) -> list[str]:
+    """Places of the raises and checks the change adds that a new switch, on by default, turns on: a
+    validation whose guard or condition reads the switch (`if self.cpu_offloading and pp > 1: raise`)."""
+    word = re.compile(rf"(?<![\w]){re.escape(c.field)}(?![\w])")
+    found: list[str] = []
+    for s in changed:
+        if s.head is None:
+            continue
+        for cl in s.head.clauses:
+            if (
+                cl.kind.validates
+                and cl.line in s.added
+                and (word.search(cl.text) or any(word.search(a) for a in cl.guard_atoms))
+            ):
+                found.append(place(s.path, cl.line))
+    return found[:3]
 
 
 _CPP_LITERALS = {"True": "true", "False": "false", "None": "nullptr"}
@@ -221,15 +240,20 @@ def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Findin
         if docs:
             evidence.append(msg("default-changed.docs", places=places([place(d.path, d.line) for d in docs])))
     word = reaches_numerics(texts)
+    rejects = _rejecting_checks(c, changed) if c.kind is DefaultKind.NEW_ON else []
+    if rejects:
+        evidence.insert(0, msg("default-changed.rejects", places=places(rejects)))
     if word and len(evidence) < MAX_EVIDENCE:
         evidence.append(msg("default-changed.reaches", word=word))
     elif spots and len(evidence) < MAX_EVIDENCE:
         evidence.append(msg("default-changed.consumers", places=places(spots)))
     return Finding.make(
         rule=id,
-        # A new switch that defaults on is a default like any other (P2), P1 only when it reaches
-        # numerics: as a P1 of its own it was right on 1 of 17 dev-scan findings (samples 1-4).
-        severity=Severity.P1 if word else severity,
+        # A new switch that defaults on is a default like any other (P2): as a P1 of its own it was right
+        # on 1 of 17 dev-scan findings (samples 1-4). P1 when it reaches numerics, or when the checks it
+        # turns on for everyone reject configurations (Megatron's `cpu_offloading = True` with its PP and
+        # recompute checks: every such launch fails).
+        severity=Severity.P1 if word or rejects else severity,
         path=c.path,
         line=c.line,
         anchor=f"{c.kind.value}|{c.name}|{c.new}|{_use(c, ctx)}",

@@ -43,6 +43,13 @@ def test_a_new_switch_that_defaults_on_is_a_p2_default(tmp_path: Path) -> None:
     assert f.title.startswith("`TrainConfig.cpu_offloading` is a new switch that defaults to `True`")
 
 
+def test_a_new_switch_whose_checks_reject_configurations_is_p1(tmp_path: Path) -> None:
+    # On by default, it turns on a raise for every pipeline-parallel launch: a maintainer must act.
+    f = _findings("py-new-switch-rejects", tmp_path)[("core/config.py", 10)]
+    assert f.severity is Severity.P1
+    assert f.evidence[0] == "On by default, it turns on checks that reject configurations: core/config.py:14."
+
+
 def test_a_dataclass_default_names_its_consumers(tmp_path: Path) -> None:
     found = _findings("py-field-default", tmp_path)
     flag = found[("config/server_args.py", 8)]
