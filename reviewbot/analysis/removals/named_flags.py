@@ -194,6 +194,7 @@ def _candidates(
     heads: dict[str, list[str]] = {}
     changed = list(changed)
     generators = _generator_modules(changed, texts)
+    python_heads = [texts.get(s.path, (None, None))[1] or "" for s in changed if s.path.endswith(".py")]
     fields = frozenset(
         f
         for s in changed
@@ -216,6 +217,8 @@ def _candidates(
                 continue  # still registered, or kept as an alias, in the same file
             if _last_field(flag) in generated:
                 continue  # now generated from a dataclass field of the same name (tyro, `"--" + name`)
+            if _GENERATOR.search(head) and any(_quoted(flag).search(t) for t in python_heads):
+                continue  # spelled in a changed dataclass's field metadata (`"arg_names": ["--profile"]`)
             candidates.append((s, flag, removed_at[0], base_lines[removed_at[0] - 1].strip()))
     return candidates, heads
 
