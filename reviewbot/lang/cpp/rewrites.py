@@ -17,6 +17,7 @@ macro names themselves. Found on real sources that a review had to call INCOMPLE
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 __all__ = ["rewrite"]
 
@@ -158,16 +159,23 @@ def _next_line(source: bytes, eol: int) -> bytes:
     return b""
 
 
-def _declaration_macros(source: bytes) -> list[tuple[int, int]]:
-    """(start, end) byte ranges of each declaration macro invocation (see `_DECLARATION_MACRO`)."""
-    found: list[tuple[int, int]] = []
-    for m in _DECLARATION_MACRO.finditer(source):
+def _alone(pattern: re.Pattern[bytes], source: bytes) -> Iterator[tuple[re.Match[bytes], int, int, bytes]]:
+    """Each match of `pattern` (ending in a call's `(`) whose parenthesis closes: the match, the index of
+    its `)`, the end of that line and the rest of the line after the `)` (a `//` comment cut, stripped)."""
+    for m in pattern.finditer(source):
         close = _balanced(source, m.end() - 1)
         if close is None:
             continue
         eol = source.find(b"\n", close)
         eol = len(source) if eol < 0 else eol
-        if _LINE_COMMENT.sub(b"", source[close + 1 : eol]).strip():
+        yield m, close, eol, _LINE_COMMENT.sub(b"", source[close + 1 : eol]).strip()
+
+
+def _declaration_macros(source: bytes) -> list[tuple[int, int]]:
+    """(start, end) byte ranges of each declaration macro invocation (see `_DECLARATION_MACRO`)."""
+    found: list[tuple[int, int]] = []
+    for m, close, eol, rest in _alone(_DECLARATION_MACRO, source):
+        if rest:
             continue  # `FOO(x) {`, `FOO(x);`, `FOO(x) + 1`: not alone on its line
         if not _STARTS_STATEMENT.match(_next_line(source, eol)):
             continue  # `{` (a body), `<< "message"`, `.def(...)`: the invocation goes on
@@ -180,17 +188,11 @@ def _declaration_macros(source: bytes) -> list[tuple[int, int]]:
 
 def _declaring_calls(source: bytes) -> list[tuple[int, int]]:
     """(start, end) byte ranges of each declaring macro statement (see `_DECLARING_CALL`), `;` included."""
-    found: list[tuple[int, int]] = []
-    for m in _DECLARING_CALL.finditer(source):
-        close = _balanced(source, m.end() - 1)
-        if close is None:
-            continue
-        eol = source.find(b"\n", close)
-        eol = len(source) if eol < 0 else eol
-        tail = source[close + 1 : eol]
-        if _LINE_COMMENT.sub(b"", tail).strip() == b";":
-            found.append((m.start(1), close + 2 + tail.index(b";")))
-    return found
+    return [
+        (m.start(1), source.index(b";", close) + 1)
+        for m, close, _, rest in _alone(_DECLARING_CALL, source)
+        if rest == b";"
+    ]
 
 
 def _balanced(source: bytes, open_paren: int) -> int | None:
