@@ -65,8 +65,10 @@ if envs.SGLANG_USE_MODELSCOPE.get():
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from reviewbot.analysis.constant_guards import ConstantGuard, ConstantKind, constant_guards, holder_object_use
+from reviewbot.analysis.env_bindings import bound_name
 from reviewbot.analysis.envs.holder_args import (
     HolderArg,
     HolderTruth,
@@ -138,10 +140,18 @@ def _suggestion(c: ConstantGuard) -> Message:
     return msg("always-true-guard.suggestion.name", name=c.name)
 
 
+def _named_target(c: ConstantGuard, ctx: CheckContext) -> ConstantGuard:
+    """A raw environment string the facts bind to nothing, named from its line (`analysis.env_bindings`)."""
+    f = ctx.change.file(c.path)
+    if c.kind is not ConstantKind.ENV_STRING or c.bound or f is None or not f.head_text:
+        return c
+    lines = f.head_text.split("\n")
+    return replace(c, bound=bound_name(c.name, lines[c.line - 1] if 0 < c.line <= len(lines) else ""))
+
+
 def _field(c: ConstantGuard) -> str:
-    """The setting the finding is about: for a raw environment string assigned to a field
-    (`check_server = bool(os.getenv("MOONCAKE_CHECK_SERVER", False))`), the field that holds the wrong
-    value (its last name, `self.` dropped), the variable named in the title beside it; else the name tested."""
+    """The setting the finding is about: for a raw environment string assigned to a field, the field that
+    holds the wrong value (its last name; the variable is named in the title beside it); else the name tested."""
     if c.kind is ConstantKind.ENV_STRING and c.bound:
         return c.bound.rsplit(".", 1)[-1]
     return c.name
@@ -368,7 +378,7 @@ def _stuck_finding(f: StuckFlag) -> Finding:
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     for c in constant_guards(changed, ctx.index):
-        yield _finding(c)
+        yield _finding(_named_target(c, ctx))
     texts = side_texts(ctx.change)
     python = [s for s in changed if s.path.endswith(".py")]
     if python:
