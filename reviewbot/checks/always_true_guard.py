@@ -149,14 +149,6 @@ def _named_target(c: ConstantGuard, ctx: CheckContext) -> ConstantGuard:
     return replace(c, bound=bound_name(c.name, lines[c.line - 1] if 0 < c.line <= len(lines) else ""))
 
 
-def _field(c: ConstantGuard) -> str:
-    """The setting the finding is about: for a raw environment string assigned to a field, the field that
-    holds the wrong value (its last name; the variable is named in the title beside it); else the name tested."""
-    if c.kind is ConstantKind.ENV_STRING and c.bound:
-        return c.bound.rsplit(".", 1)[-1]
-    return c.name
-
-
 def _finding(c: ConstantGuard) -> Finding:
     return Finding.make(
         rule=id,
@@ -167,7 +159,8 @@ def _finding(c: ConstantGuard) -> Finding:
         title=_title(c),
         evidence=tuple(_evidence(c)),
         suggestion=_suggestion(c),
-        extra=(("field", _field(c)), ("kind", c.kind.value), ("value", c.value)),
+        # the field is the variable a deployment sets, the name the title gives beside it is the code's own
+        extra=(("field", c.name), ("kind", c.kind.value), ("value", c.value)),
     )
 
 
