@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from reviewbot.lang.cpp.rewrites import rewrite
+from reviewbot.lang.cpp.rewrites import closing_paren, rewrite, skip_literal
 
 __all__ = ["ATTRIBUTE_MACROS", "CALL_MACROS", "WRAPPER_MACROS", "blank_macros", "declared", "extra_macros"]
 
@@ -177,34 +177,6 @@ def _closes_call(source: bytes, close: int) -> bool:
     return False
 
 
-def _skip_literal(source: bytes, i: int, end: int) -> int:
-    """The index after the string or character literal that opens at `i` (a backslash escapes)."""
-    quote = source[i]
-    i += 1
-    while i < end and source[i] != quote:
-        i += 2 if source[i] == 0x5C else 1
-    return i + 1
-
-
-def _close(source: bytes, open_paren: int) -> int | None:
-    """The index of the `)` that closes the `(` at `open_paren`, or None when it is not closed; string
-    and character literals skipped (`DEPRECATED(f(), "use g() :)")`)."""
-    depth, i = 0, open_paren
-    while i < len(source):
-        ch = source[i]
-        if ch in b"\"'":
-            i = _skip_literal(source, i, len(source))
-            continue
-        if ch == 0x28:  # (
-            depth += 1
-        elif ch == 0x29:  # )
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
-
-
 def _last_top_comma(source: bytes, open_paren: int, close: int) -> int | None:
     """The last comma at the top level of the parenthesis (before a wrapper macro's message), string
     and character literals skipped (a message may hold commas)."""
@@ -212,7 +184,7 @@ def _last_top_comma(source: bytes, open_paren: int, close: int) -> int | None:
     while i < close:
         ch = source[i]
         if ch in b"\"'":
-            i = _skip_literal(source, i, close)
+            i = skip_literal(source, i, close)
             continue
         if ch in b"([{":
             depth += 1
@@ -255,11 +227,11 @@ def blank_macros(source: bytes, extra: tuple[str, ...] = ()) -> bytes:
     for m in _LAUNCH.finditer(source):
         blank(m.start(), m.end())
     for m in _CALLS.finditer(source):
-        close = _close(source, m.end() - 1)
+        close = closing_paren(source, m.end() - 1)
         if close is not None:  # an unbalanced call is left as written
             blank(m.start(), close + 1)
     for m in _WRAPPERS.finditer(source):
-        close = _close(source, m.end() - 1)
+        close = closing_paren(source, m.end() - 1)
         comma = _last_top_comma(source, m.end() - 1, close) if close is not None else None
         if close is not None and comma is not None:
             blank(m.start(), m.end())

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["rewrite"]
+__all__ = ["closing_paren", "rewrite", "skip_literal"]
 
 # A conditional group written inside an expression (`static auto ths =` / `#ifdef LEGACY` / `f("a")` /
 # `#else` / `f("b", "c")` / `#endif` / `.def(...)`): tree-sitter cannot read directives there and wraps
@@ -163,7 +163,7 @@ def _alone(pattern: re.Pattern[bytes], source: bytes) -> Iterator[tuple[re.Match
     """Each match of `pattern` (ending in a call's `(`) whose parenthesis closes: the match, the index of
     its `)`, the end of that line and the rest of the line after the `)` (a `//` comment cut, stripped)."""
     for m in pattern.finditer(source):
-        close = _balanced(source, m.end() - 1)
+        close = closing_paren(source, m.end() - 1, b";{}")
         if close is None:
             continue
         eol = source.find(b"\n", close)
@@ -195,23 +195,33 @@ def _declaring_calls(source: bytes) -> list[tuple[int, int]]:
     ]
 
 
-def _balanced(source: bytes, open_paren: int) -> int | None:
-    """The index of the `)` closing the `(` at `open_paren` (string literals skipped), or None."""
+def skip_literal(source: bytes, i: int, end: int) -> int:
+    """The index after the string or character literal that opens at `i` (a backslash escapes)."""
+    quote = source[i]
+    i += 1
+    while i < end and source[i] != quote:
+        i += 2 if source[i] == 0x5C else 1
+    return i + 1
+
+
+def closing_paren(source: bytes, open_paren: int, stop: bytes = b"") -> int | None:
+    """The index of the `)` that closes the `(` at `open_paren`, string and character literals skipped
+    (`DEPRECATED(f(), "use g() :)")`); None when it is not closed, or when a byte of `stop` comes first
+    (`;{}` for a declaration macro's arguments: a statement or a block inside is not one)."""
     depth, i = 0, open_paren
     while i < len(source):
         ch = source[i]
-        if ch == 0x22:  # "
-            i += 1
-            while i < len(source) and source[i] != 0x22:
-                i += 2 if source[i] == 0x5C else 1
-        elif ch == 0x28:
+        if ch in b"\"'":
+            i = skip_literal(source, i, len(source))
+            continue
+        if ch == 0x28:  # (
             depth += 1
-        elif ch == 0x29:
+        elif ch == 0x29:  # )
             depth -= 1
             if depth == 0:
                 return i
-        elif ch in b";{}":
-            return None  # a statement or a block inside: not a declaration macro's arguments
+        elif ch in stop:
+            return None
         i += 1
     return None
 
