@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviewbot.analysis.removals.flags import announced
-from reviewbot.analysis.removals.named_flags import head_anchor
+from reviewbot.analysis.removals.named_flags import declared_fields, head_anchor
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree, read_many
@@ -126,12 +126,7 @@ def dropped_keys(
     return [d for k, d in found.items() if k not in still]
 
 
-# An annotated class attribute (`buffer_size: int = Field(pp_int(1e8), ge=0)`, `max_in_cpu: int`): a field
-# of a pydantic model or dataclass, which reads the config key of its name when the model parses the dict.
-_MODEL_FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[ \t]*[A-Za-z_][^=\n]*(?:=|$)", re.M)
-
-
 def _model_fields(keys: set[str], heads: Iterable[str | None]) -> set[str]:
     """The keys a config model of a changed file now declares as fields: moved into the model, still read."""
-    declared = {m.group(1) for h in heads if h and "class " in h for m in _MODEL_FIELD.finditer(h)}
+    declared = {name for h in heads if h and "class " in h for name in declared_fields(h)}
     return keys & declared

@@ -25,6 +25,7 @@ from reviewbot.analysis.sides import Side
 from reviewbot.model.change import RepoTree, read_many
 
 __all__ = [
+    "declared_fields",
     "RemovedFlag",
     "removed_flags",
     "defined_flags",
@@ -148,7 +149,14 @@ _GENERATOR = re.compile(
     r"|[\"']--[\"']\s*\+|add_argument\(\s*f[\"']--\{",
     re.M,
 )
-_FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)\s*:\s*[^=\n]+=", re.M)
+# An annotated class attribute (`steps: int = 10`, `buffer_size: int = Field(...)`, `max_in_cpu: int`): a field
+# of a dataclass or pydantic model, which a generator turns into `--steps` and a model reads as the key.
+_FIELD = re.compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[ \t]*[A-Za-z_\"'][^=\n]*(?:=|$)", re.M)
+
+
+def declared_fields(text: str) -> list[str]:
+    """The names of the annotated class attributes (dataclass / pydantic fields) `text` declares."""
+    return _FIELD.findall(text)
 
 
 def _generated_fields(
