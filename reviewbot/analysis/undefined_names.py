@@ -115,6 +115,7 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
     (base text, head text)."""
     out: list[UndefinedName] = []
     changed = list(changed)
+    seen: dict[str, list[tuple[str, int]]] = {}  # head path -> its base's undefined names, read once
     for s, base_text, head_text, head in changed_python(changed, texts):
         base = python_tree(base_text) if base_text is not None else ast.Module(body=[], type_ignores=[])
         if base is None:
@@ -122,7 +123,7 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
         if _DYNAMIC_NAMESPACE.search(head_text):
             continue  # names bound through `globals()` / `locals()` (`__G[data.name] = ...`): unseen by pyflakes
         head_spans, base_spans = scopes(head), scopes(base)
-        base_undefined = _pyflakes_undefined(base, s.old_path)
+        base_undefined = seen[s.path] = _pyflakes_undefined(base, s.old_path)
         before = {(n, function_at(base_spans, ln)) for n, ln in base_undefined}
         # A use the change removed at base, unbound there too: code moved with its bug, not a new one.
         moved = {n for n, ln in base_undefined if ln in s.removed}
@@ -146,7 +147,7 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
             first[name] = UndefinedName(s.path, line, name, fn, text, unbound_by=unbound_by)
         out.extend(replace(u, also=tuple(sorted(set(also.get(n, [])) - {u.line}))) for n, u in first.items())
     if out:
-        elsewhere = _moved_with_bug(changed, texts)
+        elsewhere = _moved_with_bug(changed, texts, seen)
         out = [u for u in out if (u.name, _last(u.function)) not in elsewhere]
     return out
 
@@ -155,7 +156,9 @@ def _last(function: str) -> str:
     return function.rsplit(".", 1)[-1]
 
 
-def _moved_with_bug(changed: list[Side], texts: Texts) -> set[tuple[str, str]]:
+def _moved_with_bug(
+    changed: list[Side], texts: Texts, seen: dict[str, list[tuple[str, int]]]
+) -> set[tuple[str, str]]:
     """(name, function) of the uses that were already unbound at base on a line the change removed, in
     any changed Python file, a deleted one included: a function moved to another file with the bug it
     had (`torchtitan/utils.py` split into `tools/utils.py`, `pull_request_link` unbound in both)."""
@@ -169,7 +172,8 @@ def _moved_with_bug(changed: list[Side], texts: Texts) -> set[tuple[str, str]]:
         if base is None:
             continue
         spans = scopes(base)
-        for name, line in _pyflakes_undefined(base, path):
+        undefined = seen[path] if path in seen else _pyflakes_undefined(base, path)
+        for name, line in undefined:
             if head_text is None or (side is not None and line in side.removed):
                 found.add((name, _last(function_at(spans, line))))
     return found
