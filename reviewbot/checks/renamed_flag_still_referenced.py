@@ -11,7 +11,9 @@ Not flagged: a flag kept as an alias or a deprecated spelling, a flag that moved
 tool, a flag the file now generates from a dataclass field of the same name (`tyro`, `HfArgumentParser`,
 `"--" + name`), itself or through a changed module it imports that does (a script handing its dataclass
 to the project's tyro config manager), or from a dataclass of another changed file (Megatron's
-`ArgumentGroupFactory(ProfilingConfig)`), a removed flag nothing names any more, mentions in change logs and release notes. Mentions that
+`ArgumentGroupFactory(ProfilingConfig)`), a removed flag nothing names any more, mentions in change logs and release notes, the flags of a file the
+change deletes (a tool that goes away with its own parser: the scripts that name `--batch_size` run
+another program, which may still take it). Mentions that
 already tell the reader the flag is gone do not count either: a line the change itself wrote (its own
 migration note) and a line that says the flag was deprecated, removed, renamed or replaced.
 

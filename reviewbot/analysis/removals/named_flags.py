@@ -7,7 +7,8 @@ argument (`arg == "--flash-attn"`, `strcmp(argv[i], "--x")`) or one of the names
 entry (`{"-fa", "--flash-attn"}`); a definition in a line comment (commented-out code) registers
 nothing. A flag is *removed* when a line the diff removed defined it in a changed file and no file of the
 head tree defines it (or keeps it as a quoted alias, `"--old"`: that search reads comments too, so a
-registration the change only comments out still counts as kept) any more.
+registration the change only comments out still counts as kept) any more. A file the change deletes
+removes nothing: its options went away with the program.
 Its *references* are the head tree's other lines that still name it (`--old` as a whole word, not as
 the prefix of a longer flag): help texts, log messages, docs, example scripts and configs, tests.
 For a Python option, a YAML / JSON / TOML config that sets its destination as a key
@@ -212,6 +213,11 @@ def _candidates(
     for s in changed:
         base_text, head_text = texts.get(s.path, (None, None))
         if not base_text or not s.removed:
+            continue
+        if head_text is None:
+            # A deleted file is a program that went away with all its options (a work-in-progress example
+            # with its own parser): what still names them passes them to another program, which may
+            # accept them (llama.cpp's `main` reads `--batch_size` as `--batch-size`).
             continue
         lang = "python" if s.path.endswith(".py") else "cpp"
         before = defined_flags(base_text, lang)
