@@ -10,6 +10,9 @@ an operator sets it by exporting it. A change that writes it on an added line (`
   os.environ`, `if not envs.X.is_set()`), the written value reads `X` (a normalisation), or the
   function reads `X` before the write (`saved = os.environ.get("X")`: a save and restore);
 - it uses `os.environ.setdefault` (set-only-if-unset by construction);
+- it runs only when the value it writes was given (`if num_gpu_experts is not None:
+  envs.X.set(num_gpu_experts)`): another explicit setting, typically a command-line option that is
+  `None` unless passed, handed on to the environment; the command line winning is the usual order;
 - it is in a test, or the name has no project prefix (a third-party library's variable set on purpose:
   `TOKENIZERS_PARALLELISM`, `NCCL_*`);
 - every read of `X` is on a line the change adds, no changed file read it at base and none goes through
@@ -84,34 +87,62 @@ def _reads(node: ast.AST | None, name: str) -> bool:
     return mentions_key(node, name, set())
 
 
-def _guarded(fn: ast.AST, write: ast.stmt, name: str) -> bool:
-    """A condition around `write`, or an exit before it, in `fn` reads the variable."""
+def _tests(fn: ast.AST, write: ast.stmt) -> tuple[list[ast.expr], list[ast.expr]]:
+    """The conditions around `write` in `fn`, and the tests of the `if` / `while` statements before it
+    (an early exit or a set-if-unset block)."""
+    before: list[ast.expr] = []
 
-    def walk(body: list[ast.stmt], conds: list[ast.expr]) -> bool | None:
+    def walk(body: list[ast.stmt], conds: list[ast.expr]) -> list[ast.expr] | None:
         for st in body:
             if st is write:
-                return any(_reads(c, name) for c in conds)
+                return conds
             if isinstance(st, ast.If | ast.While):
                 found = walk(st.body, [*conds, st.test])
                 if found is None:
                     found = walk(st.orelse, [*conds, st.test])
                 if found is not None:
                     return found
-                if _reads(st.test, name):
-                    return True  # an early exit or set-if-unset block before the write reads it
+                before.append(st.test)
             elif isinstance(st, ast.With | ast.For | ast.AsyncFor | ast.AsyncWith | ast.Try):
-                for part in ("body", "orelse", "finalbody"):
-                    found = walk(getattr(st, part, []) or [], conds)
-                    if found is not None:
-                        return found
-                for h in getattr(st, "handlers", []) or []:
-                    found = walk(h.body, conds)
+                parts = [getattr(st, p, []) or [] for p in ("body", "orelse", "finalbody")]
+                parts += [h.body for h in getattr(st, "handlers", []) or []]
+                for part in parts:
+                    found = walk(part, conds)
                     if found is not None:
                         return found
         return None
 
-    body = getattr(fn, "body", [])
-    return bool(walk(body, []))
+    return walk(getattr(fn, "body", []), []) or [], before
+
+
+def _guarded(fn: ast.AST, write: ast.stmt, name: str) -> bool:
+    """A condition around `write`, or an exit before it, in `fn` reads the variable."""
+    conds, before = _tests(fn, write)
+    return any(_reads(c, name) for c in (*conds, *before))
+
+
+def _given(test: ast.expr, value: str) -> bool:
+    """`test` holds only when `value` was given: `value is not None`, `value`, or one of the `and`ed terms."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_given(v, value) for v in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot):
+        right = test.comparators[0]
+        return isinstance(right, ast.Constant) and right.value is None and ast.unparse(test.left) == value
+    return isinstance(test, ast.Name | ast.Attribute) and ast.unparse(test) == value
+
+
+def _set_when_given(fn: ast.AST, write: ast.stmt, value: ast.expr | None) -> bool:
+    """The write hands on a value only when it was given (`if num_experts is not None:
+    envs.X.set(num_experts)`): an explicit setting of another source, such as a command-line option left
+    at `None` unless passed, and the command line winning over the environment is the usual order."""
+    if value is None:
+        return False
+    while isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        value = value.args[0]  # `str(n)`, `int(n)`: the same value, converted
+    if not isinstance(value, ast.Name | ast.Attribute):
+        return False
+    conds, _ = _tests(fn, write)
+    return any(_given(c, ast.unparse(value)) for c in conds)
 
 
 def _read_before(scope: ast.AST, write: ast.stmt, name: str) -> bool:
@@ -201,6 +232,7 @@ def env_overwrites(
                     not name.startswith(prefix + "_")
                     or _reads(value, name)
                     or _guarded(scope, st, name)
+                    or _set_when_given(scope, st, value)
                     or _read_before(scope, st, name)
                 ):
                     continue
