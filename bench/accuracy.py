@@ -22,8 +22,10 @@ Scoring is a pure function of the labels and the findings (`score`), apart from 
 
 - a finding matches a label when the rule ids and paths are equal, |line - label line| <= 3 and, when
   the label names a `field`, the finding names it as a whole word: in `extra.field` when the finding
-  has one (so the six coupled-flag findings of one guard, each about its own field, are told apart),
-  else anywhere in its title, evidence or extra values;
+  has one (so the six coupled-flag findings of one guard, each about its own field, are told apart) or
+  in `extra.binding`, the code's own name for that field (`check_server` for the environment variable
+  `MOONCAKE_CHECK_SERVER`: a labeller may name either), else anywhere in its title, evidence or extra
+  values;
 - each `expect` label counts once: the nearest matching finding is its true positive, further findings
   on it are "duplicates" (neither true nor false positives); a finding that matches an `allow` label is
   neutral; one that matches a `forbid` label, or no label, is a false positive;
@@ -358,6 +360,7 @@ class Finding:
     title: str = ""
     text: str = ""  # title, evidence and extra values: where a label's field is looked for
     field: str | None = None  # extra.field, when the finding names its field there
+    binding: str | None = None  # extra.binding: the code's own name for that field (an env var's variable)
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Finding:
@@ -378,6 +381,7 @@ class Finding:
             title=title,
             text="\n".join(parts),
             field=str(own) if own else None,
+            binding=str(extra["binding"]) if isinstance(extra, dict) and extra.get("binding") else None,
         )
 
 
@@ -415,7 +419,8 @@ def _located(finding: Finding, label: Label, tolerance: int) -> bool:
     if label.field is None:
         return True
     if finding.field is not None:
-        return _mentions(finding.field, label.field) or _mentions(label.field, finding.field)
+        names = [n for n in (finding.field, finding.binding) if n]
+        return any(_mentions(n, label.field) or _mentions(label.field, n) for n in names)
     return _mentions(finding.text, label.field)
 
 
@@ -1535,8 +1540,8 @@ def format_markdown(
         _md_table(SUMMARY_HEADER, summary_rows(runs, known)),
         "",
         "A finding matches a label when the rule ids and paths are equal, the lines are at most "
-        f"{LINE_TOLERANCE} apart, when the label names a field the finding names it (its `extra.field`, "
-        f"else its text), and its severity is the label's or {SEVERITY_BAND} band away. Each expected "
+        f"{LINE_TOLERANCE} apart, when the label names a field the finding names it (its `extra.field` "
+        f"or `extra.binding`, else its text), and its severity is the label's or {SEVERITY_BAND} band away. Each expected "
         "label counts once (further findings on it are duplicates, neither TP nor FP); findings on `allow` "
         "labels are neutral; a finding at a labelled place but more than one band off, or on a `forbid` "
         "label, or on no label, is a false positive. Precision = TP / (TP + FP); recall = matched / "

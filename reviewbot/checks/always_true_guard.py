@@ -160,8 +160,16 @@ def _finding(c: ConstantGuard) -> Finding:
         evidence=tuple(_evidence(c)),
         suggestion=_suggestion(c),
         # the field is the variable a deployment sets, the name the title gives beside it is the code's own
-        extra=(("field", c.name), ("kind", c.kind.value), ("value", c.value)),
+        extra=(("field", c.name), ("kind", c.kind.value), ("value", c.value), *_binding(c)),
     )
+
+
+def _binding(c: ConstantGuard) -> tuple[tuple[str, str], ...]:
+    """The code's own name for a raw environment string (`check_server` for `MOONCAKE_CHECK_SERVER`):
+    a reader may know the setting by either."""
+    if c.kind is not ConstantKind.ENV_STRING or not c.bound:
+        return ()
+    return (("binding", c.bound.rsplit(".", 1)[-1]),)
 
 
 def _truthy_finding(t: TruthyTest) -> Finding:

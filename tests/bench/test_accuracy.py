@@ -87,6 +87,22 @@ def test_field_matches_the_findings_own_field_when_it_has_one() -> None:
     assert acc.matches(dotted, label(field="rope_config.style"))
 
 
+def test_field_matches_the_codes_own_name_for_it_too() -> None:
+    raw = {
+        "rule": "always-true-guard",
+        "severity": "P1",
+        "path": PATH,
+        "line": 10,
+        "title": "`check_server` takes `MOONCAKE_CHECK_SERVER` as a raw environment string",
+        "extra": {"field": "MOONCAKE_CHECK_SERVER", "binding": "check_server"},
+    }
+    f = acc.Finding.from_json(raw)
+    assert acc.matches(f, label("always-true-guard", field="check_server"))
+    assert acc.matches(f, label("always-true-guard", field="MOONCAKE_CHECK_SERVER"))
+    # the binding widens the field by one name, not to the whole text
+    assert not acc.matches(f, label("always-true-guard", field="raw"))
+
+
 def test_field_is_a_whole_word_of_the_text_without_extra_field() -> None:
     f = finding(
         rule="duplicated-predicate",

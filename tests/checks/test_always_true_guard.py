@@ -31,6 +31,8 @@ def test_constant_guards_are_p0_and_misread_strings_p1(tmp_path: Path) -> None:
     bound = found[82]  # assigned to a field: the finding names the field and the variable it reads
     assert bound.title.startswith("`check_server` takes `STORE_CHECK_SERVER` as a raw environment string")
     assert dict(bound.extra)["field"] == "STORE_CHECK_SERVER"  # the variable a deployment sets
+    assert dict(bound.extra)["binding"] == "check_server"  # and the code's own name for it
+    assert "binding" not in dict(raw.extra)  # used in place: no name of its own
     # a module-level name and a keyword argument: the facts bind them to nothing, the line names them
     assert found[86].title.startswith(
         "`USE_COMPILED_DAG` takes `ENGINE_USE_COMPILED_DAG` as a raw environment"
