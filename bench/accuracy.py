@@ -26,6 +26,8 @@ Scoring is a pure function of the labels and the findings (`score`), apart from 
   in `extra.binding`, the code's own name for that field (`check_server` for the environment variable
   `MOONCAKE_CHECK_SERVER`: a labeller may name either), else anywhere in its title, evidence or extra
   values;
+- a label is also matched (for recall) when a true positive names its line as one more place of the
+  same problem (`extra.also`: an unbound name used on further lines); that finding counts once;
 - each `expect` label counts once: the nearest matching finding is its true positive, further findings
   on it are "duplicates" (neither true nor false positives); a finding that matches an `allow` label is
   neutral; one that matches a `forbid` label, or no label, is a false positive;
@@ -361,6 +363,9 @@ class Finding:
     text: str = ""  # title, evidence and extra values: where a label's field is looked for
     field: str | None = None  # extra.field, when the finding names its field there
     binding: str | None = None  # extra.binding: the code's own name for that field (an env var's variable)
+    also: tuple[
+        int, ...
+    ] = ()  # extra.also: further lines of the same path the finding names as the same problem
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Finding:
@@ -382,7 +387,15 @@ class Finding:
             text="\n".join(parts),
             field=str(own) if own else None,
             binding=str(extra["binding"]) if isinstance(extra, dict) and extra.get("binding") else None,
+            also=_lines(extra.get("also") if isinstance(extra, dict) else None),
         )
+
+
+def _lines(raw: object) -> tuple[int, ...]:
+    """`"637,759"` -> (637, 759); anything else -> ()."""
+    if not isinstance(raw, str):
+        return ()
+    return tuple(int(x) for x in raw.split(",") if x.strip().isdigit())
 
 
 def _norm_path(path: str) -> str:
@@ -639,6 +652,7 @@ def score(
             else:
                 r.fp += 1
                 cs.fp += 1
+        hit |= {id(lab) for lab in case.expect if _named_by_a_true_finding(lab, outcomes, tolerance)}
         for lab in (*case.allow, *case.forbid):
             rule(lab.rule)
         for lab in case.expect:
@@ -674,6 +688,17 @@ def score(
         misses=misses,
         confusion=confusion,
         labels=[lab for case, _ in pairs for lab in case.expect],
+    )
+
+
+def _named_by_a_true_finding(lab: Label, outcomes: Sequence[Scored], tolerance: int) -> bool:
+    """A true positive names the label's line as one more place of the same problem (`extra.also`:
+    `MooncakeStore` unbound at 630, also used at 637 and 759): the report points the maintainer there,
+    so the label is matched; the finding still counts once for precision."""
+    return any(
+        s.outcome == "tp" and matches(replace(s.finding, line=line), lab, tolerance)
+        for s in outcomes
+        for line in s.finding.also
     )
 
 
@@ -1542,7 +1567,8 @@ def format_markdown(
         "A finding matches a label when the rule ids and paths are equal, the lines are at most "
         f"{LINE_TOLERANCE} apart, when the label names a field the finding names it (its `extra.field` "
         f"or `extra.binding`, else its text), and its severity is the label's or {SEVERITY_BAND} band away. Each expected "
-        "label counts once (further findings on it are duplicates, neither TP nor FP); findings on `allow` "
+        "label counts once (further findings on it are duplicates, neither TP nor FP); a label is matched too when a true "
+        "positive names its line as one more place of the same problem (`extra.also`); findings on `allow` "
         "labels are neutral; a finding at a labelled place but more than one band off, or on a `forbid` "
         "label, or on no label, is a false positive. Precision = TP / (TP + FP); recall = matched / "
         f"expected labels. Probation: precision under {PROBATION_PRECISION} with at least "

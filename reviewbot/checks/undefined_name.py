@@ -107,7 +107,12 @@ def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
         title=msg("undefined-name.title", name=u.name, where=where),
         evidence=tuple(evidence),
         suggestion=suggestion,
-        extra=(("field", u.name), ("function", u.function), ("start_up", str(start_up).lower())),
+        extra=(
+            ("field", u.name),
+            ("function", u.function),
+            ("start_up", str(start_up).lower()),
+            *((("also", ",".join(map(str, u.also))),) if u.also else ()),
+        ),
     )
 
 

@@ -164,6 +164,30 @@ def test_duplicates_on_one_label_count_once() -> None:
     assert len(report.duplicates) == 2
 
 
+def test_a_true_finding_matches_the_further_places_it_names() -> None:
+    c = case(
+        expect=(
+            expect("undefined-name", line=630, field="Store"),
+            expect("undefined-name", line=759, field="Store"),
+        )
+    )
+    raw = {
+        "rule": "undefined-name",
+        "severity": "P1",
+        "path": PATH,
+        "line": 630,
+        "title": "`Store` is unbound",
+    }
+    named = acc.Finding.from_json({**raw, "extra": {"field": "Store", "also": "637,759"}})
+    r = rule_of(acc.score([(c, [named])]), "undefined-name")
+    assert (r.findings, r.tp, r.fp, r.matched, r.labels) == (1, 1, 0, 2, 2)  # counted once, both labels met
+    # a finding that is not itself right credits nothing; nor does one that does not name the line
+    wrong_field = acc.Finding.from_json({**raw, "extra": {"field": "Other", "also": "759"}})
+    assert rule_of(acc.score([(c, [wrong_field])]), "undefined-name").matched == 0
+    silent = acc.Finding.from_json({**raw, "extra": {"field": "Store"}})
+    assert rule_of(acc.score([(c, [silent])]), "undefined-name").matched == 1
+
+
 def test_each_label_takes_its_own_finding() -> None:
     # two labels two lines apart, two findings: one each, not one label twice
     c = case(expect=(expect(line=10), expect(line=12)))

@@ -90,3 +90,15 @@ def test_a_flag_generated_from_a_dataclass_field_is_not_gone(tmp_path: Path) -> 
     found = review_case(FIXTURES / "renamed-flag-still-referenced" / "py-generated-flags", tmp_path / "repo")
     titles = [f.title for f in found if f.rule == "renamed-flag-still-referenced"]
     assert len(titles) == 1 and titles[0].startswith("`--training.warmup` is no longer a flag")
+
+
+def test_an_unbound_name_is_one_finding_naming_its_other_uses(tmp_path: Path) -> None:
+    found = [
+        f
+        for f in review_case(FIXTURES / "undefined-name" / "py-import-moved", tmp_path / "repo")
+        if f.rule == "undefined-name"
+    ]
+    [f] = found
+    assert (f.path, f.line) == ("engine/kv_store.py", 11)
+    assert dict(f.extra)["also"] == "34"  # the bench matches a label there through it
+    assert "engine/kv_store.py:34" in f.evidence[-1]
