@@ -194,6 +194,35 @@ def _env_string(e: EnvRead, side: Side, function: str) -> ConstantGuard | None:
     )
 
 
+# `if envs.VLLM_X:` / `if not envs.VLLM_X:`: a registry entry tested for truth as written.
+_REGISTRY_TRUTH = r"^(?:not\s+|!)?(?:[\w.]+\.)?envs\.{name}$"
+
+
+def _at_uses(c: ConstantGuard, sides: list[Side]) -> list[ConstantGuard]:
+    """A raw read a registry entry returns as it is (`"VLLM_X": lambda: os.getenv("VLLM_X", False)`) is
+    misread where a guard tests the entry (`if envs.VLLM_X: return True`): the branch that always runs is
+    there, so the guards the change adds on that entry are the findings, each citing the read. Without
+    such a guard the read itself stays the finding."""
+    if c.kind is not ConstantKind.ENV_STRING or c.bound:
+        return [c]
+    truth = re.compile(_REGISTRY_TRUTH.format(name=re.escape(c.name)))
+    uses = [
+        (s.path, g, function)
+        for s in sides
+        for g, function in _guards(s)
+        if g.line in s.added and truth.match(g.text.strip())
+    ]
+    if not uses:
+        return [c]
+    return [
+        ConstantGuard(
+            c.kind, path, g.line, g.text.strip(), c.name, c.value,
+            bound_line=c.line, bound_path=c.path, function=function, samples=c.samples, accessor=c.accessor,
+        )
+        for path, g, function in uses
+    ]  # fmt: skip
+
+
 # --- guards of the statements --------------------------------------------------------------------------
 
 _DIVISION = re.compile(r"(?<![\w.])([\w.]*rank\w*)/([\w.]+)==0(?![\w.])")
@@ -382,5 +411,6 @@ def _constant_guards(sides: list[Side], index: RepoIndex) -> list[ConstantGuard]
         out.extend(_division(s))
         out.extend(_strcmp(s))
         out.extend(_names(s, index))
+    out = [u for c in out for u in _at_uses(c, sides)]
     unique = {(c.path, c.line, c.kind.value, c.name): c for c in out}
     return [unique[k] for k in sorted(unique)]

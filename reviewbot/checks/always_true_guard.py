@@ -16,7 +16,9 @@ Flags, on the changed lines, a guard whose value does not depend on the configur
   a non-empty string literal or an instance of a project class without `__bool__`/`__len__` (a
   singleton instance is always truthy);
 - P1: a raw environment string used as a bool (`os.getenv("X", False)`, `bool(os.getenv("X"))`):
-  `X=0` or `X=false` is a non-empty string and still enables;
+  `X=0` or `X=false` is a non-empty string and still enables; when a registry entry returns the raw
+  string (`"VLLM_X": lambda: os.getenv("VLLM_X", False)`), the finding is each guard the change adds
+  that tests the entry (`if envs.VLLM_X:`), where the branch that always runs is, citing the read;
 - P1: a rank divided instead of taken modulo (`tp_rank / tp_size == 0`);
 - P1: a C/C++ `strcmp` with an option's name tested for truth (`else if (strcmp(argv[i], "--keep-split"))`):
   0 on a match, so the option never takes its branch and every other argument that gets there does;
@@ -120,7 +122,12 @@ def _evidence(c: ConstantGuard) -> list[Message]:
         return [msg("always-true-guard.bound", name=c.name, bound=clip(c.bound, _TEXT), place=place(c.bound_path, c.bound_line))]  # fmt: skip
     if c.kind is ConstantKind.ENV_STRING:
         table = ", ".join(f"`{c.name}={s}` → {v}" for s, v in c.samples)
-        return [msg("always-true-guard.samples", table=table)]
+        read = (
+            [msg("always-true-guard.registry-read", place=place(c.bound_path, c.bound_line))]
+            if c.bound_path
+            else []
+        )
+        return [*read, msg("always-true-guard.samples", table=table)]
     if c.kind is ConstantKind.ENV_CONSTANT:
         return [msg("always-true-guard.string", name=c.name)]
     if c.kind is ConstantKind.STRCMP:

@@ -126,3 +126,11 @@ def test_the_quoted_lines_are_the_lines_ast_and_git_count() -> None:
     text = "import argparse\n\x0c\np = argparse.ArgumentParser()\np.add_argument(\n    '--use-cache',\n    default=True,\n    action='store_true',\n)\n"
     [(option, _, _)] = _stuck(ast.parse(text))
     assert _quote(text, option) == ((5, "'--use-cache',"), (6, "default=True,"), (7, "action='store_true',"))
+
+
+def test_a_registry_entry_read_raw_is_reported_where_a_guard_tests_it(tmp_path: Path) -> None:
+    [(line, f)] = _findings("py-env-registry-entry", tmp_path).items()
+    assert (f.path, line, f.severity) == ("pkg/artifacts.py", 10, Severity.P1)
+    assert f.evidence[0] == "The registry entry returns the raw string it reads at pkg/envs.py:9."
+    assert "`APP_HAS_CUBIN=0` → '0'" in f.evidence[1]
+    assert dict(f.extra)["field"] == "APP_HAS_CUBIN"
