@@ -80,15 +80,17 @@ from reviewbot.analysis.envs.holder_args import (
     registry_holder,
     truthful,
 )
-from reviewbot.analysis.literal_typos import LiteralTypo, literal_typos
-from reviewbot.analysis.macro_guards import MacroGuard, macro_guards
+from reviewbot.analysis.literal_typos import literal_typos
+from reviewbot.analysis.macro_guards import macro_guards
 from reviewbot.analysis.pyast import Texts, side_texts
 from reviewbot.analysis.sides import Side, sides
-from reviewbot.analysis.stuck_flags import StuckFlag, stuck_flags
+from reviewbot.analysis.stuck_flags import stuck_flags
 from reviewbot.analysis.truthy_tests import TruthyKind, TruthyTest, truthy_tests
 from reviewbot.analysis.undefined_names import module_files, registry_path
+from reviewbot.checks.always_true_guard_more import TEXT as _TEXT
+from reviewbot.checks.always_true_guard_more import literal_finding, macro_finding, stuck_finding
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import beside_package, clip, place, places
+from reviewbot.checks.util import clip, place
 from reviewbot.lang.facts import EnvRead
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, msg
@@ -96,8 +98,6 @@ from reviewbot.model.messages import Message, msg
 id = "always-true-guard"
 severity = Severity.P0
 summary = "A guard that is always true or always false, so one branch never runs."
-
-_TEXT = 80
 
 
 def _title(c: ConstantGuard) -> Message:
@@ -309,80 +309,6 @@ def _suggested(t: TruthyTest) -> str:
     return t.kind.value
 
 
-def _macro_finding(g: MacroGuard) -> Finding:
-    """A preprocessor guard on a macro only another translation unit defines: P1, the code it selects
-    (or leaves out) is the same in every build."""
-    value = "true" if g.value else "false"
-    return Finding.make(
-        rule=id,
-        severity=Severity.P1,
-        path=g.path,
-        line=g.line,
-        anchor=f"macro|{g.name}|{g.text}",
-        title=msg(
-            "always-true-guard.title.macro", text=clip(g.text, _TEXT), value=value, name=g.name, file=g.path
-        ),
-        evidence=(
-            msg(
-                "always-true-guard.macro-defined",
-                name=g.name,
-                places=places([place(p, n) for p, n in g.defined_at]),
-            ),
-        ),
-        suggestion=msg("always-true-guard.suggestion.macro", name=g.name),
-        extra=(("field", g.name), ("kind", "macro"), ("value", value)),
-    )
-
-
-def _literal_finding(t: LiteralTypo) -> Finding:
-    """A compared literal one edit from the project's spelling that nothing writes: P2, the branch it
-    selects never runs for the values users and models actually give."""
-    quoted = ", ".join(f"`{clip(text, _TEXT)}` ({place(p, n)})" for p, n, text in t.places)
-    other, more = t.others[0], t.others[1:]
-    return Finding.make(
-        rule=id,
-        severity=Severity.P2,
-        path=t.path,
-        line=t.line,
-        anchor=f"literal|{t.literal}",
-        title=msg(
-            "always-true-guard.title.literal-typo2" if more else "always-true-guard.title.literal-typo",
-            text=clip(t.text, _TEXT),
-            literal=t.literal,
-            other=other,
-            other2=more[0] if more else "",
-        ),
-        evidence=(msg("always-true-guard.literal-typo", literal=t.literal, other=other, places=quoted),),
-        suggestion=msg("always-true-guard.suggestion.literal-typo", literal=t.literal, other=other),
-        extra=(("field", t.literal), ("kind", "literal-typo"), ("value", "false"), ("spelling", other)),
-    )
-
-
-def _stuck_finding(f: StuckFlag) -> Finding:
-    """An argparse switch whose default is what it stores: P2, every launch gets the same value and an
-    operator who wants the other one has no way to ask for it (the default behaviour itself is kept);
-    P3 in a benchmark, example or tool script beside the package."""
-    value = str(f.value)
-    return Finding.make(
-        rule=id,
-        severity=Severity.P3 if beside_package(f.path) else Severity.P2,
-        path=f.path,
-        line=f.line,
-        anchor=f"stuck|{f.dest}",
-        title=msg(
-            "always-true-guard.title.stuck", flag=f.flag, value=value, action=f.action, other=str(not f.value)
-        ),
-        evidence=(
-            msg(
-                "always-true-guard.stuck",
-                lines=", ".join(f"`{clip(t, _TEXT)}` ({place(f.path, n)})" for n, t in f.quoted),
-            ),
-        ),
-        suggestion=msg("always-true-guard.suggestion.stuck", dest=f.dest, other=str(not f.value)),
-        extra=(("field", f.dest), ("kind", "stuck-flag"), ("value", value)),
-    )
-
-
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     for c in constant_guards(changed, ctx.index):
@@ -398,11 +324,11 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         for held in holder_truth_tests(python, holders.proof):
             yield _holder_truth_finding(held)
         for f in stuck_flags(python, texts):
-            yield _stuck_finding(f)
+            yield stuck_finding(f)
     if ctx.change.head_tree is not None:  # a diff alone: no tree to search for the macro's definitions
         heads = {path: head for path, (_, head) in texts.items()}
         for g in macro_guards(changed, heads, ctx.change.head_tree):
-            yield _macro_finding(g)
+            yield macro_finding(g)
         added = {f.path: f.added_lines for f in ctx.change.files if f.head_text is not None}
         for lt in literal_typos(added, ctx.change.head_tree, ctx.index.is_excluded, heads):
-            yield _literal_finding(lt)
+            yield literal_finding(lt)
