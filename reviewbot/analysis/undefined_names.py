@@ -20,6 +20,8 @@ import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import cast
 
 from reviewbot.analysis.pyast import Texts, changed_python, python_tree
 from reviewbot.analysis.sides import Side
@@ -49,6 +51,40 @@ class UndefinedName:
     # For a use the change kept (an unchanged line): the removed base line that bound the name (an import
     # or assignment the change deleted or moved into a narrower scope), as (base line, text).
     unbound_by: tuple[int, str] | None = None
+    # Where the use runs (`use_reach`): "" on every pass through its function, "conditional" only on some
+    # (under an `if`, a loop test, an `except`, a conditional expression), "message" only when building the
+    # message of a failing `assert` or of a `raise` (the error is raised either way, as a `NameError`).
+    reach: str = ""
+
+
+_CONDITIONAL = (ast.If, ast.While, ast.IfExp, ast.ExceptHandler, ast.Match)
+
+
+@lru_cache(maxsize=8)
+def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
+def use_reach(tree: ast.AST, name: str, lines: Iterable[int]) -> str:
+    """Where the uses of `name` on `lines` run (see `UndefinedName.reach`): the most reachable of them."""
+    parents, wanted = _parents(tree), set(lines)
+    reaches = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == name and node.lineno in wanted):
+            continue
+        reach, child, up = "", cast(ast.AST, node), parents.get(node)
+        while up is not None and not isinstance(up, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            if (isinstance(up, ast.Assert) and child is up.msg) or isinstance(up, ast.Raise):
+                reach = "message"
+                break
+            if isinstance(up, _CONDITIONAL) and child is not getattr(up, "test", None):
+                reach = "conditional"  # a test itself runs every time
+            child, up = up, parents.get(up)
+        reaches.append(reach)
+    for r in ("", "conditional", "message"):
+        if r in reaches:
+            return r
+    return ""
 
 
 def scopes(tree: ast.AST) -> list[tuple[int, int, str]]:
@@ -145,7 +181,9 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
                 continue
             text = lines[line - 1].strip() if line <= len(lines) else ""
             first[name] = UndefinedName(s.path, line, name, fn, text, unbound_by=unbound_by)
-        out.extend(replace(u, also=tuple(sorted(set(also.get(n, [])) - {u.line}))) for n, u in first.items())
+        for n, u in first.items():
+            more = tuple(sorted(set(also.get(n, [])) - {u.line}))
+            out.append(replace(u, also=more, reach=use_reach(head, n, (u.line, *more))))
     if out:
         elsewhere = _moved_with_bug(changed, texts, seen)
         out = [u for u in out if (u.name, _last(u.function)) not in elsewhere]

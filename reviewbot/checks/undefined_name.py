@@ -1,4 +1,4 @@
-"""undefined-name (P0 on a start-up or derivation path, else P1): the change uses a name it never binds or imports.
+"""undefined-name (P0 on a start-up or derivation path, else P1; P3 in an error message): the change uses a name it never binds or imports.
 
 ## What it does
 Runs pyflakes (as a library) on both revisions of each changed Python file and reports the undefined
@@ -11,8 +11,11 @@ no line of the head tree but the change's own sets, defines or even names (`anal
 `AttributeError` on the first run).
 
 P0 when the use runs at import time (module level), in a constructor, a config builder, a changed
-derivation's function or a config / argument / launcher module: the process fails to start or to
-derive its configuration. P1 elsewhere: the first call of that path raises.
+derivation's function or a config / argument / launcher module, on every pass through it: the process
+fails to start or to derive its configuration. P1 elsewhere, or when a condition around the use (an
+`if`, an `except`, a conditional expression) lets only some configurations reach it: the first call of
+that path raises. P3 when the name only builds the message of a failing `assert` or of a `raise`: the
+error comes anyway, as a `NameError` instead of the intended one.
 
 Not flagged: C++ (the compiler rejects an undeclared name), a name the base already left undefined in
 the same function or on a line the change removed (a use moved with the bug it had, from this file or
@@ -80,6 +83,14 @@ def _start_up(u: UndefinedName, derived: set[tuple[str, str]]) -> bool:
     )
 
 
+def _severity(u: UndefinedName, start_up: bool) -> Severity:
+    """P0 when every start passes the use; P1 when only some configurations reach it (a condition around
+    it) or it is off the start-up path; P3 when it only builds the message of an error raised anyway."""
+    if u.reach == "message":
+        return Severity.P3
+    return Severity.P0 if start_up and u.reach != "conditional" else Severity.P1
+
+
 def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
     start_up = _start_up(u, derived)
     where = (
@@ -91,6 +102,8 @@ def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
         evidence.append(msg("undefined-name.unbound", line=line, text=clip(text, 100)))
     if u.also:
         evidence.append(msg("undefined-name.also", places=places([place(u.path, n) for n in u.also])))
+    if u.reach:
+        evidence.append(msg(f"undefined-name.reach.{u.reach}"))
     if u.registry:
         evidence.append(msg("undefined-name.registry", registry=u.registry, name=u.name.split(".", 1)[1]))
         suggestion = msg(
@@ -100,7 +113,7 @@ def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
         suggestion = msg("undefined-name.suggestion", name=u.name)
     return Finding.make(
         rule=id,
-        severity=Severity.P0 if start_up else Severity.P1,
+        severity=_severity(u, start_up),
         path=u.path,
         line=u.line,
         anchor=f"{u.function}|{u.name}",

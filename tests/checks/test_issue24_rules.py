@@ -102,3 +102,16 @@ def test_an_unbound_name_is_one_finding_naming_its_other_uses(tmp_path: Path) ->
     assert (f.path, f.line) == ("engine/kv_store.py", 11)
     assert dict(f.extra)["also"] == "34"  # the bench matches a label there through it
     assert "engine/kv_store.py:34" in f.evidence[-1]
+
+
+def test_an_unbound_names_severity_follows_who_reaches_it(tmp_path: Path) -> None:
+    found = {
+        f.line: f
+        for f in review_case(FIXTURES / "undefined-name" / "py-reach", tmp_path / "repo")
+        if f.rule == "undefined-name"
+    }
+    assert {n: f.severity.value for n, f in found.items()} == {8: "P0", 12: "P1", 15: "P3", 18: "P3"}
+    assert (
+        found[12].evidence[-1] == "Only the configurations that take the condition around it reach this line."
+    )
+    assert "`NameError`" in found[15].evidence[-1]
