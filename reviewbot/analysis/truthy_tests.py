@@ -15,7 +15,8 @@ lines of the changed files only, and only where the base did not already have th
   with no decorator at all: any decorator may make it a property): a bound method is always truthy;
 - `is` / `is not` against a string literal (`args.mode is "train"`): it holds only when both are the
   same object; a string read from the command line, a file or the environment is a new one, so the
-  test fails for the values operators give (a literal default may be the same interned object).
+  test fails for the values operators give (a literal default may be the same interned object). Not
+  `""` or a one-character string: CPython keeps one object for each, so there `is` works like `==`.
 
 A truth position is the test of an `if`, `elif`, `while`, `assert` or conditional expression, an operand
 of `and`/`or`/`not` in one. A value position (`name = x or "default"`, `(x or "d") in table`) is not one:
@@ -213,7 +214,9 @@ def _found(
         elif isinstance(e, ast.Compare) and len(e.ops) == 1 and isinstance(e.ops[0], ast.Is | ast.IsNot):
             right = e.comparators[0]
             for side, other in ((e.left, right), (right, e.left)):
-                if isinstance(side, ast.Constant) and isinstance(side.value, str):
+                # CPython keeps one object for `""` and for each one-character Latin-1 string, so `x is ""`
+                # works like `==` there (a lint nit, not a constant); longer strings are other objects.
+                if isinstance(side, ast.Constant) and isinstance(side.value, str) and len(side.value) > 1:
                     # the operand is what is tested (`os.environ["X"]`), not the literal
                     yield TruthyKind.IS_LITERAL, e, ast.unparse(other), isinstance(e.ops[0], ast.IsNot), 0
                     break
