@@ -13,6 +13,9 @@ an operator sets it by exporting it. A change that writes it on an added line (`
 - it runs only when the value it writes was given (`if num_gpu_experts is not None:
   envs.X.set(num_gpu_experts)`): another explicit setting, typically a command-line option that is
   `None` unless passed, handed on to the environment; the command line winning is the usual order;
+- the block that writes it also logs (`logger.warning("Enable deterministic inference ...")`): the
+  operator is told, as for any override that logs that it applied;
+- it runs in a command-line option's `type=` / `action=` callable: the user passed that option;
 - it is in a test, or the name has no project prefix (a third-party library's variable set on purpose:
   `TOKENIZERS_PARALLELISM`, `NCCL_*`);
 - every read of `X` is on a line the change adds, no changed file read it at base and none goes through
@@ -25,6 +28,7 @@ an operator sets it by exporting it. A change that writes it on an added line (`
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -145,6 +149,43 @@ def _set_when_given(fn: ast.AST, write: ast.stmt, value: ast.expr | None) -> boo
     return any(_given(c, ast.unparse(value)) for c in conds)
 
 
+_LOGS = re.compile(r"^(?:\w*log\w*|warnings)\.(?:warn\w*|info|error|critical|debug\w*)$|^print$", re.I)
+
+
+def _block(fn: ast.AST, write: ast.stmt) -> list[ast.stmt]:
+    """The statements of the innermost block that holds `write` (its `if` branch, its function)."""
+    for node in ast.walk(fn):
+        for part in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, part, None)
+            if isinstance(stmts, list) and any(st is write for st in stmts):
+                return stmts
+    return []
+
+
+def _announced(fn: ast.AST, write: ast.stmt) -> bool:
+    """The block that writes also logs (`logger.warning("Enable deterministic inference because ...")`):
+    the operator is told the setting was changed, as for any override that logs that it applied."""
+    return any(
+        isinstance(st, ast.Expr)
+        and isinstance(st.value, ast.Call)
+        and _LOGS.match(ast.unparse(st.value.func))
+        for st in _block(fn, write)
+    )
+
+
+def _option_parser(module: ast.Module, fn: ast.AST) -> bool:
+    """`fn` is a command-line option's `type=` (or `action=`) callable: it runs when the user passed the
+    option, with the user's value (`--mlc-llm-home` parsed by `_parse_mlc_llm_home`)."""
+    name = getattr(fn, "name", None)
+    return name is not None and any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add_argument"
+        and any(k.arg in ("type", "action") and ast.unparse(k.value) == name for k in node.keywords)
+        for node in ast.walk(module)
+    )
+
+
 def _read_before(scope: ast.AST, write: ast.stmt, name: str) -> bool:
     """The function reads the variable before this write (`saved = os.environ.get("X")`): it knows the
     operator's value and sets its own on purpose, a save and restore, not an overwrite."""
@@ -233,6 +274,8 @@ def env_overwrites(
                     or _reads(value, name)
                     or _guarded(scope, st, name)
                     or _set_when_given(scope, st, value)
+                    or _announced(scope, st)
+                    or _option_parser(module, scope)
                     or _read_before(scope, st, name)
                 ):
                     continue
