@@ -26,7 +26,9 @@ A check on one option whose default is a `None` / `0` placeholder (`assert args.
 makes the option required rather than rejecting a combination of defaults, and is not reported.
 
 A check after an early exit (`if self.stream_options is None: return self`) runs only on the other side
-of that test, which is evaluated with it.
+of that test, which is evaluated with it. A check the change only loosened (`assert a or b` becoming
+`assert a or b or c`; `if a: raise` becoming `if a and b: raise`) rejects nothing its base version
+accepted and is not reported.
 
 Only when every operand's default is known: a call, a local, a subscript, an option without a known
 default, or a field written above the check (by the function, or by a call handed the object: a
@@ -119,6 +121,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     if not changed:
         return
     heads = {f.path: f.head_text for f in ctx.change.files}
+    bases = {f.path: f.base_text for f in ctx.change.files}
     tree = ctx.change.head_tree
-    for r in rejected_defaults(changed, heads, ctx.index, tree.read if tree is not None else None):
+    for r in rejected_defaults(changed, heads, ctx.index, tree.read if tree is not None else None, bases):
         yield _finding(r)

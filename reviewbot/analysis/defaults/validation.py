@@ -16,6 +16,9 @@ operand at its default (`defaults.evaluate`):
 - literals, comparisons, `and` / `or` / `not`, `in`, arithmetic, and the builtins that only read
   (`bool(args.data_path) + any([...]) == 1`).
 
+A check the change only loosened (an assertion that gains an alternative, a raise whose condition gains
+a conjunct: `defaults.loosened`) rejects nothing its base version accepted, and is left alone.
+
 A finding needs every operand's default known: a call, a local, a subscript or an unknown field stops
 the evaluation, and so does an operand the function writes above the check, itself or through a call
 it hands the object to (`defaults.written`: a callee of the module or the repository is followed, up to
@@ -43,6 +46,7 @@ from dataclasses import dataclass
 
 from reviewbot.analysis.defaults.arg_options import argparse_defaults, class_defaults
 from reviewbot.analysis.defaults.evaluate import Evaluator, Operand, Unknown
+from reviewbot.analysis.defaults.loosened import loosened
 from reviewbot.analysis.defaults.written import ANY, Read, Writes
 from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
@@ -343,10 +347,15 @@ def _required(switched: tuple[Operand, ...], rest: list[Operand], own: list[Oper
 
 
 def rejected_defaults(
-    changed: Iterable[Side], heads: dict[str, str | None], index: RepoIndex, read: Read | None = None
+    changed: Iterable[Side],
+    heads: dict[str, str | None],
+    index: RepoIndex,
+    read: Read | None = None,
+    bases: dict[str, str | None] | None = None,
 ) -> list[RejectedDefault]:
     """Validations the change adds or changes that reject the all-defaults configuration; `read` gives
-    the head text of a path (the modules a validation's callees are imported from)."""
+    the head text of a path (the modules a validation's callees are imported from); `bases` the base
+    text of a changed file by its head path (a check the change only loosened is left alone)."""
     sides = [s for s in changed if s.path.endswith(".py") and s.head is not None]
     args = _arg_defaults(sides, heads, index, read)
     out: list[RejectedDefault] = []
@@ -354,6 +363,7 @@ def rejected_defaults(
         tree = python_tree(heads.get(s.path))
         if tree is None or not s.added:
             continue
+        base = python_tree((bases or {}).get(s.path))
         for fn, owner in _functions(tree):
             if not _validating(fn, bool(owner)):
                 continue
@@ -365,6 +375,9 @@ def rejected_defaults(
                     continue  # an unconditional raise is not a validation of the configuration
                 if not _touched(stmt, guards, s.added):
                     continue
+                test = stmt.test if isinstance(stmt, ast.Assert) else guards[-1][0] if guards[-1][1] else None
+                if loosened(stmt, test, fn.name, base):
+                    continue  # it rejects nothing its base version accepted
                 found = _rejects(stmt, guards, resolve, writes.before(fn, stmt.lineno), s.added)
                 if found is None:
                     continue
