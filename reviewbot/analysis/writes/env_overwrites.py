@@ -241,6 +241,18 @@ def _exported(
     return reads[0]
 
 
+def _left_alone(module: ast.Module, scope: ast.AST, st: ast.stmt, name: str, value: ast.expr | None) -> bool:
+    """The write knows the operator's value or does not silently replace it (see the module doc)."""
+    return (
+        _reads(value, name)
+        or _guarded(scope, st, name)
+        or _set_when_given(scope, st, value)
+        or _announced(scope, st)
+        or _option_parser(module, scope)
+        or _read_before(scope, st, name)
+    )
+
+
 def env_overwrites(
     changed: Iterable[Side], heads: dict[str, str | None], index: RepoIndex, tree: RepoTree | None
 ) -> list[ExplicitWrite]:
@@ -269,15 +281,7 @@ def env_overwrites(
                 if got is None:
                     continue
                 name, value = got
-                if (
-                    not name.startswith(prefix + "_")
-                    or _reads(value, name)
-                    or _guarded(scope, st, name)
-                    or _set_when_given(scope, st, value)
-                    or _announced(scope, st)
-                    or _option_parser(module, scope)
-                    or _read_before(scope, st, name)
-                ):
+                if not name.startswith(prefix + "_") or _left_alone(module, scope, st, name, value):
                     continue
                 source = _exported(name, index, (s.path, st.lineno), added, base_reads)
                 if source is None:
