@@ -5,7 +5,9 @@ Finds the keys a removed line read from a config dictionary (`get_scalar_param(p
 FP32_ALLREDUCE, ...)`, `config.get("key")`, `cfg["key"]`, the key as a literal or a constant bound to
 one) that no Python source of the head tree quotes any more: no alias read, no warning that names it,
 no field of that name in a config model a changed file declares (`swap_buffer_count: int = 4` in a
-pydantic model or dataclass: the model reads the key when it parses the dict).
+pydantic model or dataclass: the model reads the key when it parses the dict), no parameter of that
+name in the `__init__` of a config class of the head tree (`RWConfig(**config_dict)` hands
+`multi_query` to `def __init__(self, ..., multi_query=False)`).
 It reports the key at the line that took the read's place.
 
 Not judged: keyword arguments of a Python API that move into a config model; C++ JSON keys; test

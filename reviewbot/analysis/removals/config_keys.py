@@ -6,7 +6,8 @@ getter of the DeepSpeed kind (`get_scalar_param(param_dict, FP32_ALLREDUCE, Fals
 `param_dict`, `ds_config`, `model_config`, ...). The key is a string literal, or a constant the base
 side of a changed file binds to one (`FP32_ALLREDUCE = "fp32_allreduce"`).
 
-A key is *dropped* when no Python source of the head tree (tests and docs aside) quotes it any more:
+A key is *dropped* when no Python source of the head tree (tests and docs aside) quotes it any more
+nor takes it as a parameter of a config class's `__init__` (a config dict splatted into `RWConfig(**d)`):
 nothing reads it, aliases it or warns about it, so a config file that sets it is silently ignored. Not
 dropped: keys the base announced as deprecated (see `flag_removals.announced`), keys of test files,
 files the change deletes.
@@ -18,10 +19,12 @@ removes (`def get_allreduce_always_fp32(param_dict)`), the removed call of that 
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.removals.flags import announced
 from reviewbot.analysis.removals.named_flags import declared_fields, head_anchor
 from reviewbot.analysis.sides import Side
@@ -95,7 +98,27 @@ def _quoted_in_head(keys: set[str], tree: RepoTree) -> set[str]:
     paths = sorted(p for p in found if not is_test_path(p) and not _DOC.search(p))
     bodies = read_many(tree, paths)
     return {
-        k for k in keys for body in bodies.values() if body and re.search(f"[\"']{re.escape(k)}[\"']", body)
+        k
+        for k in keys
+        for body in bodies.values()
+        if body and (re.search(f"[\"']{re.escape(k)}[\"']", body) or k in _config_parameters(body))
+    }
+
+
+def _config_parameters(body: str) -> set[str]:
+    """The parameters of the `__init__` of the module's config classes (`class RWConfig(PretrainedConfig):
+    def __init__(self, ..., multi_query=False)`): a config dict splatted into the class (`RWConfig(**d)`,
+    `from_pretrained`) still hands the key to that parameter."""
+    module = python_tree(body) if "Config" in body else None
+    if module is None:
+        return set()
+    return {
+        a.arg
+        for c in ast.walk(module)
+        if isinstance(c, ast.ClassDef) and "Config" in c.name
+        for f in c.body
+        if isinstance(f, ast.FunctionDef) and f.name == "__init__"
+        for a in (*f.args.args, *f.args.kwonlyargs)
     }
 
 
