@@ -150,7 +150,12 @@ def _named_value(was: str, now: str, sides: list[Side]) -> str | None:
     """A plain literal replaced by a named constant, or back (`-1` -> `LLAMA_TOKEN_NULL`): the same value
     when the change defines the constant as it (`#define LLAMA_TOKEN_NULL -1`), not known here when it
     does not say; None when neither side is such a constant, or the change defines it otherwise."""
-    pairs = [(a, b) for a, b in ((was, now), (now, was)) if _CONSTANT.fullmatch(a) and _plain(b)]
+    # C++'s `false` / `true` too (`bool numa = false;` -> `ggml_numa_strategy numa = GGML_NUMA_STRATEGY_DISABLED;`)
+    pairs = [
+        (a, b)
+        for a, b in ((was, now), (now, was))
+        if _CONSTANT.fullmatch(a) and (_plain(b) or b in ("true", "false"))
+    ]
     if not pairs:
         return None
     name, literal = pairs[0]
