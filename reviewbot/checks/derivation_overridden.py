@@ -16,7 +16,9 @@ field cleared after use (`None`, `[]`, `0` written after a statement between the
 through a call: `free(self.buffers)` before `self.buffers = []`; `self.module_state_dict()` between
 `self._path = p` and `self._path = None`; a real value written after a read still loses the setting), a saved value put back (`original =
 state.rank` ... `state.rank = expert_rank()` ... `finally: state.rank = original`: save, override,
-restore), a guarded write (exclusive branches, `if x is None:`), a callee that writes a constant too, writes in
+restore), a write the change only edits (the base overwrote the same target there already: `max(self.sliding_window,
+8192)` renamed to `max(self.sliding_window_size, 8192)` is not a new override), a guarded write (exclusive
+branches, `if x is None:`), a callee that writes a constant too, writes in
 the config's constructor (declarations), a return between the two writes, a write in a `catch` /
 `except` clause (it runs only when deriving failed), a variant builder that
 replaces a field of the config the builder it is named after made (`llama3_debugmodel_flex_attn`

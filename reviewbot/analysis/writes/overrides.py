@@ -350,6 +350,19 @@ def _env_overrides(s: Side, index: RepoIndex, scopes: FileScopes | None) -> list
     return out
 
 
+def _edited(o: Override, s: Side) -> bool:
+    """The write only edits one the base already made: a line the change removed wrote the same target,
+    unconditionally, in the same function (`max(self.sliding_window, 8192)` become
+    `max(self.sliding_window_size, 8192)` in a rename). The override is not this change's."""
+    if s.base_facts is None or s.head_facts is None:
+        return False
+    functions = {a.function for a in s.head_facts.assignments if a.line == o.line and a.target == o.target}
+    return any(
+        a.line in s.removed and a.target == o.target and a.guard is None and a.function in functions
+        for a in s.base_facts.assignments
+    )
+
+
 def overrides(
     sides: list[Side], index: RepoIndex, scopes: Mapping[str, FileScopes | None] | None = None
 ) -> list[Override]:
@@ -358,7 +371,7 @@ def overrides(
     out: list[Override] = []
     for s in sides:
         here = (scopes or {}).get(s.path)
-        out.extend(_call_overrides(s, index, here))
-        out.extend(_env_overrides(s, index, here))
+        found = [*_call_overrides(s, index, here), *_env_overrides(s, index, here)]
+        out.extend(o for o in found if not _edited(o, s))
     unique = {(o.path, o.line, o.field): o for o in out}
     return [unique[k] for k in sorted(unique)]
