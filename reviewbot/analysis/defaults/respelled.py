@@ -170,4 +170,5 @@ def _named_value(was: str, now: str, sides: list[Side]) -> str | None:
     }
     if not values:
         return "a named constant whose value is not known here"
+    literal = {"false": "0", "true": "1"}.get(literal, literal)  # a C++ bool is the integer an enum gives
     return "same value" if any(same_literal(v, literal) for v in values) else None
