@@ -26,6 +26,12 @@ def _side(*added: str) -> Side:
         ("false", "GGML_NUMA_STRATEGY_DISABLED", "", "a named constant whose value is not known here"),
         ("false", "GGML_NUMA_STRATEGY_DISABLED", "    GGML_NUMA_STRATEGY_DISABLED = 0,", "same value"),
         ("false", "NUMA_SPREAD", "    NUMA_SPREAD = 1,", ""),  # the enum gives it another value: reported
+        (
+            "False",
+            "GGML_NUMA_STRATEGY_DISABLED",
+            "    GGML_NUMA_STRATEGY_DISABLED = 0,",
+            "same value",
+        ),  # canonical
         ('"lru"', "DEFAULT_POLICY", "", "a named constant whose value is not known here"),
         ("0", "MAX_BATCH", "#define MAX_BATCH 8", ""),  # defined otherwise: a real change, reported
         ("Metric(true)", "0", "", "the field's type changed"),

@@ -170,5 +170,6 @@ def _named_value(was: str, now: str, sides: list[Side]) -> str | None:
     }
     if not values:
         return "a named constant whose value is not known here"
-    literal = {"false": "0", "true": "1"}.get(literal, literal)  # a C++ bool is the integer an enum gives
+    # a bool (C++'s `false`, canonical `False`) is the integer an enum member gives
+    literal = {"false": "0", "False": "0", "true": "1", "True": "1"}.get(literal, literal)
     return "same value" if any(same_literal(v, literal) for v in values) else None
