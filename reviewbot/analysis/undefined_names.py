@@ -52,7 +52,7 @@ class UndefinedName:
     # or assignment the change deleted or moved into a narrower scope), as (base line, text).
     unbound_by: tuple[int, str] | None = None
     # Where the use runs (`use_reach`): "" on every pass through its function, "conditional" only on some
-    # (under an `if`, a loop test, an `except`, a conditional expression), "message" only when building the
+    # (in the body of an `if` / `while`, an `except` clause, a branch of a conditional expression), "message" only when building the
     # message of a failing `assert` or of a `raise` (the error is raised either way, as a `NameError`).
     reach: str = ""
 
