@@ -13,7 +13,10 @@ tool, a flag the file now generates from a dataclass field of the same name (`ty
 to the project's tyro config manager), or from a dataclass of another changed file (Megatron's
 `ArgumentGroupFactory(ProfilingConfig)`), a removed flag nothing names any more, mentions in change logs and release notes, the flags of a file the
 change deletes (a tool that goes away with its own parser: the scripts that name `--batch_size` run
-another program, which may still take it). Mentions that
+another program, which may still take it), a C++ `--ctx_size` whose parser now reads `_` as `-`
+(`std::replace(arg.begin(), arg.end(), '_', '-')`) and registers `--ctx-size`: that parser is the changed
+file's own, or, when the file no longer registers `--ctx-size` (its tool moved to the common parser),
+another source of the head tree. Mentions that
 already tell the reader the flag is gone do not count either: a line the change itself wrote (its own
 migration note) and a line that says the flag was deprecated, removed, renamed or replaced.
 

@@ -115,3 +115,15 @@ def test_an_unbound_names_severity_follows_who_reaches_it(tmp_path: Path) -> Non
         found[12].evidence[-1] == "Only the configurations that take the condition around it reach this line."
     )
     assert "`NameError`" in found[15].evidence[-1]
+
+
+def test_an_underscore_spelling_the_common_parser_still_reads_is_not_gone(tmp_path: Path) -> None:
+    case = FIXTURES / "renamed-flag-still-referenced" / "cpp-underscore-spelling"
+    found = {
+        dict(f.extra)["flag"]
+        for f in review_case(case, tmp_path / "repo")
+        if f.rule == "renamed-flag-still-referenced"
+    }
+    # `--ctx_size` reaches `--ctx-size` through common.cpp's `std::replace(..., '_', '-')`; the bench
+    # tool's own parser has no such line
+    assert found == {"--slots-endpoint-disable", "--n_prompt"}

@@ -237,6 +237,32 @@ def _candidates(
     return candidates, heads
 
 
+# llama.cpp's parsers: `std::replace(arg.begin(), arg.end(), '_', '-');` before matching the options.
+_UNDERSCORE_AS_DASH = re.compile(r"replace\s*\([^;]*'_'\s*,\s*'-'\s*\)")
+
+
+def _dashed(flag: str) -> str:
+    return flag[:2] + flag[2:].replace("_", "-") if flag.startswith("--") else flag
+
+
+def _normalised(s: Side, dashed: str, heads: dict[str, list[str]], bodies: dict[str, str | None]) -> bool:
+    """The parser that now takes the option reads `_` in arguments as `-` and registers `dashed`: the
+    changed file itself, or, when it no longer registers `dashed` (its tool now parses with the common
+    parser, as llama.cpp's server with `gpt_params_parse`), another C++ source of the head tree."""
+
+    def parses(body: str | None) -> bool:
+        return (
+            bool(body)
+            and _UNDERSCORE_AS_DASH.search(body or "") is not None
+            and dashed in defined_flags(body or "", "cpp")
+        )
+
+    own = "\n".join(heads.get(s.path, []))
+    if dashed in defined_flags(own, "cpp"):
+        return parses(own)
+    return any(parses(body) for path, body in bodies.items() if not path.endswith(".py"))
+
+
 def _references(
     s: Side, flag: str, paths: list[str], bodies: dict[str, str | None]
 ) -> list[tuple[str, int, str]] | None:
@@ -279,6 +305,11 @@ def removed_flags(
     # option's destination too: YAML / JSON configs that feed the parser name it as a key.
     words = {flag.lstrip("-") for _, flag, _, _ in candidates}
     words |= {dest(flag) for s, flag, _, _ in candidates if s.path.endswith(".py")}
+    words |= {
+        _dashed(flag).lstrip("-")
+        for s, flag, _, _ in candidates
+        if "_" in flag and not s.path.endswith(".py")
+    }
     found = grep(sorted(words))
     if found is None:
         return []
@@ -287,6 +318,8 @@ def removed_flags(
     bodies = read_many(tree, paths)
     out: list[RemovedFlag] = []
     for s, flag, base_line, text in candidates:
+        if "_" in flag and not s.path.endswith(".py") and _normalised(s, _dashed(flag), heads, bodies):
+            continue  # `--ctx_size` still reaches `--ctx-size` through a parser that reads `_` as `-`
         refs = _references(s, flag, paths, bodies)
         if refs is None or not (refs or keep_unreferenced):
             continue
