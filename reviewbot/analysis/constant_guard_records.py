@@ -37,7 +37,7 @@ class ConstantGuard:
     bound: str = ""  # NAME: what the name is bound to (`Holder()`, `def`, `"fast"`); STRCMP: the option;
     # ENV_STRING: the field or local the raw string is assigned to ("" when it is used in place)
     bound_line: int = 0  # NAME: the binding's line; ENV_OBJECT: a line that uses the holder as an object;
-    # ENV_STRING at a guard on a registry entry: the entry's raw read
+    # ENV_STRING read by a registry entry: the first guard the change adds on the entry
     bound_path: str = ""
     function: str = ""
     samples: tuple[tuple[str, str], ...] = ()  # ENV_STRING: (value set, what the read gives)

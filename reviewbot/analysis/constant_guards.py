@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from reviewbot.analysis.constant_guard_records import OS_ACCESSORS, ConstantGuard, ConstantKind
 from reviewbot.analysis.envs.parse import SAMPLES, Outcome, Result, evaluate, value_of_default
@@ -151,27 +152,22 @@ _REGISTRY_TRUTH = r"^(?:not\s+|!)?(?:[\w.]+\.)?envs\.{name}$"
 
 def _at_uses(c: ConstantGuard, sides: list[Side]) -> list[ConstantGuard]:
     """A raw read a registry entry returns as it is (`"VLLM_X": lambda: os.getenv("VLLM_X", False)`) is
-    misread where a guard tests the entry (`if envs.VLLM_X: return True`): the branch that always runs is
-    there, so the guards the change adds on that entry are the findings, each citing the read. Without
-    such a guard the read itself stays the finding."""
+    misread where a guard tests the entry (`if envs.VLLM_X: return True`). The finding stays at the read,
+    the line to fix, and cites the first guard the change adds on the entry, where the branch that always
+    runs is."""
     if c.kind is not ConstantKind.ENV_STRING or c.bound:
         return [c]
     truth = re.compile(_REGISTRY_TRUTH.format(name=re.escape(c.name)))
     uses = [
-        (s.path, g, function)
+        (s.path, g.line)
         for s in sides
-        for g, function in _guards(s)
+        for g, _ in _guards(s)
         if g.line in s.added and truth.match(g.text.strip())
     ]
     if not uses:
         return [c]
-    return [
-        ConstantGuard(
-            c.kind, path, g.line, g.text.strip(), c.name, c.value,
-            bound_line=c.line, bound_path=c.path, function=function, samples=c.samples, accessor=c.accessor,
-        )
-        for path, g, function in uses
-    ]  # fmt: skip
+    path, line = uses[0]
+    return [replace(c, bound_path=path, bound_line=line)]
 
 
 # --- guards of the statements --------------------------------------------------------------------------

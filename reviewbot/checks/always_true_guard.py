@@ -17,8 +17,8 @@ Flags, on the changed lines, a guard whose value does not depend on the configur
   singleton instance is always truthy);
 - P1: a raw environment string used as a bool (`os.getenv("X", False)`, `bool(os.getenv("X"))`):
   `X=0` or `X=false` is a non-empty string and still enables; when a registry entry returns the raw
-  string (`"VLLM_X": lambda: os.getenv("VLLM_X", False)`), the finding is each guard the change adds
-  that tests the entry (`if envs.VLLM_X:`), where the branch that always runs is, citing the read;
+  string (`"VLLM_X": lambda: os.getenv("VLLM_X", False)`), the finding at the read (the line to fix)
+  cites the guard the change adds on the entry (`if envs.VLLM_X:`), where the branch that always runs is;
 - P1: a rank divided instead of taken modulo (`tp_rank / tp_size == 0`);
 - P1: a C/C++ `strcmp` with an option's name tested for truth (`else if (strcmp(argv[i], "--keep-split"))`):
   0 on a match, so the option never takes its branch and every other argument that gets there does;

@@ -128,9 +128,11 @@ def test_the_quoted_lines_are_the_lines_ast_and_git_count() -> None:
     assert _quote(text, option) == ((5, "'--use-cache',"), (6, "default=True,"), (7, "action='store_true',"))
 
 
-def test_a_registry_entry_read_raw_is_reported_where_a_guard_tests_it(tmp_path: Path) -> None:
+def test_a_registry_entry_read_raw_cites_the_guard_that_tests_it(tmp_path: Path) -> None:
     [(line, f)] = _findings("py-env-registry-entry", tmp_path).items()
-    assert (f.path, line, f.severity) == ("pkg/artifacts.py", 10, Severity.P1)
-    assert f.evidence[0] == "The registry entry returns the raw string it reads at pkg/envs.py:9."
+    assert (f.path, line, f.severity) == ("pkg/envs.py", 9, Severity.P1)
+    assert f.evidence[0] == (
+        "The registry entry returns this raw string; the change tests it as a bool at pkg/artifacts.py:10."
+    )
     assert "`APP_HAS_CUBIN=0` → '0'" in f.evidence[1]
     assert dict(f.extra)["field"] == "APP_HAS_CUBIN"
