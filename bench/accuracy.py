@@ -363,9 +363,8 @@ class Finding:
     text: str = ""  # title, evidence and extra values: where a label's field is looked for
     field: str | None = None  # extra.field, when the finding names its field there
     binding: str | None = None  # extra.binding: the code's own name for that field (an env var's variable)
-    also: tuple[
-        int, ...
-    ] = ()  # extra.also: further lines of the same path the finding names as the same problem
+    # extra.also: further lines of the same path the finding names as the same problem
+    also: tuple[int, ...] = ()
 
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Finding:
