@@ -96,12 +96,10 @@ def _quoted_in_head(keys: set[str], tree: RepoTree) -> set[str]:
     if found is None:
         return set(keys)  # cannot tell: treat every key as still read
     paths = sorted(p for p in found if not is_test_path(p) and not _DOC.search(p))
-    bodies = read_many(tree, paths)
+    bodies = [b for b in read_many(tree, paths).values() if b]
+    parameters = {p for body in bodies for p in _config_parameters(body)}  # each module parsed once
     return {
-        k
-        for k in keys
-        for body in bodies.values()
-        if body and (re.search(f"[\"']{re.escape(k)}[\"']", body) or k in _config_parameters(body))
+        k for k in keys if k in parameters or any(re.search(f"[\"']{re.escape(k)}[\"']", b) for b in bodies)
     }
 
 
