@@ -394,7 +394,7 @@ def derive(cfg):
 """
 FLAG_PY = BASE_PY.replace(
     "    return cfg\n",
-    '    if cfg.mode == "c" and not cfg.use_cache:\n        cfg.fast_path = False\n    return cfg\n',
+    '    if cfg.use_cache:\n        cfg.fast_path = False\n    return cfg\n',
 )
 NOTE_PY = FLAG_PY + "\n\n# a note for readers\n"
 
@@ -421,7 +421,7 @@ def _commit(work: Path, text: str, message: str) -> str:
 def test_end_to_end_on_a_tiny_mirror(tmp_path: Path) -> None:
     work = tmp_path / "work"
     (work / "pkg").mkdir(parents=True)
-    # the project tests this config code (missing-tests is a P3 nit where no test mentions it)
+    # the project tests this config code (missing-tests asks nothing where no test mentions it)
     (work / "tests").mkdir()
     (work / "tests" / "test_config.py").write_text("def test_fast_path(cfg):\n    assert cfg.fast_path\n")
     _git(work, "init", "-q", "-b", "main")
@@ -446,8 +446,8 @@ def test_end_to_end_on_a_tiny_mirror(tmp_path: Path) -> None:
                         "commit": flag,
                         "verdict": "flag",
                         "expect": [
-                            # reviewbot reports the guard line (11): within the tolerance; only an
-                            # opt-in (`cfg.mode == "c"`) reaches the row, a P3 note: one band from P2
+                            # reviewbot reports the guard line (11): within the tolerance; the
+                            # default (`use_cache` on) takes the row: P1, one band from P2
                             {
                                 "rule": "missing-tests",
                                 "severity": "P2",
