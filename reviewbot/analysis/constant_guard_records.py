@@ -42,10 +42,13 @@ class ConstantGuard:
     function: str = ""
     samples: tuple[tuple[str, str], ...] = ()  # ENV_STRING: (value set, what the read gives)
     accessor: str = ""  # ENV_*: how the switch is read (`os.environ.get`, `envs.X`)
+    written: str = ""  # ENV_CONSTANT: the comparison as its line writes it (`os.environ.get("X") != "spawn"`)
 
     @property
     def read(self) -> str:
-        """The read as code: `envs.X is True`, `os.environ.get("X")==1`."""
+        """The read as code: as written when known, else rebuilt (`envs.X is True`, `os.environ.get("X")==1`)."""
+        if self.written:
+            return self.written
         if not self.accessor:
             return self.text
         if self.accessor.endswith(".X"):

@@ -90,16 +90,21 @@ def _env_constant(e: EnvRead, function: str) -> ConstantGuard | None:
         return None
     if not re.search(r"==|!=|\bis\b", e.parse):
         return None  # only a comparison can be constant by mistake; `bool(·)` is ENV_STRING's
-    results = [evaluate(e.parse, s) for s in SAMPLES] + [unset_value(e)]
+    # The strings the test itself names are values an operator sets (`· != "spawn"` holds for "fork"
+    # and not for "spawn"): a comparison is constant only when none of them flips it either.
+    named = tuple(m.group(2) for m in _STRING_LITERAL.finditer(e.parse))
+    results = [evaluate(e.parse, s) for s in (*SAMPLES, *named)] + [unset_value(e)]
     truths = {_truth(r) for r in results}
     if None in truths or len(truths) != 1:
         return None
     (value,) = truths
     return ConstantGuard(
-        ConstantKind.ENV_CONSTANT, e.path, e.line, e.parse, e.name, str(value), function=function
-    )
+        ConstantKind.ENV_CONSTANT, e.path, e.line, e.parse, e.name, str(value), function=function,
+        accessor=e.accessor,
+    )  # fmt: skip
 
 
+_STRING_LITERAL = re.compile(r"""(['"])((?:(?!\1)[^\\])*)\1""")
 _PARSED_LATER = r"(?:==|!=|\bin\b|\.\w|\bis\b)"
 
 

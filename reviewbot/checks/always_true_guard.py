@@ -70,7 +70,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from reviewbot.analysis.constant_guards import ConstantGuard, ConstantKind, constant_guards, holder_object_use
-from reviewbot.analysis.env_bindings import bound_name
+from reviewbot.analysis.env_bindings import bound_name, written_comparison
 from reviewbot.analysis.envs.holder_args import (
     HolderArg,
     HolderTruth,
@@ -148,12 +148,16 @@ def _suggestion(c: ConstantGuard) -> Message:
 
 
 def _named_target(c: ConstantGuard, ctx: CheckContext) -> ConstantGuard:
-    """A raw environment string the facts bind to nothing, named from its line (`analysis.env_bindings`)."""
+    """A raw environment string the facts bind to nothing, named from its line, and a compared read
+    quoted as its line writes it (`analysis.env_bindings`)."""
     f = ctx.change.file(c.path)
-    if c.kind is not ConstantKind.ENV_STRING or c.bound or f is None or not f.head_text:
+    if c.kind not in (ConstantKind.ENV_STRING, ConstantKind.ENV_CONSTANT) or f is None or not f.head_text:
         return c
     lines = f.head_text.split("\n")
-    return replace(c, bound=bound_name(c.name, lines[c.line - 1] if 0 < c.line <= len(lines) else ""))
+    line = lines[c.line - 1] if 0 < c.line <= len(lines) else ""
+    if c.kind is ConstantKind.ENV_CONSTANT:
+        return replace(c, written=written_comparison(c.name, line))
+    return c if c.bound else replace(c, bound=bound_name(c.name, line))
 
 
 def _finding(c: ConstantGuard) -> Finding:

@@ -22,6 +22,8 @@ def test_constant_guards_are_p0_and_misread_strings_p1(tmp_path: Path) -> None:
     assert holder.title.startswith("`envs.USE_MODELSCOPE is True` is always `False`")
     assert holder.evidence == ("Used as an object at config/switches.py:28: `envs.USE_MODELSCOPE.get()`.",)
     assert found[36].severity is Severity.P0 and "always `False`" in found[36].title
+    # the comparison quoted as the line writes it, not the facts' canonical form (`·==1`)
+    assert found[36].title.startswith('`os.environ.get("USE_FAST_PATH") == 1` is always `False`')
     assert found[42].evidence[0].startswith("`REGISTRY` is bound to `Registry()` at config/switches.py:19")
     assert found[54].title.startswith('`MODE` is always `True`: `MODE` is bound to `"fast"`')
     raw = found[73]
