@@ -7,7 +7,10 @@ branch's mutant. So, for every derivation the change adds or alters:
 - when the tests ran and the branch's mutant has a verdict, it decides (a survivor proves it unpinned);
 - otherwise, the branch is untested when no test file **changed by this change** mentions the derived
   field, its function (when its name is distinctive) or the guard's inputs — in its added lines or in
-  the test functions that hold them. Older tests that mention them do not count.
+  the test functions that hold them. Older tests that mention them do not count. An end-to-end test
+  mentions them too when it launches with a guard input's option (`"--enable-deepep-moe"`) or loads a
+  checkpoint of the guard's model (`"moonshotai/Kimi-Linear-48B-A3B-Instruct"` for
+  `KimiLinearForCausalLM`): it runs the row (the 3 wrong findings of dev-scan sample 8 had such tests).
 Not flagged: a write with nothing to tell apart (an unguarded literal, `model_config.async_mode =
 True`; a plain copy; a construction or allocation), and a write moved verbatim from another function
 or changed file (`self.x = int(os.environ.get("X", 3))` from `Scheduler` into `Strategy`).
@@ -84,6 +87,7 @@ from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach.configs import shared
+from reviewbot.analysis.reach.families import model_families
 from reviewbot.analysis.reach.untested import Population, population, table_of
 from reviewbot.analysis.scope import in_config_code
 from reviewbot.checks.base import CheckContext
@@ -93,6 +97,7 @@ from reviewbot.checks.missing_tests_search import (
     definitions,
     guard_inputs,
     mentions,
+    names_model,
     new_file,
     practice,
     severity_for,
@@ -288,7 +293,8 @@ def _judge(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
         fields = sorted({g.head.field for g in open_})
         own = [*fields, *([fn] if fn and defined[fn] <= 1 else [])]
         names = list(dict.fromkeys([*own, *(n for g in open_ for n in guard_inputs(g))]))
-        if open_ and mentions(tests, names):
+        models = [m for g in open_ for m in model_families(g.head.guard)[0]]
+        if open_ and (mentions(tests, names) or names_model(tests, models)):
             open_ = []
         # The branch that reaches the most configurations leads (its rows, its population).
         untested = sorted(

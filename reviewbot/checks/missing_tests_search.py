@@ -19,11 +19,16 @@ from reviewbot.model.change import FileStatus
 from reviewbot.model.finding import Severity
 
 __all__ = [
-    "ChangedTest", "changed_tests", "definitions", "guard_inputs", "mentions", "new_file", "practice", "severity_for",
+    "ChangedTest", "changed_tests", "definitions", "guard_inputs", "mentions", "names_model", "new_file", "practice",
+    "severity_for",
 ]  # fmt: skip
 
 _NOISE = frozenset({"self", "this", "config", "cfg", "True", "False", "None", "not", "and", "or"})
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+_OPTION = re.compile(
+    r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)+)"
+)  # a dashed long option, `--enable-dp-attention`
+_ARCH_SUFFIX = re.compile(r"(?:For[A-Z]\w*|LMHeadModel|Model)$")
 
 
 @dataclass(frozen=True)
@@ -74,14 +79,36 @@ def guard_inputs(d: ChangedDerivation) -> list[str]:
 
 
 def mentions(tests: list[ChangedTest], names: list[str]) -> list[TestRef]:
+    """The changed test lines that name one of `names`, as an identifier or as the command-line option
+    an end-to-end test launches with (`"--enable-deepep-moe"` names `enable_deepep_moe`)."""
     wanted = set(names)
     refs: list[TestRef] = []
     for t in tests:
         for n, line in t.lines:
+            said = {*_IDENT.findall(line), *(o.replace("-", "_") for o in _OPTION.findall(line))}
+            refs.extend(TestRef(t.path, n, line.strip(), w) for w in sorted(wanted.intersection(said)))
+    return refs
+
+
+def names_model(tests: list[ChangedTest], models: list[str]) -> list[TestRef]:
+    """The changed test lines that name one of the guard's model architectures by its checkpoint
+    (`"moonshotai/Kimi-Linear-48B-A3B-Instruct"` for `KimiLinearForCausalLM`): an end-to-end test of
+    that model runs its rows. The architecture's stem must be distinctive (at least 5 letters)."""
+    stems = {m: _alnum(_ARCH_SUFFIX.sub("", m)) for m in models}
+    refs: list[TestRef] = []
+    for t in tests:
+        for n, line in t.lines:
+            flat = _alnum(line)
             refs.extend(
-                TestRef(t.path, n, line.strip(), w) for w in sorted(wanted.intersection(_IDENT.findall(line)))
+                TestRef(t.path, n, line.strip(), m)
+                for m, stem in stems.items()
+                if len(stem) >= 5 and stem in flat
             )
     return refs
+
+
+def _alnum(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 def definitions(ctx: CheckContext) -> Counter[str]:
