@@ -5,7 +5,9 @@ Finds the command-line flags a changed file stops registering (Python `add_argum
 C++ `arg == "--foo-bar"` and argument tables such as `{"-fa", "--flash-attn"}`) that no file of the
 head tree registers any more, with no alias left (`"--foo-bar"` quoted anywhere in the same file counts
 as one). It reports the flag when the head tree still names it: P2 when code, scripts, configs or tests
-do (help texts, log messages, example launch scripts and YAML, CI), P3 when only documentation does.
+do (help texts, log messages, example launch scripts and YAML, CI), P3 when only documentation does,
+or when the base hid the option from `--help` (`help=argparse.SUPPRESS`: a deprecated or internal
+spelling, not part of the documented command line; the one such P2 of dev-scan sample 8 was judged wrong).
 
 Not flagged: a flag kept as an alias or a deprecated spelling, a flag that moved to another file or
 tool, a flag the file now generates from a dataclass field of the same name (`tyro`, `HfArgumentParser`,
@@ -16,7 +18,9 @@ change deletes (a tool that goes away with its own parser: the scripts that name
 another program, which may still take it), a C++ `--ctx_size` whose parser now reads `_` as `-`
 (`std::replace(arg.begin(), arg.end(), '_', '-')`) and registers `--ctx-size`: that parser is the changed
 file's own, or, when the file no longer registers `--ctx-size` (its tool moved to the common parser),
-another source of the head tree. Mentions that
+another source of the head tree. A config key spelled as the destination (`moe_token_dropping: False`)
+does not count while a Python source still declares a field of that name: the config file sets that
+field (as in dev-scan sample 8), not the flag. Mentions that
 already tell the reader the flag is gone do not count either: a line the change itself wrote (its own
 migration note) and a line that says the flag was deprecated, removed, renamed or replaced.
 
@@ -81,7 +85,7 @@ def _finding(r: RemovedFlag) -> Finding:
         )
     return Finding.make(
         rule=id,
-        severity=Severity.P2 if code else Severity.P3,
+        severity=Severity.P2 if code and not r.hidden else Severity.P3,
         path=r.path,
         line=r.line,
         anchor=f"{r.flag}",

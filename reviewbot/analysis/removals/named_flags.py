@@ -62,6 +62,7 @@ class RemovedFlag:
     line: int  # where that line is (or was) in the head
     text: str  # the base definition, as written (stripped)
     refs: tuple[tuple[str, int, str], ...]  # head lines still naming it (path, line, text)
+    hidden: bool = False  # the base hid it from `--help` (`help=argparse.SUPPRESS`): not a documented option
 
 
 def _anchor(s: Side, base_line: int, head_lines: list[str]) -> int:
@@ -237,6 +238,21 @@ def _candidates(
     return candidates, heads
 
 
+_SUPPRESSED = re.compile(r"help\s*=\s*(?:argparse\.)?SUPPRESS\b")
+
+
+def hidden(base_text: str, line: int) -> bool:
+    """The definition starting at `line` hides its option from `--help` (`help=argparse.SUPPRESS`): up to
+    the line where its call's parentheses close (at most 8 lines)."""
+    call, depth = [], 0
+    for text in base_text.split("\n")[line - 1 : line + 7]:
+        call.append(text)
+        depth += text.count("(") - text.count(")")
+        if depth <= 0:
+            break
+    return _SUPPRESSED.search("\n".join(call)) is not None
+
+
 # llama.cpp's parsers: `std::replace(arg.begin(), arg.end(), '_', '-');` before matching the options.
 _UNDERSCORE_AS_DASH = re.compile(r"replace\s*\([^;]*'_'\s*,\s*'-'\s*\)")
 
@@ -270,6 +286,12 @@ def _references(
     None when it is still registered somewhere (a move, or another tool's flag of that name)."""
     named, quoted = whole_name(flag), _quoted(flag)
     key = _key(dest(flag)) if s.path.endswith(".py") else None
+    if key is not None and any(
+        dest(flag) in declared_fields(body or "") for path, body in bodies.items() if path.endswith(".py")
+    ):
+        # A config key spelled as the destination still maps to a declared field of that name
+        # (`moe_token_dropping: False` in a YAML config loaded into `TransformerConfig`): not the flag.
+        key = None
     refs: list[tuple[str, int, str]] = []
     for path in paths:
         body = bodies.get(path)
@@ -332,6 +354,7 @@ def removed_flags(
                 _anchor(s, base_line, heads.get(s.path, [])),
                 text,
                 tuple(refs[:_MAX_REFS]),
+                hidden=s.path.endswith(".py") and hidden(texts.get(s.path, ("", None))[0] or "", base_line),
             )
         )
     return out
