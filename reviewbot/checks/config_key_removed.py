@@ -11,7 +11,8 @@ name in the `__init__` of a config class of the head tree (`RWConfig(**config_di
 It reports the key at the line that took the read's place.
 
 Not judged: keyword arguments of a Python API that move into a config model; C++ JSON keys; test
-files and files the change deletes.
+files and files the change deletes; a key the code writes rather than reads (`pass_config["tir.x"] =
+True`: an option handed to a callee, renamed with it in dev-scan sample 8, not a key users set).
 
 Split from flag-removed-without-alias, whose command-line flags are opt-in: a removed flag fails
 loudly ("unrecognized arguments") and maintainers who labelled real commits blind did not count one as

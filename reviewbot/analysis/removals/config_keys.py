@@ -39,6 +39,7 @@ _READS = (
     re.compile(r"\bget_\w*param\s*\(\s*[\w.]+\s*,\s*" + _KEY + r"\s*[,)]"),
     re.compile(r"\b(?:" + _RECEIVER + r")\s*(?:\.get\s*\(|\[)\s*" + _KEY + r"\s*[,)\]]"),
 )
+_STORE = re.compile(r"\s*(?:[-+*/|&]|//)?=(?!=)")
 _CONSTANT = re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*=\s*[\"']([A-Za-z_][\w.-]*)[\"']\s*(?:#.*)?$")
 _DEF = re.compile(r"^\s*def\s+(\w+)\s*\(")
 _DOC = re.compile(r"(?i)\.(?:md|rst|txt|adoc|html?)$|(?:^|/)docs?/")
@@ -69,6 +70,8 @@ def _reads(s: Side, base_lines: list[str], constants: dict[str, str]) -> Iterabl
             continue
         for pattern in _READS:
             for m in pattern.finditer(base_lines[n - 1]):
+                if m.group(0).endswith("]") and _STORE.match(base_lines[n - 1], m.end()):
+                    continue  # `pass_config["tir.x"] = True` writes the key for a callee: not a read
                 key = m.group(1) or constants.get(m.group(2) or "")
                 if key:
                     yield key, n
