@@ -81,13 +81,11 @@ forced value.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach.configs import shared
-from reviewbot.analysis.reach.families import model_families
 from reviewbot.analysis.reach.untested import Population, population, table_of
 from reviewbot.analysis.scope import in_config_code
 from reviewbot.checks.base import CheckContext
@@ -95,19 +93,18 @@ from reviewbot.checks.missing_tests_search import (
     ChangedTest,
     changed_tests,
     definitions,
-    guard_inputs,
-    mentions,
-    names_model,
+    has_rows,
     new_file,
     practice,
+    searched,
     severity_for,
+    tested_by_change,
 )
-from reviewbot.checks.pinning import constant, pin_table
+from reviewbot.checks.pinning import pin_table
 from reviewbot.checks.util import (
     MAX_TITLE,
     assignment_anchor,
     clip,
-    is_builder,
     moved_from_elsewhere,
     moved_unchanged,
     moved_writes,
@@ -162,32 +159,6 @@ def _offer(
     said = msg("missing-tests.suggestion.verified", rows=rows_text, sandbox=ex.sandbox, failing=failing)
     lang = "cpp" if proven.harness is not None and proven.harness.kind == "cpp" else "python"
     return said, (proven.test_code, lang), (("verified", "passes on head, fails on base"),)
-
-
-_COPY = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
-
-
-_CONSTRUCTION = re.compile(r"^(?:\w+\.)*[A-Z]\w*\(")
-_ALLOCATION = re.compile(r"^(?:torch|np|numpy|cupy|jnp)\.\w+\(")
-
-
-def has_rows(d: ChangedDerivation) -> bool:
-    """Does the derivation have truth-table rows a test could pin? A branch does, and so does a value
-    computed from the environment, a condition or a formula in shared config code. A plain copy
-    (`params.tp_size = init.tp_size_`) and a construction (`ParallelConfig(...)`) are wiring, a tensor
-    allocation (`torch.empty(...)`) is no config at all, an unconditional value in a model's own config
-    builder (`config.eos_token_id = 2` in `_create_config`) is that model's data, and an unconditional
-    literal anywhere (`model_config.async_mode = True`) has one row only."""
-    a = d.head
-    if _CONSTRUCTION.match(a.value) or _ALLOCATION.match(a.value):
-        return False  # a config object built from its parts (whichever branch builds it); a buffer
-    if a.guard is not None:
-        return True
-    if is_builder(a.function):
-        return False  # a model's own data
-    if constant(a.value) is not None:
-        return False  # one row, a literal (`model_config.async_mode = True`): nothing to tell apart
-    return not _COPY.match(a.value)
 
 
 def _verdict(ctx: CheckContext, d: ChangedDerivation) -> list[str] | None:
@@ -288,13 +259,8 @@ def _judge(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
         if not survivors and not open_:
             continue
         fn = short_function(key[1])
-        # A test that calls `forward` or `derive` says nothing about this branch when many functions
-        # share that name; only a distinctive function name (defined once) counts as a mention.
-        fields = sorted({g.head.field for g in open_})
-        own = [*fields, *([fn] if fn and defined[fn] <= 1 else [])]
-        names = list(dict.fromkeys([*own, *(n for g in open_ for n in guard_inputs(g))]))
-        models = [m for g in open_ for m in model_families(g.head.guard)[0]]
-        if open_ and (mentions(tests, names) or names_model(tests, models)):
+        own, names = searched(open_, fn, defined)
+        if open_ and tested_by_change(tests, names, open_):
             open_ = []
         # The branch that reaches the most configurations leads (its rows, its population).
         untested = sorted(

@@ -12,15 +12,17 @@ from collections import Counter
 from dataclasses import dataclass
 
 from reviewbot.analysis.derive import ChangedDerivation
+from reviewbot.analysis.reach.families import model_families
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import short_function
+from reviewbot.checks.pinning import constant
+from reviewbot.checks.util import is_builder, short_function
 from reviewbot.lang.index import TestRef, is_test_path
 from reviewbot.model.change import FileStatus
 from reviewbot.model.finding import Severity
 
 __all__ = [
-    "ChangedTest", "changed_tests", "definitions", "guard_inputs", "mentions", "names_model", "new_file", "practice",
-    "severity_for",
+    "ChangedTest", "changed_tests", "definitions", "guard_inputs", "has_rows", "mentions", "names_model", "new_file",
+    "practice", "searched", "severity_for", "tested_by_change",
 ]  # fmt: skip
 
 _NOISE = frozenset({"self", "this", "config", "cfg", "True", "False", "None", "not", "and", "or"})
@@ -141,3 +143,45 @@ def severity_for(kind: str, reason: str, in_new_file: bool) -> Severity:
     if kind != "production" or in_new_file:
         return Severity.P3
     return Severity.P2 if reason == "model" else Severity.P1
+
+
+_COPY = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
+
+
+_CONSTRUCTION = re.compile(r"^(?:\w+\.)*[A-Z]\w*\(")
+_ALLOCATION = re.compile(r"^(?:torch|np|numpy|cupy|jnp)\.\w+\(")
+
+
+def has_rows(d: ChangedDerivation) -> bool:
+    """Does the derivation have truth-table rows a test could pin? A branch does, and so does a value
+    computed from the environment, a condition or a formula in shared config code. A plain copy
+    (`params.tp_size = init.tp_size_`) and a construction (`ParallelConfig(...)`) are wiring, a tensor
+    allocation (`torch.empty(...)`) is no config at all, an unconditional value in a model's own config
+    builder (`config.eos_token_id = 2` in `_create_config`) is that model's data, and an unconditional
+    literal anywhere (`model_config.async_mode = True`) has one row only."""
+    a = d.head
+    if _CONSTRUCTION.match(a.value) or _ALLOCATION.match(a.value):
+        return False  # a config object built from its parts (whichever branch builds it); a buffer
+    if a.guard is not None:
+        return True
+    if is_builder(a.function):
+        return False  # a model's own data
+    if constant(a.value) is not None:
+        return False  # one row, a literal (`model_config.async_mode = True`): nothing to tell apart
+    return not _COPY.match(a.value)
+
+
+def searched(open_: list[ChangedDerivation], fn: str, defined: Counter[str]) -> tuple[list[str], list[str]]:
+    """(own, names): the derived fields and the function's name when it is distinctive, then those and
+    the guards' inputs: what a test of these branches would mention. A test that calls `forward` or
+    `derive` says nothing about this branch when many functions share that name; only a distinctive
+    function name (defined once) counts as a mention."""
+    fields = sorted({g.head.field for g in open_})
+    own = [*fields, *([fn] if fn and defined[fn] <= 1 else [])]
+    return own, list(dict.fromkeys([*own, *(n for g in open_ for n in guard_inputs(g))]))
+
+
+def tested_by_change(tests: list[ChangedTest], names: list[str], open_: list[ChangedDerivation]) -> bool:
+    """A test the change adds or edits mentions the names, or loads a checkpoint of a guard's model."""
+    models = [m for g in open_ for m in model_families(g.head.guard)[0]]
+    return bool(mentions(tests, names) or names_model(tests, models))
