@@ -13,6 +13,10 @@ Compares each changed file before and after the change and flags a default that 
   `bool kv_offload = true;`) and is read only on lines the change adds, never as `not x` / `!x`: the new
   code runs for every deployment that never sets it.
 
+P3 (a note) when at least two config files the project ships (TOML, YAML, JSON) set the key and every
+one of them to the new value: the change aligns the default with what the project runs, and none of
+those configurations moves.
+
 The evidence names the old value and where it was, who sets the field explicitly (every other model
 takes the new default), where it is consumed, and the documentation that states the old default.
 P1 instead of P2 when the default reaches numerics or persistent data: its name or its consumers speak
@@ -66,6 +70,7 @@ import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.defaults.changes import DefaultChange, DefaultKind, changed_defaults, reaches_numerics
+from reviewbot.analysis.defaults.shipped import shipped_configs
 from reviewbot.analysis.envs.parse import Outcome, value_of_default
 from reviewbot.analysis.envs.switches import head_readers
 from reviewbot.analysis.sides import Side, sides
@@ -209,6 +214,28 @@ def _use(c: DefaultChange, ctx: CheckContext) -> str:
     return lines[c.line - 1].strip() if 0 < c.line <= len(lines) else str(c.line)
 
 
+def _env_evidence(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> list[Message]:
+    """The switch's other readers and the documentation that states its default."""
+    out: list[Message] = []
+    others = [place(e.path, e.line) for e in head_readers(c.name, ctx.index, changed)
+              if not (e.path == c.path and e.line == c.line)]  # fmt: skip
+    if others:
+        out.append(msg("default-changed.readers", places=places(others)))
+    docs = ctx.docs.get(c.name, ())
+    if docs:
+        out.append(msg("default-changed.docs", places=places([place(d.path, d.line) for d in docs])))
+    return out
+
+
+def _shipped(c: DefaultChange, ctx: CheckContext) -> Message | None:
+    """The note that every config file the project ships already sets the new value, or None."""
+    shipped = shipped_configs(c.field, c.new, ctx.change.head_tree, ctx.index.is_excluded)
+    if shipped is None or not shipped.agree:
+        return None
+    new = clip(_shown(c.new, c.path), 80)
+    return msg("default-changed.shipped", count=shipped.files, new=new, place=place(*shipped.first))
+
+
 def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Finding:
     evidence: list[Message] = (
         []
@@ -232,15 +259,12 @@ def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Findin
         evidence.append(msg("default-changed.copies", places=places([place(p, n) for p, n in c.copies])))
     spots, texts = _consumers(c, ctx, changed)
     if c.kind is DefaultKind.ENV:
-        others = [place(e.path, e.line) for e in head_readers(c.name, ctx.index, changed)
-                  if not (e.path == c.path and e.line == c.line)]  # fmt: skip
-        if others:
-            evidence.append(msg("default-changed.readers", places=places(others)))
-        docs = ctx.docs.get(c.name, ())
-        if docs:
-            evidence.append(msg("default-changed.docs", places=places([place(d.path, d.line) for d in docs])))
+        evidence += _env_evidence(c, ctx, changed)
     word = reaches_numerics(texts)
     rejects = _rejecting_checks(c, changed) if c.kind is DefaultKind.NEW_ON else []
+    aligned = None if rejects else _shipped(c, ctx)
+    if aligned is not None:
+        evidence.insert(0, aligned)
     if rejects:
         evidence.insert(0, msg("default-changed.rejects", places=places(rejects)))
     if word and len(evidence) < MAX_EVIDENCE:
@@ -253,7 +277,9 @@ def _finding(c: DefaultChange, ctx: CheckContext, changed: list[Side]) -> Findin
         # on 1 of 17 dev-scan findings (samples 1-4). P1 when it reaches numerics, or when the checks it
         # turns on for everyone reject configurations (Megatron's `cpu_offloading = True` with its PP and
         # recompute checks: every such launch fails).
-        severity=Severity.P1 if word or rejects else severity,
+        # P3 when every config file the project ships already sets the new value: none of them moves
+        # (dev-scan sample 8: torchtitan's `dump_folder`, judged not worth a P1).
+        severity=Severity.P3 if aligned is not None else Severity.P1 if word or rejects else severity,
         path=c.path,
         line=c.line,
         anchor=f"{c.kind.value}|{c.name}|{c.new}|{_use(c, ctx)}",

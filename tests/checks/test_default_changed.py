@@ -72,3 +72,16 @@ def test_cpp_values_keep_their_spelling_and_a_new_initialiser_source_is_named(tm
     (f,) = init.values()
     assert "`params.reserve_ratio_*free_blocks/100` (5*free_blocks/100 with the defaults)" in f.title
     assert "instead of `params.reserve_block_num_` (2)" in f.title
+
+
+def test_a_new_default_every_shipped_config_already_sets_is_a_note(tmp_path: Path) -> None:
+    # Both shipped configs set `dump_folder = "./outputs"`: the change aligns the default with them and
+    # none of them moves. They disagree on `log_freq` (10 and 20), so that flip is still a P2.
+    found = _findings("py-shipped-configs", tmp_path)
+    dump, freq = found[("pkg/job_config.py", 8)], found[("pkg/job_config.py", 11)]
+    assert dump.severity is Severity.P3
+    assert dump.evidence[0] == (
+        "Every config file the project ships that sets it (2, e.g. train_configs/debug_model.toml:2)"
+        ' already sets `"./outputs"`: none of them changes.'
+    )
+    assert freq.severity is Severity.P2 and "ships" not in " ".join(freq.evidence)
