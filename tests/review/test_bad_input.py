@@ -102,7 +102,15 @@ def test_a_macro_and_a_cuda_kernel_elsewhere_do_not_hide_the_changed_derivation(
         "rtp_llm/cpp/config/test/ModelConfigTest.cc",
         "TEST(ModelConfig, Rope) { EXPECT_TRUE(need_rope_kv_cache); }\n",
     )
-    review = _review_files(tmp_path, {path: _ENGINE_BASE, test[0]: test[1]}, {path: _ENGINE_HEAD})
+    # Embedding-style defaults (no rope, no KV cache): every default configuration takes the new row.
+    header = (
+        "rtp_llm/cpp/config/ModelConfig.h",
+        "enum class RopeStyle { No = 0, Base = 1 };\n"
+        "struct RopeConfig { RopeStyle style = RopeStyle::No; };\n"
+        "struct ModelConfig { RopeConfig rope_config; bool use_kvcache = false; bool use_logn_attn = false; };\n",
+    )
+    base = {path: _ENGINE_BASE, test[0]: test[1], header[0]: header[1]}
+    review = _review_files(tmp_path, base, {path: _ENGINE_HEAD})
     assert not [n for n in review.notes if n.reason is SkipReason.UNPARSABLE_CODE]
     assert review.status is not Status.INCOMPLETE
     lines = {(f.rule, f.line) for f in review.findings}
