@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviewbot.analysis.sides import Side
+from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree, read_many
 
 __all__ = [
@@ -287,7 +288,9 @@ def _references(
     named, quoted = whole_name(flag), _quoted(flag)
     key = _key(dest(flag)) if s.path.endswith(".py") else None
     if key is not None and any(
-        dest(flag) in declared_fields(body or "") for path, body in bodies.items() if path.endswith(".py")
+        dest(flag) in declared_fields(body or "")
+        for path, body in bodies.items()
+        if path.endswith(".py") and not is_test_path(path)
     ):
         # A config key spelled as the destination still maps to a declared field of that name
         # (`moe_token_dropping: False` in a YAML config loaded into `TransformerConfig`): not the flag.
