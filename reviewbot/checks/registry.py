@@ -34,6 +34,7 @@ from reviewbot.checks import (
     unguarded_optional_import,
     untested_branch,
     validation_rejects_default,
+    validation_removed,
 )
 from reviewbot.checks.base import Check
 
@@ -63,6 +64,7 @@ RULES: tuple[Check, ...] = (
     env_name_typo,
     renamed_flag_still_referenced,
     flag_removed_without_alias,
+    validation_removed,
     config_key_removed,
     explicit_value_overwritten,
     stale_doc_default,
@@ -77,7 +79,7 @@ KNOWN_RULES: frozenset[str] = frozenset(CHECKS)
 # selection): each was wrong on nearly every real commit it fired on, on both splits of the accuracy
 # corpus (docs/accuracy.md), and no narrower condition was found that keeps its few right findings.
 # A maintainer who wants the note (a release that must keep every flag) opts in.
-OPT_IN: frozenset[str] = frozenset({flag_removed_without_alias.id})
+OPT_IN: frozenset[str] = frozenset({flag_removed_without_alias.id, validation_removed.id})
 
 
 def active(disabled: frozenset[str], enabled: frozenset[str]) -> frozenset[str]:

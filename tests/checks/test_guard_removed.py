@@ -6,16 +6,26 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewbot.analysis.sides import head_line
+from reviewbot.change.diff import load_change
 from reviewbot.lang.clauses import ClauseKind, OptionKind, atoms, clauses
 from reviewbot.model.change import Hunk
 from reviewbot.model.finding import Finding, Severity
-from tests.checks.fixtures import FIXTURES, review_case
+from reviewbot.review.pipeline import ReviewSettings, review_change
+from tests.checks.fixtures import FIXTURES, build_case, review_case
 
 RULE = "guard-removed"
 
 
-def _findings(case: str, tmp_path: Path) -> list[Finding]:
-    return [f for f in review_case(FIXTURES / RULE / case, tmp_path / "repo") if f.rule == RULE]
+NOTES = "validation-removed"  # the P3 tier, an opt-in rule (review_case turns the opt-in rules on)
+
+
+def _case(case: str) -> Path:
+    """The fixture of either rule: the notes' cases live under validation-removed."""
+    return FIXTURES / RULE / case if (FIXTURES / RULE / case).is_dir() else FIXTURES / NOTES / case
+
+
+def _findings(case: str, tmp_path: Path, rule: str = RULE) -> list[Finding]:
+    return [f for f in review_case(_case(case), tmp_path / "repo") if f.rule == rule]
 
 
 def test_python_statements_carry_their_conditions_outermost_first() -> None:
@@ -118,25 +128,36 @@ def test_a_removed_rule_for_one_model_is_reported_where_it_was_and_says_no_test_
 
 
 def test_a_narrowed_cpp_guard_names_only_the_condition_it_lost_and_does_not_block(tmp_path: Path) -> None:
-    (f,) = _findings("cpp-guard-dropped", tmp_path)
+    # A note for the author under the opt-in validation-removed, not a merge blocker; guard-removed is silent.
+    assert _findings("cpp-guard-dropped", tmp_path / "rule") == []
+    (f,) = _findings("cpp-guard-dropped", tmp_path, NOTES)
     assert "`config.need_rope_kv_cache = false`" in f.title and "`!use_kvcache`" in f.title
-    assert f.severity is Severity.P3 and not f.blocking  # a note for the author, not a merge blocker
+    assert f.severity is Severity.P3 and not f.blocking
 
 
 def test_a_removed_validation_is_a_note(tmp_path: Path) -> None:
     # A removed raise only lets configurations through that were rejected before, most often on purpose:
     # a P3 note, never blocking.
-    found = _findings("cpp-validation-removed", tmp_path)
+    found = _findings("cpp-validation-removed", tmp_path, NOTES)
     validations = [f for f in found if dict(f.extra).get("kind") == "validation"]
     assert validations and all(f.severity is Severity.P3 and not f.blocking for f in validations)
+    assert _findings("cpp-validation-removed", tmp_path / "rule") == []  # not guard-removed's own
+
+
+def test_the_notes_are_off_unless_a_repository_enables_them(tmp_path: Path) -> None:
+    # Default settings: the opt-in rule does not run, so the removed validation is not reported at all.
+    repo, base, head = build_case(_case("cpp-validation-removed"), tmp_path / "repo")
+    found = review_change(load_change(repo.path, base, head), ReviewSettings()).findings
+    assert not [f for f in found if f.rule in (RULE, NOTES)]
 
 
 def test_a_removed_runtime_write_outside_config_code_is_not_reported(tmp_path: Path) -> None:
     # The same removal as a config derivation's, but of a scheduler's state in scheduler code: not a
     # setting, so nothing to report; the same dropped guard in config code is still reported.
     assert _findings("cpp-runtime-guard-dropped", tmp_path) == []
-    [kept] = _findings("cpp-guard-dropped", tmp_path / "config")
-    assert kept.severity is Severity.P3  # `ModelConfig::getAttentionConfigs`: config code, still reported
+    assert _findings("cpp-runtime-guard-dropped", tmp_path / "notes", NOTES) == []
+    [kept] = _findings("cpp-guard-dropped", tmp_path / "config", NOTES)
+    assert kept.severity is Severity.P3  # `ModelConfig::getAttentionConfigs`: config code, still noted
 
 
 def test_a_derivation_deleted_outside_a_model_builder_is_not_reported(tmp_path: Path) -> None:

@@ -65,7 +65,8 @@ def test_example_round_as_sarif_is_valid_and_carries_help_and_evidence(
     assert [r["id"] for r in rules] == list(CHECKS)
     # An opt-in rule is described as off by default (code scanning shows it so); every other rule is on.
     assert {r["id"] for r in rules if not r["defaultConfiguration"]["enabled"]} == {
-        "flag-removed-without-alias"
+        "flag-removed-without-alias",
+        "validation-removed",
     }
     for r in rules:
         # Markdown for code scanning, plain text for viewers that show `text` as is (issue 27 item 11).
