@@ -1,4 +1,4 @@
-"""guard-removed (P1 for a derivation deleted from a model's config builder, P0 for a guard dropped in every model's constructor; any other dropped guard or removed validation is the opt-in validation-removed, P3; silent for a removed derivation elsewhere and outside config code): a guard, validation or derivation present at base is removed without a test change.
+"""guard-removed (P1 for a derivation deleted from, or a guard dropped in, a model's config builder, P0 for a guard dropped in every model's constructor; any other dropped guard or removed validation is the opt-in validation-removed, P3; silent for a removed derivation elsewhere and outside config code): a guard, validation or derivation present at base is removed without a test change.
 
 ## What it does
 Compares each function the change touches before and after it and flags, when no test file changed in
@@ -203,7 +203,10 @@ def reported(ctx: CheckContext, notes: bool) -> Iterator[Finding]:
         # restriction lifted now that the feature supports it, a check moved into a parser): a note
         # for the author (P3). Held out, it was right on none of its findings: 0 of 6 on the test
         # split, 0 of 28 and 0 of 29 on two dev-scan samples (bench/devscan).
-        sev = Severity.P0 if every else Severity.P1 if r.kind is RemovalKind.DERIVATION else Severity.P3
+        # A guard dropped in a model's config builder (`if config.layer_num == 40:` around a rule of
+        # Baichuan's) changes that model's configuration for every size, like a deleted derivation: P1.
+        builder = r.kind is RemovalKind.DERIVATION or (r.kind is RemovalKind.GUARD and is_builder(r.function))
+        sev = Severity.P0 if every else Severity.P1 if builder else Severity.P3
         if (sev is Severity.P3) is not notes:
             # As P3 notes blind labellers counted none of the 6 test findings a problem (and 1 of the 3
             # train findings on a label): they are the opt-in rule validation-removed.

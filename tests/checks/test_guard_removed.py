@@ -118,8 +118,11 @@ def test_a_dropped_guard_in_every_models_constructor_is_p0(tmp_path: Path) -> No
 def test_a_removed_rule_for_one_model_is_reported_where_it_was_and_says_no_test_changed(
     tmp_path: Path,
 ) -> None:
-    (f,) = _findings("py-derivation-removed", tmp_path)
+    f, dropped = sorted(_findings("py-derivation-removed", tmp_path), key=lambda x: x.path)
     assert f.severity is Severity.P1 and f.path == "config/builder.py"
+    # a guard dropped in a model's config builder: every size of that model takes the rule (P1)
+    assert dropped.severity is Severity.P1 and dropped.path == "models/baichuan.py"
+    assert "without its guard `config.layer_num == 40`" in dropped.title
     assert "`config.use_logn_attn`" in f.title and "`create_config`" in f.title
     assert f.evidence[0] == (
         'Deleted at base config/builder.py:5: `if model_type == "qwen": ⏎ config.use_logn_attn = True`.'
