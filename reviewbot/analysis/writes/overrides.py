@@ -32,7 +32,7 @@ from reviewbot.analysis.sides import Side
 from reviewbot.analysis.writes.scopes import FileScopes, ScopeKind
 from reviewbot.lang.clauses import ClauseKind
 from reviewbot.lang.common import has_word
-from reviewbot.lang.facts import AssignKind, Assignment
+from reviewbot.lang.facts import AssignKind, Assignment, Lang
 from reviewbot.lang.follow import is_builder
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.owners import is_init_function
@@ -203,6 +203,7 @@ def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | 
         w
         for w in s.head_facts.assignments
         if w.target == a.target and w.function == a.function and w.line < a.line and not _constant(w.value)
+        and _same_variable(w, a)
         and not any(w.line < r < a.line for r in returns)
         and (scopes is None or scopes.same_flow(root, w.line, a.line))
         # a general default before a `switch`, then one arm's own value: the default still holds for
@@ -213,6 +214,15 @@ def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | 
     if last is None or _cleared_after_use(a, last, scopes) or _restores(s, a, last):
         return None
     return last
+
+
+def _same_variable(w: Assignment, a: Assignment) -> bool:
+    """In Python a bare name is a local and `self.freed` the member: `freed = self.freed` then
+    `self.freed = []` is a swap, not one target written twice. In C++ a bare name in a method may be
+    the member itself (`this->x`)."""
+    if a.lang is not Lang.PYTHON:
+        return True
+    return (w.receiver or "") == (a.receiver or "")
 
 
 def _restores(s: Side, a: Assignment, last: Assignment) -> bool:
