@@ -73,7 +73,9 @@ from reviewbot.analysis.defaults.changes import DefaultChange, DefaultKind, chan
 from reviewbot.analysis.defaults.shipped import shipped_configs
 from reviewbot.analysis.envs.parse import Outcome, value_of_default
 from reviewbot.analysis.envs.switches import head_readers
+from reviewbot.analysis.pyast import side_texts
 from reviewbot.analysis.sides import Side, sides
+from reviewbot.analysis.stuck_flags import stuck_flags
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import MAX_EVIDENCE, clip, is_vendored, place, places
 from reviewbot.lang.facts import AssignKind, Assignment, Lang, lang_for_path
@@ -310,6 +312,11 @@ def announced(c: DefaultChange, ctx: CheckContext) -> bool:
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
+    # An option whose new default its `store_true`/`store_false` action can never move away from is
+    # always-true-guard's (a flag the command line cannot turn off): one finding for one problem.
+    stuck = {(f.path, f.dest) for f in stuck_flags(changed, side_texts(ctx.change))}
     for c in changed_defaults(changed, ctx.index):
+        if c.kind is DefaultKind.OPTION and (c.path, c.field) in stuck:
+            continue
         if not c.silent and not announced(c, ctx):
             yield _finding(c, ctx, changed)
