@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clip", "conjuncts", "is_vendored", "short_function", "single_edit", "snake"]
+__all__ = ["clip", "conjuncts", "is_vendored", "renamed_operands", "short_function", "single_edit", "snake"]
 
 
 def short_function(name: str | None) -> str:
@@ -62,3 +62,21 @@ def single_edit(a: str, b: str) -> tuple[int, str] | None:
         return i, "replace"
     swapped = i + 1 < len(longer) and longer[i] == shorter[i + 1] and longer[i + 1] == shorter[i]
     return (i, "swap") if swapped and longer[i + 2 :] == shorter[i + 2 :] else None
+
+
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\S")
+
+
+def renamed_operands(old: str, new: str) -> bool:
+    """`new` is `old` with operands renamed: the same tokens but names that are not called
+    (`max(self.sliding_window, 8192)` -> `max(self.sliding_window_size, 8192)`; not `max` -> `min`)."""
+    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
+    if len(a) != len(b):
+        return False
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x == y:
+            continue
+        called = i + 1 < len(a) and a[i + 1] == "("
+        if called or not (x[0].isalpha() or x[0] == "_") or not (y[0].isalpha() or y[0] == "_"):
+            return False
+    return True

@@ -42,7 +42,10 @@ per-level tables); a value picked only while the option is left at a sentinel no
 (`None`, `"auto"`) in a branch that logs the choice (`if self.attention_backend is None: ...
 logger.info("Use trtllm_mla ...")`): it is announced at start-up and any explicit setting opts out,
 which is the "Use instead" below (a `False` that is both "unset" and an explicit choice is still
-flagged: no deployment can opt out). The same flip on a second owner (a CLI struct and the struct it is copied into) is
+flagged: no deployment can opt out); a value the base already picked for the unset option under
+conditions the head's guard still holds (a refactor that moved the block, or nested it under one more
+condition); an option default that flips to the value its `store_true` / `store_false` action stores
+(always-true-guard reports that flag as stuck). The same flip on a second owner (a CLI struct and the struct it is copied into) is
 one finding, on the first copy, naming the others.
 
 ## Why is this bad?
@@ -77,7 +80,7 @@ from reviewbot.analysis.pyast import side_texts
 from reviewbot.analysis.sides import Side, sides
 from reviewbot.analysis.stuck_flags import stuck_flags
 from reviewbot.checks.base import CheckContext
-from reviewbot.checks.util import MAX_EVIDENCE, clip, is_vendored, place, places
+from reviewbot.checks.util import MAX_EVIDENCE, clip, is_vendored, narrowed_from_base, place, places
 from reviewbot.lang.facts import AssignKind, Assignment, Lang, lang_for_path
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.lang.owners import is_init_function
@@ -310,6 +313,16 @@ def announced(c: DefaultChange, ctx: CheckContext) -> bool:
     return facts is not None and any(a.line == c.line and a.logs_in_branch for a in facts.assignments)
 
 
+def _picked_before(c: DefaultChange, ctx: CheckContext) -> bool:
+    """The base already picked this value for the unset option, under conditions the head's guard
+    still holds (a refactor that moved the block, or nested it under one more condition)."""
+    f = ctx.change.file(c.path)
+    base = ctx.base_facts.get((f.old_path or f.path) if f is not None else c.path)
+    head = ctx.head_facts.get(c.path)
+    writes = [a for a in head.assignments if a.line == c.line and a.field == c.field] if head else []
+    return any(narrowed_from_base(a, base) for a in writes)
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     # An option whose new default its `store_true`/`store_false` action can never move away from is
@@ -317,6 +330,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     stuck = {(f.path, f.dest) for f in stuck_flags(changed, side_texts(ctx.change))}
     for c in changed_defaults(changed, ctx.index):
         if c.kind is DefaultKind.OPTION and (c.path, c.field) in stuck:
+            continue
+        if c.kind is DefaultKind.AUTO and _picked_before(c, ctx):
             continue
         if not c.silent and not announced(c, ctx):
             yield _finding(c, ctx, changed)

@@ -29,7 +29,13 @@ it is new in the change (a channel it opens to its own workers: nobody exported 
 
 A Python field that is a command-line option of the same file (`parser.add_argument("--use-x")`,
 written as `args.use_x` or as the arguments class's own `self.use_x`) is set explicitly by the user: a
-line the change adds that overwrites it, unchecked and unlogged, is flagged too.
+line the change adds that overwrites it, unchecked and unlogged, is flagged too, unless the option is a
+`store_true` (`store_false`) switch and the write is `True` (`False`): the command line can only ask
+for the value written, so no explicit choice is lost (dev-scan sample 9: 3 such findings, all wrong).
+
+A write the base already made (the same target and value, receivers aside) under conditions the head's
+guard still holds is not a new override: a refactor that moved the block, or nested it under one more
+condition (`if model_arch == "DeepseekV3ForCausalLM":`), overrides no one it did not override before.
 
 Writers are matched by owner, never by bare attribute name: `weight.data_type = ...` on a weight object
 does not override `ModelConfig::data_type`. The owner of a write is the type of its receiver as far as
@@ -99,6 +105,7 @@ from reviewbot.checks.util import (
     is_pickling,
     is_vendored,
     moved_unchanged,
+    narrowed_from_base,
     place,
     receiver_of,
     rederives_itself,
@@ -284,6 +291,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             _exempt(d)
             or initialises_fresh(a, ctx.head_facts.get(a.path))
             or moved_unchanged(a, base, changed)
+            or narrowed_from_base(a, base)
             or _is_setting(a, ctx, by_path)
             or callee_reads_itself(a, changed.head_text if changed is not None else None)
         ):
@@ -291,7 +299,12 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         others = explicit_writers(a, ctx.index)
         # The option's own override only when the change writes the line (not a guard changed around it).
         written_here = changed is not None and a.line in changed.added_lines
-        option = _command_line_option(a, _scopes(ctx, a.path)) if written_here else None
+        scopes = _scopes(ctx, a.path)
+        option = _command_line_option(a, scopes) if written_here else None
+        if option is not None and scopes is not None and scopes.option_stores(a.field) == a.value.strip():
+            # `args.overlap_grad_reduce = True` for a `store_true` option: the command line can only
+            # ask for the value written, so no explicit choice is lost (dev-scan sample 9).
+            option = None
         if not others and option is None:
             continue
         anchor = assignment_anchor(a)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from reviewbot.analysis.sides import Side
+from reviewbot.analysis.text import renamed_operands
 from reviewbot.analysis.writes.scopes import FileScopes, ScopeKind
 from reviewbot.lang.clauses import ClauseKind
 from reviewbot.lang.common import has_word
@@ -360,24 +361,6 @@ def _env_overrides(s: Side, index: RepoIndex, scopes: FileScopes | None) -> list
     return out
 
 
-_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\S")
-
-
-def _renamed(old: str, new: str) -> bool:
-    """`new` is `old` with operands renamed: the same tokens but names that are not called
-    (`max(self.sliding_window, 8192)` -> `max(self.sliding_window_size, 8192)`; not `max` -> `min`)."""
-    a, b = _TOKEN.findall(old), _TOKEN.findall(new)
-    if len(a) != len(b):
-        return False
-    for i, (x, y) in enumerate(zip(a, b, strict=True)):
-        if x == y:
-            continue
-        called = i + 1 < len(a) and a[i + 1] == "("
-        if called or not (x[0].isalpha() or x[0] == "_") or not (y[0].isalpha() or y[0] == "_"):
-            return False
-    return True
-
-
 def _edited(o: Override, s: Side) -> bool:
     """The write only renames what an override the base already made reads: a line the change removed
     wrote the same target, unconditionally, in the same function, a value differing only in renamed
@@ -388,7 +371,7 @@ def _edited(o: Override, s: Side) -> bool:
     writes = [a for a in s.head_facts.assignments if a.line == o.line and a.target == o.target]
     return any(
         b.line in s.removed and b.target == o.target and b.guard is None and b.function == a.function
-        and _renamed(b.value, a.value)
+        and renamed_operands(b.value, a.value)
         for a in writes
         for b in s.base_facts.assignments
     )  # fmt: skip

@@ -14,6 +14,7 @@ from reviewbot.lang.predicate import loose_key
 from reviewbot.model.change import ChangedFile
 
 __all__ = [
+    "narrowed_from_base",
     "bound_owners",
     "callee_reads_itself",
     "class_of",
@@ -265,6 +266,27 @@ def moved_unchanged(a: Assignment, base: FileFacts | None, changed: ChangedFile 
         and _without_receivers(b.value) == value
         for b in base.assignments
     )
+
+
+def narrowed_from_base(a: Assignment, base: FileFacts | None) -> bool:
+    """The base file already made this write (the same target and value, receivers aside), under a
+    guard whose every condition the head's guard still holds: a refactor that moved it, or nested it
+    under one more condition (`if model_arch == "DeepseekV3ForCausalLM":`). Whoever it overrides now,
+    it overrode before."""
+    if base is None:
+        return False
+    value, now = _without_receivers(a.value), _atoms(a)
+    return any(
+        b.field == a.field
+        and _without_receivers(b.target) == _without_receivers(a.target)
+        and _without_receivers(b.value) == value
+        and _atoms(b) <= now
+        for b in base.assignments
+    )
+
+
+def _atoms(a: Assignment) -> frozenset[str]:
+    return frozenset(_loose_line(x.text) for x in a.guard.atoms()) if a.guard is not None else frozenset()
 
 
 def _write_key(a: Assignment) -> tuple[str, str, str]:

@@ -190,6 +190,9 @@ def _option_lambda(node: Node) -> bool:
     return False
 
 
+_STORE_ACTION = re.compile(r"""action\s*=\s*["']store_(true|false)["']""")
+
+
 @dataclass(frozen=True)
 class FileScopes:
     lang: Lang
@@ -201,6 +204,15 @@ class FileScopes:
 
     def option_line(self, dest: str) -> int | None:
         return next((line for name, line in self.options if name == dest), None)
+
+    def option_stores(self, dest: str) -> str:
+        """`"True"` for a `store_true` option of that destination, `"False"` for `store_false`, else
+        "": the one value the command line can give it (read off its declaration, up to 8 lines)."""
+        line = self.option_line(dest)
+        if line is None:
+            return ""
+        m = _STORE_ACTION.search("\n".join(self.lines[line - 1 : line + 7]))
+        return ("True" if m.group(1) == "true" else "False") if m else ""
 
     def around(self, line: int) -> list[Scope]:
         """The scopes that hold `line`, outermost first."""
