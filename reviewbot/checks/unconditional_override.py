@@ -33,6 +33,11 @@ line the change adds that overwrites it, unchecked and unlogged, is flagged too,
 `store_true` (`store_false`) switch and the write is `True` (`False`): the command line can only ask
 for the value written, so no explicit choice is lost (dev-scan sample 9: 3 such findings, all wrong).
 
+Only overrides this change makes are reported: not a write whose statement and guard the change left
+as they were (its inputs changed: it overrode the same settings before), nor one guarded by a switch the
+change introduces (`if args.grad_reduce_in_bf16:` with `--grad-reduce-in-bf16` new: what it replaces is
+what turning it on asks for, and nobody had it on before; `analysis.writes.new_switches`).
+
 A write the base already made (the same target and value, receivers aside) under conditions the head's
 guard still holds is not a new override: a refactor that moved the block, or nested it under one more
 condition (`if model_arch == "DeepseekV3ForCausalLM":`), overrides no one it did not override before.
@@ -91,6 +96,7 @@ from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.analysis.sides import Side, sides
 from reviewbot.analysis.writes.env_overwrites import env_overwrites
 from reviewbot.analysis.writes.explicit import ExplicitWrite
+from reviewbot.analysis.writes.new_switches import not_this_changes
 from reviewbot.analysis.writes.owners import callee_reads_itself
 from reviewbot.analysis.writes.scopes import FileScopes, file_scopes
 from reviewbot.analysis.writes.sources import ENV, Source, cli_write, fills_in, same_expression, source_of
@@ -289,6 +295,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         base = ctx.base_facts.get((changed.old_path or changed.path) if changed is not None else a.path)
         if (
             _exempt(d)
+            or not_this_changes(a, ctx.change)
             or initialises_fresh(a, ctx.head_facts.get(a.path))
             or moved_unchanged(a, base, changed)
             or narrowed_from_base(a, base)
