@@ -23,7 +23,10 @@ its function already made at the base, unguarded (the line was edited for anothe
 another constant, `True` at the base and `False` now, is new), and a
 write of the one value an option's command line can give (`True` over a `store_true` flag), and a C++
 params struct reused after the user's values were used (handed to a call, or the field read, between
-the parse and the write: `load_model(params); params.model = draft;`): nothing the user gave is lost.
+the parse and the write: `load_model(params); params.model = draft;`), and a write below an assertion
+of its function that pins the key to one value (`assert self.cuda_graph_impl == "none"` before
+`self.cuda_graph_impl = "local"`: any other value the user gave is rejected there): nothing the user
+gave is lost.
 `args.x = ...` on a namespace the rule `unconditional-override` already reports is left to that rule.
 
 ## Why is this bad?
@@ -48,6 +51,7 @@ def from_pretrained(path, **kwargs):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.sides import sides
@@ -124,9 +128,28 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
 
         taken = {(f.path, f.line) for f in unconditional_override.run(ctx)}
     for w in found:
-        if (w.path, w.line) in taken or _added(ctx, w.path):
+        if (w.path, w.line) in taken or _added(ctx, w.path) or _asserted_unset(w, heads.get(w.path)):
             continue
         yield _finding(w)
+
+
+def _asserted_unset(w: ExplicitWrite, text: str | None) -> bool:
+    """An assertion above the write, in the same function, pins the field to one value
+    (`assert self.cuda_graph_impl == "none"`, `assert args.x is None`): a value the user gave is
+    rejected there, not overwritten here (dev-scan sample 9)."""
+    if not text or not w.key.isidentifier():
+        return False
+    lines = text.split("\n")[: max(w.line - 1, 0)]
+    pinned = re.compile(r"\bassert\s*\(?\s*(?:\w+\.)?" + re.escape(w.key) + r"\s*(?:==|is\b)")
+    block: list[str] = []
+    for line in reversed(lines[-_LOOKBACK:]):
+        if line.lstrip().startswith(("def ", "async def ")):
+            break
+        block.insert(0, line.strip())
+    return pinned.search(" ".join(block)) is not None
+
+
+_LOOKBACK = 30  # lines above the write searched for the assertion
 
 
 def _added(ctx: CheckContext, path: str) -> bool:
