@@ -32,10 +32,8 @@ written as `args.use_x` or as the arguments class's own `self.use_x`) is set exp
 line the change adds that overwrites it, unchecked and unlogged, is flagged too, unless the option is a
 `store_true` (`store_false`) switch and the write is `True` (`False`): the command line can only ask
 for the value written, so no explicit choice is lost (dev-scan sample 9: 3 such findings, all wrong).
-It costs two train findings whose blind labels saw another problem at the same write: a forced
-`sequence_parallel = True` that skips the earlier TP=1 reset, and a new `store_true` flag the
-derivation always overwrites (the option does nothing). Neither is "an explicit setting lost"; both
-need a rule of their own.
+It costs two train findings whose blind labels saw another problem at that write (a forced
+`sequence_parallel = True` skipping the TP=1 reset; a new flag the derivation always overwrites).
 
 Only overrides this change makes are reported: not a write whose statement and guard the change left
 as they were (its inputs changed: it overrode the same settings before), nor one guarded by a switch the
