@@ -320,7 +320,8 @@ def _picked_before(c: DefaultChange, ctx: CheckContext) -> bool:
     base = ctx.base_facts.get((f.old_path or f.path) if f is not None else c.path)
     head = ctx.head_facts.get(c.path)
     writes = [a for a in head.assignments if a.line == c.line and a.field == c.field] if head else []
-    return any(narrowed_from_base(a, base) for a in writes)
+    removed = frozenset(f.removed_lines) if f is not None else frozenset()
+    return any(narrowed_from_base(a, base, removed) for a in writes)
 
 
 def run(ctx: CheckContext) -> Iterable[Finding]:

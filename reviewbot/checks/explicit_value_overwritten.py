@@ -140,7 +140,8 @@ def _asserted_unset(w: ExplicitWrite, text: str | None) -> bool:
     if not text or not w.key.isidentifier():
         return False
     lines = text.split("\n")[: max(w.line - 1, 0)]
-    pinned = re.compile(r"\bassert\s*\(?\s*(?:\w+\.)?" + re.escape(w.key) + r"\s*(?:==|is\b)")
+    receiver = re.escape(w.receiver) + r"\." if w.receiver.isidentifier() else r"(?:\w+\.)?"
+    pinned = re.compile(r"\bassert\s*\(?\s*" + receiver + re.escape(w.key) + r"\s*(?:==|is(?!\s+not)\b)")
     block: list[str] = []
     for line in reversed(lines[-_LOOKBACK:]):
         if line.lstrip().startswith(("def ", "async def ")):

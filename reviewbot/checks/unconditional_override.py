@@ -32,17 +32,12 @@ written as `args.use_x` or as the arguments class's own `self.use_x`) is set exp
 line the change adds that overwrites it, unchecked and unlogged, is flagged too, unless the option is a
 `store_true` (`store_false`) switch and the write is `True` (`False`): the command line can only ask
 for the value written, so no explicit choice is lost (dev-scan sample 9: 3 such findings, all wrong).
-It costs two train findings whose blind labels saw another problem at that write (a forced
-`sequence_parallel = True` skipping the TP=1 reset; a new flag the derivation always overwrites).
+(It costs two train findings whose labels saw another problem at that write: a skipped reset, a dead flag.)
 
-Only overrides this change makes are reported: not a write whose statement and guard the change left
-as they were (its inputs changed: it overrode the same settings before), nor one guarded by a switch the
-change introduces (`if args.grad_reduce_in_bf16:` with `--grad-reduce-in-bf16` new: what it replaces is
-what turning it on asks for, and nobody had it on before; `analysis.writes.new_switches`).
-
-A write the base already made (the same target and value, receivers aside) under conditions the head's
-guard still holds is not a new override: a refactor that moved the block, or nested it under one more
-condition (`if model_arch == "DeepseekV3ForCausalLM":`), overrides no one it did not override before.
+Only overrides this change makes are reported: not a write whose statement and conditions it left as
+they were; not one under a switch it introduces (`--grad-reduce-in-bf16`: what it replaces is what
+turning it on asks for; `analysis.writes.new_switches`); not a write the base made under conditions the
+head's guard still holds (a moved block, or one nested under one more condition).
 
 Writers are matched by owner, never by bare attribute name: `weight.data_type = ...` on a weight object
 does not override `ModelConfig::data_type`. The owner of a write is the type of its receiver as far as
@@ -122,6 +117,7 @@ from reviewbot.checks.util import (
 )
 from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, Lang, OwnerVia
 from reviewbot.lang.index import RepoIndex, is_test_path
+from reviewbot.model.change import ChangedFile
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import Message, clauses, listing, msg
 
@@ -288,6 +284,12 @@ def _is_setting(a: Assignment, ctx: CheckContext, by_path: dict[str, Side]) -> b
     return cli_write(a, scopes) or fills_in(a, ctx.index, side.head if side else None, scopes, heads)
 
 
+def _made_before(a: Assignment, base: FileFacts | None, changed: ChangedFile | None) -> bool:
+    """The base made this write: moved, given another receiver, or nested (`analysis.writes.owners`)."""
+    removed = frozenset(changed.removed_lines) if changed is not None else frozenset()
+    return moved_unchanged(a, base, changed) or narrowed_from_base(a, base, removed)
+
+
 def run(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[str] = set()
     by_path = {s.path: s for s in sides(ctx.change, ctx.base_facts, ctx.head_facts)}
@@ -299,8 +301,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             _exempt(d)
             or not_this_changes(a, ctx.change)
             or initialises_fresh(a, ctx.head_facts.get(a.path))
-            or moved_unchanged(a, base, changed)
-            or narrowed_from_base(a, base)
+            or _made_before(a, base, changed)
             or _is_setting(a, ctx, by_path)
             or callee_reads_itself(a, changed.head_text if changed is not None else None)
         ):

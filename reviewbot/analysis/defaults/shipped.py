@@ -19,6 +19,10 @@ from reviewbot.model.change import RepoTree, read_many
 __all__ = ["ShippedConfigs", "shipped_configs"]
 
 _CONFIG_FILE = re.compile(r"(?i)\.(?:ya?ml|json|toml)$")
+# CI, packaging and editor settings: their keys are the tools', not the project's configuration
+_NOT_CONFIG = re.compile(
+    r"(?i)(?:^|/)(?:\.github|\.gitlab|\.circleci|\.buildkite|\.vscode|docker|ci)/|(?:^|/)(?:pyproject\.toml|package(?:-lock)?\.json|\.pre-commit-config\.yaml)$"
+)
 _MIN_FILES = 2  # one file is an example, not what the project ships
 _MAX_FILES = 200
 
@@ -50,7 +54,11 @@ def shipped_configs(
     found = grep([key])
     if not found:
         return None
-    paths = sorted(p for p in found if _CONFIG_FILE.search(p) and not (excluded and excluded(p)))[:_MAX_FILES]
+    paths = sorted(
+        p
+        for p in found
+        if _CONFIG_FILE.search(p) and not _NOT_CONFIG.search(p) and not (excluded and excluded(p))
+    )[:_MAX_FILES]
     setting = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*[:=]\s*(\S[^#\n]*?)\s*(?:#.*)?$")
     values: list[tuple[str, int, str]] = []
     for path, body in read_many(tree, paths).items():

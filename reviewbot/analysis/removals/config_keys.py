@@ -39,7 +39,7 @@ _READS = (
     re.compile(r"\bget_\w*param\s*\(\s*[\w.]+\s*,\s*" + _KEY + r"\s*[,)]"),
     re.compile(r"\b(?:" + _RECEIVER + r")\s*(?:\.get\s*\(|\[)\s*" + _KEY + r"\s*[,)\]]"),
 )
-_STORE = re.compile(r"\s*(?:[-+*/|&]|//)?=(?!=)")
+_STORE = re.compile(r"\s*=(?!=)")  # a plain store; `cfg["x"] *= 2` reads the key too
 _CONSTANT = re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*=\s*[\"']([A-Za-z_][\w.-]*)[\"']\s*(?:#.*)?$")
 _DEF = re.compile(r"^\s*def\s+(\w+)\s*\(")
 _DOC = re.compile(r"(?i)\.(?:md|rst|txt|adoc|html?)$|(?:^|/)docs?/")

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviewbot.analysis.sides import Side
+from reviewbot.analysis.writes.scopes import call_text
 from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree, read_many
 
@@ -243,15 +244,9 @@ _SUPPRESSED = re.compile(r"help\s*=\s*(?:argparse\.)?SUPPRESS\b")
 
 
 def hidden(base_text: str, line: int) -> bool:
-    """The definition starting at `line` hides its option from `--help` (`help=argparse.SUPPRESS`): up to
-    the line where its call's parentheses close (at most 8 lines)."""
-    call, depth = [], 0
-    for text in base_text.split("\n")[line - 1 : line + 7]:
-        call.append(text)
-        depth += text.count("(") - text.count(")")
-        if depth <= 0:
-            break
-    return _SUPPRESSED.search("\n".join(call)) is not None
+    """The definition at `line` hides its option from `--help` (`help=argparse.SUPPRESS`), read over the
+    whole `add_argument(...)` call that holds the line."""
+    return _SUPPRESSED.search(call_text(base_text.split("\n"), line)) is not None
 
 
 # llama.cpp's parsers: `std::replace(arg.begin(), arg.end(), '_', '-');` before matching the options.

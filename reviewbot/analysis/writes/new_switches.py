@@ -19,6 +19,7 @@ __all__ = ["new_switch_guard", "new_switches", "not_this_changes", "touched"]
 # (`grad_reduce_in_bf16: bool = False`), a C++ bool member (`bool grad_reduce_in_bf16 = false;`).
 _OPTION = re.compile(r"""add_argument\(\s*["']--([A-Za-z][\w-]*)["']""")
 _PY_FIELD = re.compile(r"^\s*([a-z_]\w*)\s*:\s*(?:bool|Optional\[bool\])\s*=")
+_HEADERS = (".h", ".hh", ".hpp", ".hxx", ".cuh")
 _CPP_FIELD = re.compile(r"^\s*bool\s+([a-z_]\w*)\s*(?:=|\{|;)")
 
 
@@ -32,29 +33,32 @@ def new_switches(change: ChangeSet) -> set[str]:
         for n in f.added_lines:
             line = lines[n - 1] if 0 < n <= len(lines) else ""
             found.update(m.replace("-", "_") for m in _OPTION.findall(line))
-            for pattern in (_PY_FIELD, _CPP_FIELD):
-                m = pattern.match(line)
-                if m:
-                    found.add(m.group(1))
+            # a C++ member is declared in a header; `bool unsupported = ...;` in a function is a local
+            field = _PY_FIELD if f.path.endswith(".py") else _CPP_FIELD if f.path.endswith(_HEADERS) else None
+            m = field.match(line) if field is not None else None
+            if m:
+                found.add(m.group(1))
     return found
 
 
 def new_switch_guard(a: Assignment, change: ChangeSet) -> bool:
-    """`a`'s guard tests a switch the change declares, which the base of `a`'s file never named."""
-    if a.guard is None:
+    """`a`'s guard requires a switch the change declares (a plain conjunction that tests it un-negated),
+    which the base of `a`'s file never named: only who turns it on runs the write."""
+    if a.guard is None or re.search(r"\|\|", a.guard.key):
         return False
     f = change.file(a.path)
     before = set(re.findall(r"\w+", f.base_text)) if f is not None and f.base_text else set()
     tested = {
         m.group(1)
-        for atom in a.guard.atoms()
-        for m in re.finditer(r"(?:\.|\b)([a-z_]\w*)\b(?!\s*\()", atom.text)
+        for c in re.split(r"&&", a.guard.key)
+        if not c.strip().startswith("!")
+        for m in re.finditer(r"(?:\.|\b)([a-z_]\w*)\b(?!\s*\()", c)
     }
     return bool((tested & new_switches(change)) - before)
 
 
 def touched(a: Assignment, change: ChangeSet) -> bool:
-    """The change wrote `a`'s statement or its guard line. An untouched write whose inputs changed
+    """The change wrote `a`'s statement or one of its enclosing conditions. An untouched write whose inputs changed
     (`has_mtp = prepare(..., has_external_mtp)` after a new `has_external_mtp`) overrode the same
     settings before the change (dev-scan sample 9)."""
     f = change.file(a.path)
@@ -63,6 +67,8 @@ def touched(a: Assignment, change: ChangeSet) -> bool:
     lines = set(range(min(a.stmt_start or a.line, a.line), max(a.stmt_end or a.line, a.line) + 1))
     if a.guard_line:
         lines.add(a.guard_line)
+    for first, last in a.guard_spans:
+        lines.update(range(first, last + 1))
     return bool(lines & set(f.added_lines))
 
 

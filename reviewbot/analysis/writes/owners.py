@@ -268,25 +268,35 @@ def moved_unchanged(a: Assignment, base: FileFacts | None, changed: ChangedFile 
     )
 
 
-def narrowed_from_base(a: Assignment, base: FileFacts | None) -> bool:
+def narrowed_from_base(a: Assignment, base: FileFacts | None, removed: frozenset[int] = frozenset()) -> bool:
     """The base file already made this write (the same target and value, receivers aside), under a
-    guard whose every condition the head's guard still holds: a refactor that moved it, or nested it
-    under one more condition (`if model_arch == "DeepseekV3ForCausalLM":`). Whoever it overrides now,
-    it overrode before."""
-    if base is None:
+    guard whose every condition the head's guard still holds: a refactor that moved it (the base write's
+    line is one the change removed), or nested it under one more condition (`if model_arch ==
+    "DeepseekV3ForCausalLM":`). Whoever it overrides now, it overrode before. Only guards that are plain
+    conjunctions are compared, each condition with its negation (`not x` is not `x`)."""
+    now = _conjuncts(a)
+    if base is None or now is None:
         return False
-    value, now = _without_receivers(a.value), _atoms(a)
+    value = _without_receivers(a.value)
     return any(
         b.field == a.field
+        and (b.function == a.function or b.line in removed)
         and _without_receivers(b.target) == _without_receivers(a.target)
         and _without_receivers(b.value) == value
-        and _atoms(b) <= now
+        and (then := _conjuncts(b)) is not None
+        and then <= now
         for b in base.assignments
     )
 
 
-def _atoms(a: Assignment) -> frozenset[str]:
-    return frozenset(_loose_line(x.text) for x in a.guard.atoms()) if a.guard is not None else frozenset()
+def _conjuncts(a: Assignment) -> frozenset[str] | None:
+    """The guard's conditions as loose text, or None when it is not a plain conjunction (an `or`)."""
+    if a.guard is None:
+        return frozenset()
+    key = a.guard.key
+    if re.search(r"\|\||\bor\b", key):
+        return None
+    return frozenset(_loose_line(c) for c in re.split(r"&&|\band\b", key) if c.strip())
 
 
 def _write_key(a: Assignment) -> tuple[str, str, str]:

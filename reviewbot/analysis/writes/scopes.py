@@ -19,6 +19,7 @@ override rules ask this module:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -190,6 +191,20 @@ def _option_lambda(node: Node) -> bool:
     return False
 
 
+def call_text(lines: Sequence[str], line: int, opener: str = "add_argument(") -> str:
+    """The text of the call that holds 1-based `line`: from the line that opens it (up to 3 lines
+    above) to the line where its parentheses close, at most 12 lines; quoted text is not counted."""
+    start = next((n for n in range(line, max(line - 4, 0), -1) if opener in lines[n - 1]), line)
+    out, depth = [], 0
+    for row in lines[start - 1 : start + 11]:
+        out.append(row)
+        bare = re.sub(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'", "", row)
+        depth += bare.count("(") - bare.count(")")
+        if depth <= 0:
+            break
+    return "\n".join(out)
+
+
 _STORE_ACTION = re.compile(r"""action\s*=\s*["']store_(true|false)["']""")
 
 
@@ -211,7 +226,7 @@ class FileScopes:
         line = self.option_line(dest)
         if line is None:
             return ""
-        m = _STORE_ACTION.search("\n".join(self.lines[line - 1 : line + 7]))
+        m = _STORE_ACTION.search(call_text(self.lines, line))
         return ("True" if m.group(1) == "true" else "False") if m else ""
 
     def around(self, line: int) -> list[Scope]:
