@@ -394,7 +394,7 @@ def derive(cfg):
 """
 FLAG_PY = BASE_PY.replace(
     "    return cfg\n",
-    '    if cfg.use_cache:\n        cfg.fast_path = False\n    return cfg\n',
+    "    if cfg.use_cache:\n        cfg.fast_path = False\n    return cfg\n",
 )
 NOTE_PY = FLAG_PY + "\n\n# a note for readers\n"
 
