@@ -328,8 +328,10 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     changed = sides(ctx.change, ctx.base_facts, ctx.head_facts)
     # An option whose new default its `store_true`/`store_false` action can never move away from is
     # always-true-guard's (a flag the command line cannot turn off): one finding for one problem.
-    stuck = {(f.path, f.dest) for f in stuck_flags(changed, side_texts(ctx.change))}
-    for c in changed_defaults(changed, ctx.index):
+    found = changed_defaults(changed, ctx.index)
+    options = any(c.kind is DefaultKind.OPTION for c in found)
+    stuck = {(f.path, f.dest) for f in stuck_flags(changed, side_texts(ctx.change))} if options else set()
+    for c in found:
         if c.kind is DefaultKind.OPTION and (c.path, c.field) in stuck:
             continue
         if c.kind is DefaultKind.AUTO and _picked_before(c, ctx):

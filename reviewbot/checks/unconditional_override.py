@@ -32,7 +32,6 @@ written as `args.use_x` or as the arguments class's own `self.use_x`) is set exp
 line the change adds that overwrites it, unchecked and unlogged, is flagged too, unless the option is a
 `store_true` (`store_false`) switch and the write is `True` (`False`): the command line can only ask
 for the value written, so no explicit choice is lost (dev-scan sample 9: 3 such findings, all wrong).
-(It costs two train findings whose labels saw another problem at that write: a skipped reset, a dead flag.)
 
 Only overrides this change makes are reported: not a write whose statement and conditions it left as
 they were; not one under a switch it introduces (`--grad-reduce-in-bf16`: what it replaces is what
@@ -93,7 +92,7 @@ from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.analysis.sides import Side, sides
 from reviewbot.analysis.writes.env_overwrites import env_overwrites
 from reviewbot.analysis.writes.explicit import ExplicitWrite
-from reviewbot.analysis.writes.new_switches import not_this_changes
+from reviewbot.analysis.writes.new_switches import new_switches, not_this_changes
 from reviewbot.analysis.writes.owners import callee_reads_itself
 from reviewbot.analysis.writes.scopes import FileScopes, file_scopes
 from reviewbot.analysis.writes.sources import ENV, Source, cli_write, fills_in, same_expression, source_of
@@ -293,13 +292,14 @@ def _made_before(a: Assignment, base: FileFacts | None, changed: ChangedFile | N
 def run(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[str] = set()
     by_path = {s.path: s for s in sides(ctx.change, ctx.base_facts, ctx.head_facts)}
+    switches = new_switches(ctx.change)
     for d in ctx.derivations:
         a = d.head
         changed = ctx.change.file(a.path)
         base = ctx.base_facts.get((changed.old_path or changed.path) if changed is not None else a.path)
         if (
             _exempt(d)
-            or not_this_changes(a, ctx.change)
+            or not_this_changes(a, ctx.change, switches)
             or initialises_fresh(a, ctx.head_facts.get(a.path))
             or _made_before(a, base, changed)
             or _is_setting(a, ctx, by_path)

@@ -14,11 +14,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from reviewbot.analysis.removals.named_flags import CONFIG_FILE as _CONFIG_FILE
 from reviewbot.model.change import RepoTree, read_many
 
 __all__ = ["ShippedConfigs", "shipped_configs"]
 
-_CONFIG_FILE = re.compile(r"(?i)\.(?:ya?ml|json|toml)$")
 # CI, packaging and editor settings: their keys are the tools', not the project's configuration
 _NOT_CONFIG = re.compile(
     r"(?i)(?:^|/)(?:\.github|\.gitlab|\.circleci|\.buildkite|\.vscode|docker|ci)/|(?:^|/)(?:pyproject\.toml|package(?:-lock)?\.json|\.pre-commit-config\.yaml)$"

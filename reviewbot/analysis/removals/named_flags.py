@@ -28,6 +28,7 @@ from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree, read_many
 
 __all__ = [
+    "CONFIG_FILE",
     "declared_fields",
     "RemovedFlag",
     "removed_flags",
@@ -116,7 +117,7 @@ def defined_flags(text: str, lang: str) -> dict[str, list[int]]:
     return out
 
 
-_CONFIG_FILE = re.compile(r"(?i)\.(?:ya?ml|json|toml)$")
+CONFIG_FILE = re.compile(r"(?i)\.(?:ya?ml|json|toml)$")  # a YAML, JSON or TOML config file
 
 
 def dest(flag: str) -> str:
@@ -299,7 +300,7 @@ def _references(
             lang = "python" if path.endswith(".py") else "cpp"
             if flag in defined_flags(body, lang) or (path == s.path and quoted.search(body)):
                 return None
-        keyed = key is not None and _CONFIG_FILE.search(path) is not None
+        keyed = key is not None and CONFIG_FILE.search(path) is not None
         for number, line in enumerate(body.split("\n"), start=1):
             if named.search(line) or (keyed and key is not None and key.search(line)):
                 refs.append((path, number, line.strip()[:200]))

@@ -41,7 +41,7 @@ def new_switches(change: ChangeSet) -> set[str]:
     return found
 
 
-def new_switch_guard(a: Assignment, change: ChangeSet) -> bool:
+def new_switch_guard(a: Assignment, change: ChangeSet, switches: set[str] | None = None) -> bool:
     """`a`'s guard requires a switch the change declares (a plain conjunction that tests it un-negated),
     which the base of `a`'s file never named: only who turns it on runs the write."""
     if a.guard is None or re.search(r"\|\|", a.guard.key):
@@ -54,7 +54,9 @@ def new_switch_guard(a: Assignment, change: ChangeSet) -> bool:
         if not c.strip().startswith("!")
         for m in re.finditer(r"(?:\.|\b)([a-z_]\w*)\b(?!\s*\()", c)
     }
-    return bool((tested & new_switches(change)) - before)
+    if not tested:
+        return False
+    return bool((tested & (new_switches(change) if switches is None else switches)) - before)
 
 
 def touched(a: Assignment, change: ChangeSet) -> bool:
@@ -72,7 +74,8 @@ def touched(a: Assignment, change: ChangeSet) -> bool:
     return bool(lines & set(f.added_lines))
 
 
-def not_this_changes(a: Assignment, change: ChangeSet) -> bool:
+def not_this_changes(a: Assignment, change: ChangeSet, switches: set[str] | None = None) -> bool:
     """The override is not one this change makes: it leaves the write and its guard as they were, or
-    the write only runs for who turns on a switch the change introduces."""
-    return not touched(a, change) or new_switch_guard(a, change)
+    the write only runs for who turns on a switch the change introduces (`switches`: `new_switches`
+    of the change, computed once by a caller that asks for many writes)."""
+    return not touched(a, change) or new_switch_guard(a, change, switches)
