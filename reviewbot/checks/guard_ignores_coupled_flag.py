@@ -18,7 +18,10 @@ finding per rule, the **switches that lose all their effect** when the rule fire
 - it is consumed on a path that can run while the guard holds: a guard that turns the KV cache off
   rules out decode implementations, so their consumers are no evidence;
 - nothing else reads it: every file that mentions the field was searched, and every read that is not a
-  copy, a log line or a `to_string` lies in the skipped code or in code the guard rules out;
+  copy, a log line or a `to_string` lies in the skipped code or in code the guard rules out. A function
+  the skipped code calls is skipped only when no other call site runs it: one that another caller still
+  runs (a gradient hook calling `start_grad_sync` where the skipped branch did too) keeps its reads,
+  unless that caller sits under a condition naming the flag (a parameter the flag is handed in as);
 - the guard is not a platform test: a rule whose every atom asks what the machine has
   (`is_cuda_available()`, `is_hip()`, `flash_attn_available()`, `HAS_TRITON`) turns off code that cannot run
   there anyway, so no configuration loses the switch to it.

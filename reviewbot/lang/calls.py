@@ -42,7 +42,7 @@ _NEW = re.compile(r"^new (?P<cls>[\w.]+)\((?P<args>.*)\)$")
 _CALL = re.compile(r"^(?P<cls>[A-Za-z_][\w.]*)\((?P<args>.*)\)$")
 _SMART = re.compile(r"(?:unique_ptr|shared_ptr|optional)<\s*(?:const\s+)?(?P<cls>[\w:]+)\s*>")
 # What calling an object runs, when the call names no method (`self.op(x)`, `op_(x)`).
-_CALL_METHODS = ("__call__", "forward", "operator()")
+CALL_METHODS = ("__call__", "forward", "operator()")
 _MAX_ANCESTRY = 16  # base classes followed up from one class (guards against cyclic declarations)
 
 
@@ -365,7 +365,7 @@ class CallGraph:
                 return [Callee(fn, site, kind="method") for fn in own]
             bound = self.binding(site, name)
             if bound is not None:
-                return self._members(site, bound, _CALL_METHODS, root_names)
+                return self._members(site, bound, CALL_METHODS, root_names)
         if root_names is not None and not _mentions_any(",".join(site.args), root_names):
             return []
         free = self._functions(site.path, name)

@@ -5,7 +5,8 @@ rule turns off. The follow stage (`lang.mentions.scan_readers`) parsed every fil
 switch-like fields of that code; this module goes through those reads and keeps the ones that still
 take effect while the guard holds. Reads that do not count:
 
-- inside the skipped statements or the functions reached from them (`reached`);
+- inside the skipped statements or the functions reached only from them (`reached`, less every
+  function that another call site still runs: `exclusively_reached`);
 - in code the guard rules out (`feasible.blocked_by`: a decode path when there is no KV cache);
 - copies, not uses: the read is the whole value of an assignment on its line (an alias such as
   `self.logn = cfg.use_logn_attn`, whose own reads are reads of the field too, or a copy into
@@ -27,13 +28,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviewbot.analysis.coupled.feasible import RuledOut, blocked_by, name_words
-from reviewbot.lang.calls import CallGraph
+from reviewbot.lang.calls import CALL_METHODS, CallGraph, CallSite, split_callee
 from reviewbot.lang.common import is_log_callee
 from reviewbot.lang.facts import FieldRead, FileFacts, OwnerVia
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.model.finding import Location
 
-__all__ = ["Readers", "other_readers"]
+__all__ = ["Readers", "exclusively_reached", "other_readers"]
 
 # Words of functions that render a config rather than act on it.
 _DESCRIBE_WORDS = frozenset({"str", "string", "repr", "debug", "dump", "print", "describe", "format", "log"})
@@ -82,6 +83,56 @@ def _files(index: RepoIndex, graph: CallGraph) -> dict[str, FileFacts]:
     files.update(graph.readers)
     files.update(graph.files)  # the followed files were parsed in full
     return files
+
+
+def _under_flag(graph: CallGraph, site: CallSite, flag: str) -> bool:
+    """A condition of the site's function, at or above its line, names the flag (any receiver)."""
+    facts = graph.facts(site.path)
+    word = re.compile(rf"\b{re.escape(flag)}\b")
+    return facts is not None and any(
+        p.function == site.function and p.line <= site.line and word.search(p.text) for p in facts.predicates
+    )
+
+
+def exclusively_reached(
+    reached: Iterable[tuple[str, str | None]],
+    graph: CallGraph,
+    skipped_lines: Iterable[tuple[str, int]],
+    rules: tuple[RuledOut, ...],
+    flag: str,
+) -> set[tuple[str, str | None]]:
+    """The functions of `reached` that run only when the skipped code runs: a function with a call site
+    outside the skipped lines and outside the other such functions (`start_grad_sync`, skipped in
+    `finish_grad_sync` and also called by the gradient hook) keeps running, and with it whatever only it
+    calls. A call site in a test, in code the guard rules out, or below a condition of its function that
+    names the flag (`if need_rope_kv_cache:` on a parameter the caller passes the flag to: skipped too,
+    though no read of the config field shows it) does not count. Decided to a fixed point over the call
+    sites of the parsed files; callers in files the round did not parse are not seen."""
+    inside = {key for key in reached if key[1] is not None}
+    lines = set(skipped_lines)
+    changed = True
+    while changed and inside:
+        changed = False
+        wanted = {str(name).rsplit(".", 1)[-1] for _, name in inside}
+        called_objects = bool(wanted & set(CALL_METHODS))
+        for path, calls in sorted(graph.calls.items()):
+            if is_test_path(path):
+                continue
+            for site in calls.sites:
+                parts = split_callee(site.callee)
+                # a called object (`self.rope_op(qkv)`) runs `__call__`/`forward`: any site may be one
+                if not parts or not (parts[-1] in wanted or called_objects):
+                    continue
+                if (path, site.line) in lines or (path, site.function) in inside:
+                    continue
+                if blocked_by((site.function or "",), rules) is not None or _under_flag(graph, site, flag):
+                    continue
+                for callee in graph.resolve(site):
+                    key = (callee.function.path, callee.function.name)
+                    if key in inside:
+                        inside.discard(key)
+                        changed = True
+    return inside
 
 
 def other_readers(

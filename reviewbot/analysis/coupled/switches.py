@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from reviewbot.analysis.coupled.feasible import RuledOut, blocked_by, moot_reason, ruled_out
 from reviewbot.analysis.coupled.forced import field_writes, forced_neutral
-from reviewbot.analysis.coupled.readers import Readers, other_readers
+from reviewbot.analysis.coupled.readers import Readers, exclusively_reached, other_readers
 from reviewbot.analysis.coupled.skipped import Skipped, facts_of, feasible_skipped, skipped_behaviour
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach.configs import guard_fields, shared
@@ -345,6 +345,7 @@ def _coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | N
     for c in consumers:
         by_field.setdefault(c.field, []).append(c)
     out: list[CoupledField] = []
+    inside: set[tuple[str, str | None]] | None = None  # computed once, for the first candidate
     for shown, found in sorted(by_field.items()):
         found = sorted(set(found), key=lambda c: c.key)
         constrained = last_component(shown) in tested
@@ -359,8 +360,12 @@ def _coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | N
             where = ", ".join(sorted({f"{w.path}:{w.line}" for w in writes}))
             forced = f"`{shown}` is forced to `{neutral}` whenever the guard holds ({where})"
         lost_candidate = kind and not constrained and not forced and feasible
+        if lost_candidate and graph is not None and inside is None:
+            inside = exclusively_reached(
+                walk.reached, graph, skipped_lines, rules, last_component(d.head.field)
+            )
         readers = (
-            other_readers(last_component(shown), index, graph, walk.reached, skipped_lines, rules, owners)
+            other_readers(last_component(shown), index, graph, inside or set(), skipped_lines, rules, owners)
             if lost_candidate
             else Readers(scanned=False)
         )
