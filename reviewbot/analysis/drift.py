@@ -105,7 +105,8 @@ def env_drifts(sides: list[Side], index: RepoIndex) -> list[Drift]:
                 sample, x, y = found
                 out.append(
                     Drift(
-                        DriftKind.ENV, e.name, e.name, e.path, e.line, e.parse, o.parse, o.path, o.line,
+                        DriftKind.ENV, e.name, e.name, e.path, e.line, e.written or e.parse, o.written or o.parse,
+                        o.path, o.line,
                         sample=sample, here_gives=x.shown(), there_gives=y.shown(),
                     )
                 )  # fmt: skip
@@ -133,7 +134,17 @@ def switch_drifts(sides: list[Side], constants: list[ConstantGuard]) -> list[Dri
                 and e.parse.replace(" ", "") == c.bound.replace(" ", "")
             ):
                 out.append(
-                    Drift(DriftKind.SWITCH, c.name, c.name, e.path, e.line, e.parse, c.text, c.path, c.line)
+                    Drift(
+                        DriftKind.SWITCH,
+                        c.name,
+                        c.name,
+                        e.path,
+                        e.line,
+                        e.written or e.parse,
+                        c.read,
+                        c.path,
+                        c.line,
+                    )
                 )
     return out
 

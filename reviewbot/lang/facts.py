@@ -244,6 +244,9 @@ class EnvRead:
     line: int
     function: str | None
     lang: Lang
+    # the read with the calls and comparison that parse it, as the source writes it
+    # (`bool(int(os.environ.get("X", "0")))`), for quoting; `parse` is its canonical shape
+    written: str = ""
 
 
 @dataclass(frozen=True)

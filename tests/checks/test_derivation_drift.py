@@ -18,10 +18,11 @@ def test_an_env_switch_parsed_two_ways_names_a_value_they_disagree_on(tmp_path: 
     (f,) = _findings("py-env-parse", tmp_path)
     assert f.severity is Severity.P2
     assert f.title.startswith(
-        '`REUSE_CACHE` is parsed as `·=="1"` here but as `bool(int(·))` at config/params.py:6'
-    )
+        '`REUSE_CACHE` is parsed as `os.environ.get("REUSE_CACHE", None) == "1"` here but as '
+        '`bool(int(os.environ.get("REUSE_CACHE", 0)))` at config/params.py:6'
+    )  # quoted as the source writes them, not as the canonical parse `·=="1"`
     assert "`REUSE_CACHE=true` gives False here and raises there" in f.title
-    assert f.evidence[1] == "There: `bool(int(·))` at config/params.py:6."
+    assert f.evidence[1] == 'There: `bool(int(os.environ.get("REUSE_CACHE", 0)))` at config/params.py:6.'
 
 
 def test_a_default_that_stops_agreeing_with_its_copy(tmp_path: Path) -> None:

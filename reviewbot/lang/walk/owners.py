@@ -177,6 +177,7 @@ class OwnerEmitters:
                 self.line(node),
                 ctx.function,
                 self.lang,
+                " ".join(self.txt(outer).split()),
             )
         )
 
