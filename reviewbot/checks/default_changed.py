@@ -39,7 +39,10 @@ sets to the switch's default (`drop = True` / `if valid: drop = cfg.drop_last_va
 false as before, a type fix); an object default replaced by a plain value (`Metric t = Metric(true);` -> `double t = 0;`:
 the field changed type); an object of a class the change renamed (`Float8Dense()` -> `Float8Linear()`); a literal replaced by a
 named constant the change defines as that literal (`-1` -> `LLAMA_TOKEN_NULL` with `#define LLAMA_TOKEN_NULL
--1`), or one whose value the change does not show; a field of a runtime record
+-1`), or back (`TENSORBOARD_ENABLED_DEFAULT` -> `False`, the deleted constant was `False`), or one whose
+value the change does not show; a module constant the change deletes with the code that used it, beside
+a new environment switch (the switch replaces the constant only where the two lines are one statement:
+`torch.empty(SIZE, ...)` -> `torch.empty(envs.SIZE, ...)`); a field of a runtime record
 (`FlashAttentionMetadata`, `EngineMetrics`, `ForwardBatch`: filled per step, not set by anyone); a C++ in-class default that every constructor's initialiser list overrides; a
 change that keeps the old behaviour reachable in the same change (a guarded write of the old value to the
 same field: an opt-in or a deprecation switch); a parameter default made `None` that the function binds

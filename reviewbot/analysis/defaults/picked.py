@@ -16,6 +16,7 @@ nobody set, and a module constant that an environment read with another default 
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 
 from reviewbot.analysis.defaults.records import DefaultChange, DefaultKind
 from reviewbot.analysis.derive import derivation_writes
@@ -188,14 +189,17 @@ def constant_to_env(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
             if hunk is None:
                 continue
             # The removed use the read replaced: a removed line (not a definition) that reads a constant,
-            # nearest to the read's place in the hunk.
+            # nearest to the read's place in the hunk, and that says what the read's line says with the
+            # constant where the read is (`torch.empty(SIZE, ...)` -> `torch.empty(envs.SIZE, ...)`): a
+            # constant deleted with the code that used it is not what a new switch further down replaced.
             at = e.line - hunk.target_start
+            added = dict(hunk.added).get(e.line, "")
             uses = sorted(
                 (abs((n - hunk.source_start) - at), n, name)
                 for n, t in hunk.removed
                 if not _CONSTANT_NAME.match("".join(t.split()))
                 for name in constants
-                if re.search(rf"(?<![\w.]){name}(?!\w)", t)
+                if re.search(rf"(?<![\w.]){name}(?!\w)", t) and _same_use(t, name, added, e)
             )
             if not uses:
                 continue
@@ -211,6 +215,19 @@ def constant_to_env(sides: list[Side], index: RepoIndex) -> list[DefaultChange]:
                               old_effective=str(old.value), new_effective=str(new.value))
             )  # fmt: skip
     return out
+
+
+def _same_use(removed: str, constant: str, added: str, e: EnvRead) -> bool:
+    """The removed line with the constant and the added line with the read are one statement: equal but
+    for those two, to a ratio of 0.6 (spacing ignored)."""
+    name = re.escape(e.name)
+    # the read as written: a call naming the variable (`os.getenv("X", "0")`) or a registry member (`envs.X`)
+    read = re.compile(rf"[\w.]+\(\s*[\"']{name}[\"'][^)]*\)|(?<![\w])(?:[A-Za-z_]\w*\.)*{name}(?!\w)")
+    after, n = read.subn("\u00b7", " ".join(added.split()))
+    if not n:
+        return False
+    before = re.sub(rf"(?<![\w.]){re.escape(constant)}(?!\w)", "\u00b7", " ".join(removed.split()))
+    return SequenceMatcher(None, before, after).ratio() >= 0.6
 
 
 def _line_of(s: Side, name: str) -> int:

@@ -170,6 +170,8 @@ def _named_value(was: str, now: str, sides: list[Side]) -> str | None:
     }
     if not values:
         return "a named constant whose value is not known here"
-    # a bool (C++'s `false`, canonical `False`) is the integer an enum member gives
-    literal = {"false": "0", "False": "0", "true": "1", "True": "1"}.get(literal, literal)
-    return "same value" if any(same_literal(v, literal) for v in values) else None
+    # a bool (C++'s `false`, canonical `False`) is the integer an enum member gives; both sides, so that
+    # `X_DEFAULT = False` -> `False` is the same value too
+    ints = {"false": "0", "False": "0", "true": "1", "True": "1"}
+    literal = ints.get(literal, literal)
+    return "same value" if any(same_literal(ints.get(v, v), literal) for v in values) else None
