@@ -325,7 +325,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         seen.add(f"{a.path}:{a.line}")
         yield _finding(ctx, a, anchor, others, option)
     heads = {f.path: f.head_text for f in ctx.change.files}
-    for w in env_overwrites(list(by_path.values()), heads, ctx.index, ctx.change.head_tree):
+    bases = {f.old_path: f.base_text for f in ctx.change.files if f.old_path is not None}
+    for w in env_overwrites(list(by_path.values()), heads, ctx.index, ctx.change.head_tree, bases):
         if f"{w.path}:{w.line}" not in seen:  # the derivation's own finding already names the write
             yield _env_finding(w)
 

@@ -18,6 +18,8 @@ an operator sets it by exporting it. A change that writes it on an added line (`
 - it runs in a command-line option's `type=` / `action=` callable: the user passed that option;
 - it is in a test, or the name has no project prefix (a third-party library's variable set on purpose:
   `TOKENIZERS_PARALLELISM`, `NCCL_*`);
+- the base file made the same write (the same variable, the same value as written): a block moved or
+  split into a helper replaces nothing the operator's launches did not already lose;
 - every read of `X` is on a line the change adds, no changed file read it at base and none goes through
   the env registry (`envs.X.get()` declares a public setting): the change opens a channel to its own
   subprocesses
@@ -253,8 +255,23 @@ def _left_alone(module: ast.Module, scope: ast.AST, st: ast.stmt, name: str, val
     )
 
 
+def _base_writes(text: str | None) -> set[tuple[str, str]]:
+    """(variable, value as unparsed) of every environment write of a base file."""
+    module = python_tree(text) if text else None
+    out: set[tuple[str, str]] = set()
+    for node in ast.walk(module) if module is not None else ():
+        got = _written_name(node) if isinstance(node, ast.stmt) else None
+        if got is not None:
+            out.add((got[0], ast.unparse(got[1]) if got[1] is not None else ""))
+    return out
+
+
 def env_overwrites(
-    changed: Iterable[Side], heads: dict[str, str | None], index: RepoIndex, tree: RepoTree | None
+    changed: Iterable[Side],
+    heads: dict[str, str | None],
+    index: RepoIndex,
+    tree: RepoTree | None,
+    bases: dict[str, str | None] | None = None,
 ) -> list[ExplicitWrite]:
     """The change's writes over an exported project setting (see the module doc)."""
     prefix = project_prefix(index)
@@ -273,6 +290,7 @@ def env_overwrites(
         if module is None:
             continue
         lines = text.split("\n")
+        made_before = _base_writes((bases or {}).get(s.old_path))
         scopes: list[ast.AST] = [module]
         scopes += [n for n in ast.walk(module) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
         for scope in scopes:
@@ -282,6 +300,8 @@ def env_overwrites(
                     continue
                 name, value = got
                 if not name.startswith(prefix + "_") or _left_alone(module, scope, st, name, value):
+                    continue
+                if (name, ast.unparse(value) if value is not None else "") in made_before:
                     continue
                 source = _exported(name, index, (s.path, st.lineno), added, base_reads)
                 if source is None:
