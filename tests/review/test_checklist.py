@@ -81,13 +81,17 @@ def test_a_disabled_rules_item_is_not_evaluated_in_a_review(tmp_path: Path) -> N
 
     repo, base, head = build_case(FIXTURES / "formatting-noise" / "py-reindent-block", tmp_path / "repo")
     change = load_change(repo.path, base, head)
-    on = review_change(change, ReviewSettings())
-    off = review_change(change, ReviewSettings(disabled_rules=frozenset({"formatting-noise"})))
+    rule = frozenset({"formatting-noise"})
+    on = review_change(change, ReviewSettings(enabled_rules=rule))  # an opt-in rule, turned on
+    off = review_change(change, ReviewSettings(enabled_rules=rule, disabled_rules=rule))
+    default = review_change(change, ReviewSettings())  # opt-in and not enabled: it did not run either
     item = "general/quality-no-formatting"
     assert [(i.evaluated, i.failed) for i in on.checklist.items if i.id == item] == [(True, True)]
     assert [(i.evaluated, i.failed) for i in off.checklist.items if i.id == item] == [(False, False)]
     [reason] = [i.reason for i in off.checklist.items if i.id == item]
     assert reason == "not evaluated: `formatting-noise` is disabled in .reviewbot.toml"  # not "tests not run"
+    [(evaluated, why)] = [(i.evaluated, i.reason) for i in default.checklist.items if i.id == item]
+    assert not evaluated and "opt-in" in why
 
 
 def test_every_rule_that_can_block_fails_a_general_item() -> None:
