@@ -1,4 +1,4 @@
-"""undefined-name (P0 on a start-up or derivation path, else P1; P3 in an error message): the change uses a name it never binds or imports.
+"""undefined-name (P0 on a start-up or derivation path, else P1; P2 on a conditional log line; P3 in an error message): the change uses a name it never binds or imports.
 
 ## What it does
 Runs pyflakes (as a library) on both revisions of each changed Python file and reports the undefined
@@ -14,8 +14,10 @@ P0 when the use runs at import time (module level), in a constructor, a config b
 derivation's function or a config / argument / launcher module, on every pass through it: the process
 fails to start or to derive its configuration. P1 elsewhere, or when a condition around the use (an
 `if`, an `except`, a conditional expression) lets only some configurations reach it: the first call of
-that path raises. P3 when the name only builds the message of a failing `assert` or of a `raise`: the
-error comes anyway, as a `NameError` instead of the intended one.
+that path raises. P2 when that conditional use is a logging statement (`if output_attentions:
+logger.warning_once(...)` with `logger` never bound): the rare path meant to warn raises instead
+(dev-scan sample 10 judged such a P1 a lint-level bug). P3 when the name only builds the message of a
+failing `assert` or of a `raise`: the error comes anyway, as a `NameError` instead of the intended one.
 
 Not flagged: C++ (the compiler rejects an undeclared name), a name the base already left undefined in
 the same function or on a line the change removed (a use moved with the bug it had, from this file or
@@ -54,6 +56,7 @@ from reviewbot.analysis.undefined_names import UndefinedName, registry_attribute
 from reviewbot.analysis.unset_attributes import UnsetAttribute, unset_attributes
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, is_builder, is_constructor, place, places, short_function
+from reviewbot.lang.common import is_log_callee
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import msg
 
@@ -83,11 +86,24 @@ def _start_up(u: UndefinedName, derived: set[tuple[str, str]]) -> bool:
     )
 
 
+_CALLEE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\(")
+
+
+def _log_line(u: UndefinedName) -> bool:
+    """The use is a logging statement (`logger.warning(...)`, `print_rank_0(...)`): the line meant to
+    leave a trace, not to compute anything."""
+    m = _CALLEE.match(u.text)
+    return m is not None and is_log_callee(m.group(1))
+
+
 def _severity(u: UndefinedName, start_up: bool) -> Severity:
     """P0 when every start passes the use; P1 when only some configurations reach it (a condition around
-    it) or it is off the start-up path; P3 when it only builds the message of an error raised anyway."""
+    it) or it is off the start-up path; P2 when that conditional use is a logging statement; P3 when it
+    only builds the message of an error raised anyway."""
     if u.reach == "message":
         return Severity.P3
+    if u.reach == "conditional" and _log_line(u):
+        return Severity.P2
     return Severity.P0 if start_up and u.reach != "conditional" else Severity.P1
 
 

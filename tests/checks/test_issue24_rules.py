@@ -110,7 +110,13 @@ def test_an_unbound_names_severity_follows_who_reaches_it(tmp_path: Path) -> Non
         for f in review_case(FIXTURES / "undefined-name" / "py-reach", tmp_path / "repo")
         if f.rule == "undefined-name"
     }
-    assert {n: f.severity.value for n, f in found.items()} == {8: "P0", 12: "P1", 15: "P3", 18: "P3"}
+    assert {n: f.severity.value for n, f in found.items()} == {
+        8: "P0",
+        12: "P1",
+        15: "P3",
+        18: "P3",
+        22: "P2",
+    }
     assert (
         found[12].evidence[-1] == "Only the configurations that take the condition around it reach this line."
     )
