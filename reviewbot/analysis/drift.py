@@ -21,6 +21,7 @@ Copies that agree, or one copy reading the other at the head, are not drift.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
 
@@ -249,10 +250,11 @@ def _grouped(drifts: list[Drift]) -> list[Drift]:
     return out
 
 
-def option_drifts(sides: list[Side], index: RepoIndex) -> list[Drift]:
-    """An added option and the config field it is copied into, with two different plain defaults."""
+def option_drifts(sides: list[Side], index: RepoIndex, texts: Mapping[str, str | None]) -> list[Drift]:
+    """An added option and the config field it is copied into, with two different plain defaults
+    (`texts`: the head texts of the changed files, by path)."""
     return [
         Drift(DriftKind.OPTION, name, name, s.path, line, default, f.value, f.path, f.line,
               here_gives=default, there_gives=f"{f.owner}.{f.field}")
-        for s, name, default, line, f in option_copies(sides, index)
+        for s, name, default, line, f in option_copies(sides, index, texts)
     ]  # fmt: skip

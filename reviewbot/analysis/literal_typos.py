@@ -18,7 +18,8 @@ A literal compared on an added line (`tmpl == "chaglm4"`, `t.first == "<|im_emd|
 The comparison is then always false for what users and models actually write: the branch it guards
 never runs (a template never selected, an end-of-turn token never found, a documented value rejected).
 
-Not judged: literals under five characters or with fewer than three letters, edits of anything but a letter
+Not judged: a command-line flag compared beside another flag (`arg == "--gpu-layers-draft" || arg ==
+"-ngld"`: the spellings of one option, a new short one included); literals under five characters or with fewer than three letters, edits of anything but a letter
 (`qwen2`/`qwen3`, `phi`/`phi3`, `flash-attn`/`flash_attn`, `glm-4.6*`), case-only differences, literals with spaces
 (messages, not values), and lines in tests.
 """
@@ -220,11 +221,24 @@ def literal_typos(
     out: list[LiteralTypo] = []
     for lit in sorted(alone):
         for path, n, text, pattern in wanted[lit]:
+            if _flag_alias(lit, text):
+                continue
             ranked = _ranked(spellings.get(lit, {}), (path, n), lit, pattern)
             if ranked:
                 others = tuple(other for other, _ in ranked[:_MAX_SPELLINGS])
                 out.append(LiteralTypo(path, n, lit, others, ranked[0][1], text))
     return sorted(out, key=lambda t: (t.path, t.line, t.literal))
+
+
+def _flag_alias(literal: str, line: str) -> bool:
+    """A command-line flag compared beside another flag of another spelling (`arg == "--gpu-layers-draft"
+    || arg == "-ngld"`): the line lists the spellings of one option, and a new short one is typed by
+    users, not a misspelling of a neighbour (`-ngl`)."""
+    if not literal.startswith("-"):
+        return False
+    return any(
+        o != literal and o.startswith("-") and not typo_of(literal, o) for o, _ in compared_literals(line)
+    )
 
 
 def _wanted(

@@ -9,14 +9,16 @@ parser gets the other one, and a fix to one copy leaves the other behind.
 
 Judged only when it is unambiguous: both defaults plain literals (a number, a bool, a string), not
 `None`; every config class of the repository that declares the field agrees on its default; the option
-is on a line the change added. An option whose default reads the field (`default=Config.x`) is one copy,
-not two.
+is on a line the change added; the option's file names the config class (it imports or builds it:
+the copy is there to see). An option whose default reads the field (`default=Config.x`) is one copy,
+not two; a program's own parser that never names the class (a load balancer's `--host`, beside the
+server's `ServerArgs.host`) sets a setting of its own.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from reviewbot.analysis.envs.parse import same_literal
 from reviewbot.analysis.sides import Side
@@ -58,9 +60,12 @@ def added_option_names(sides: Iterable[Side]) -> set[str]:
     return {name for s in sides for name, _, _ in _added_options(s)}
 
 
-def option_copies(sides: list[Side], index: RepoIndex) -> list[tuple[Side, str, str, int, FieldDefault]]:
+def option_copies(
+    sides: list[Side], index: RepoIndex, texts: Mapping[str, str | None]
+) -> list[tuple[Side, str, str, int, FieldDefault]]:
     """(side, destination, option default, line, the config field's default) of each added option whose
-    config field is declared, by every config class that has it, with one other plain default."""
+    config field is declared, by every config class that has it, with one other plain default; `texts`
+    are the head texts of the changed files, by path."""
     out: list[tuple[Side, str, str, int, FieldDefault]] = []
     heads = [d for s in sides if s.head_facts is not None for d in s.head_facts.defaults]
     for s in sides:
@@ -78,6 +83,8 @@ def option_copies(sides: list[Side], index: RepoIndex) -> list[tuple[Side, str, 
             if len(values) != 1:
                 continue  # no config field, or classes that disagree among themselves: not one copy
             field = min(declared.values(), key=lambda d: (d.path, d.line))
+            if not re.search(rf"\b{re.escape(field.owner)}\b", texts.get(s.path) or ""):
+                continue  # the parser never names the class: nothing shows its options are copied there
             if _PLAIN.fullmatch(field.value.strip()) and not _same(field.value, default):
                 out.append((s, name, default, line, field))
     return out

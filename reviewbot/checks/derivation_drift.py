@@ -120,7 +120,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         *env_drifts(changed, ctx.index),
         *switch_drifts(changed, constant_guards(changed, ctx.index)),
         *default_drifts(changed_defaults(changed, ctx.index), ctx.index),
-        *option_drifts(changed, ctx.index),
+        *option_drifts(changed, ctx.index, {f.path: f.head_text for f in ctx.change.files}),
     ]
     for d in sorted(drifts, key=lambda d: (d.path, d.line, d.kind.value, d.name)):
         yield _finding(d)

@@ -39,7 +39,7 @@ def test_a_default_that_stops_agreeing_with_its_copy(tmp_path: Path) -> None:
 def test_an_added_option_is_told_to_follow_the_config_field(tmp_path: Path) -> None:
     # The option is the new copy: the suggestion defaults it to the field, not the field to the option.
     [f] = _findings("py-option-vs-config", tmp_path)
-    assert (f.path, f.line) == ("training/arguments.py", 9)
+    assert (f.path, f.line) == ("training/arguments.py", 11)
     assert "default the option `mscale` to `0.707`" in f.suggestion
     assert "`MLATransformerConfig.mscale` it is copied into" in f.suggestion
     assert f.localized("zh").suggestion != f.suggestion
