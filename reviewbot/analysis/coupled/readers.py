@@ -113,7 +113,7 @@ def exclusively_reached(
     changed = True
     while changed and inside:
         changed = False
-        wanted = {str(name).rsplit(".", 1)[-1] for _, name in inside}
+        wanted = {str(name).replace("::", ".").rsplit(".", 1)[-1] for _, name in inside}
         called_objects = bool(wanted & set(CALL_METHODS))
         for path, calls in sorted(graph.calls.items()):
             if is_test_path(path):
