@@ -94,9 +94,9 @@ from reviewbot.analysis.writes.env_overwrites import env_overwrites
 from reviewbot.analysis.writes.explicit import ExplicitWrite
 from reviewbot.analysis.writes.new_switches import new_switches, not_this_changes
 from reviewbot.analysis.writes.owners import callee_reads_itself
-from reviewbot.analysis.writes.scopes import FileScopes, file_scopes
 from reviewbot.analysis.writes.sources import ENV, Source, cli_write, fills_in, same_expression, source_of
 from reviewbot.checks.base import CheckContext
+from reviewbot.checks.override_options import option_scopes, overridden_option
 from reviewbot.checks.util import (
     MAX_TITLE,
     assignment_anchor,
@@ -114,7 +114,7 @@ from reviewbot.checks.util import (
     statement,
     writers_on,
 )
-from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, Lang, OwnerVia
+from reviewbot.lang.facts import AssignKind, Assignment, FileFacts, OwnerVia
 from reviewbot.lang.index import RepoIndex, is_test_path
 from reviewbot.model.change import ChangedFile
 from reviewbot.model.finding import Finding, Severity
@@ -255,29 +255,10 @@ def _describe_writer(w: Assignment) -> Message | str:
     return f"{place(w.path, w.line)} `{clip(w.text or w.target + ' = ' + w.value, 60)}`"
 
 
-# Receivers that hold parsed command-line arguments (`args.x`) or are the arguments' own class (`self.x`).
-_ARGS_RECEIVER = re.compile(r"^(?:self|this|\w*args|namespace|opts|options)$")
-
-
-def _command_line_option(a: Assignment, scopes: FileScopes | None) -> int | None:
-    """The line of the command-line option this Python write's field is (`add_argument("--x")` in the
-    same file, written through `args.x` or the arguments' own `self.x`): the user's explicit setting."""
-    if scopes is None or a.lang is not Lang.PYTHON or not _ARGS_RECEIVER.match(a.receiver or "self"):
-        return None
-    return scopes.option_line(a.field)
-
-
-def _scopes(ctx: CheckContext, path: str) -> FileScopes | None:
-    changed = ctx.change.file(path)
-    if changed is None or changed.head_text is None:
-        return None
-    return file_scopes(path, changed.head_text)
-
-
 def _is_setting(a: Assignment, ctx: CheckContext, by_path: dict[str, Side]) -> bool:
     """The write is a setting itself (a command-line option's handler), or fills the field in only
     while it is unset: not an override."""
-    scopes = _scopes(ctx, a.path)
+    scopes = option_scopes(ctx, a.path)
     side = by_path.get(a.path)
     heads = [s.head for s in by_path.values() if s.head is not None]
     return cli_write(a, scopes) or fills_in(a, ctx.index, side.head if side else None, scopes, heads)
@@ -307,14 +288,7 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         ):
             continue
         others = explicit_writers(a, ctx.index)
-        # The option's own override only when the change writes the line (not a guard changed around it).
-        written_here = changed is not None and a.line in changed.added_lines
-        scopes = _scopes(ctx, a.path)
-        option = _command_line_option(a, scopes) if written_here else None
-        if option is not None and scopes is not None and scopes.option_stores(a.field) == a.value.strip():
-            # `args.overlap_grad_reduce = True` for a `store_true` option: the command line can only
-            # ask for the value written, so no explicit choice is lost (dev-scan sample 9).
-            option = None
+        option = overridden_option(ctx, a, changed)
         if not others and option is None:
             continue
         anchor = assignment_anchor(a)
