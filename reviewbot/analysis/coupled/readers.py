@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviewbot.analysis.coupled.feasible import RuledOut, blocked_by, name_words
-from reviewbot.lang.calls import CALL_METHODS, CallGraph, CallSite, split_callee
+from reviewbot.lang.calls import CALL_METHODS, CallGraph, CallSite, owner_of, split_callee
 from reviewbot.lang.common import is_log_callee
 from reviewbot.lang.facts import FieldRead, FileFacts, OwnerVia
 from reviewbot.lang.index import RepoIndex, is_test_path
@@ -94,6 +94,18 @@ def _under_flag(graph: CallGraph, site: CallSite, flag: str) -> bool:
     )
 
 
+def _same_home(function: str, defined_in: str, site: CallSite, path: str, skipping: set[str]) -> bool:
+    """The call site is in a method of the callee's class or of a class whose method holds the skipped
+    code (the object lives while the skipped branch's method does), or, for a free function, in the module
+    that defines it. Another class running the op (a sibling attention implementation) is picked by
+    configuration: whether the guard's population reaches it is not known here, so it does not count."""
+    cls = owner_of(function)
+    if cls is None:
+        return path == defined_in
+    here = owner_of(site.function)
+    return here is not None and (here == cls or here in skipping)
+
+
 def exclusively_reached(
     reached: Iterable[tuple[str, str | None]],
     graph: CallGraph,
@@ -101,15 +113,24 @@ def exclusively_reached(
     rules: tuple[RuledOut, ...],
     flag: str,
 ) -> set[tuple[str, str | None]]:
-    """The functions of `reached` that run only when the skipped code runs: a function with a call site
-    outside the skipped lines and outside the other such functions (`start_grad_sync`, skipped in
-    `finish_grad_sync` and also called by the gradient hook) keeps running, and with it whatever only it
-    calls. A call site in a test, in code the guard rules out, or below a condition of its function that
-    names the flag (`if need_rope_kv_cache:` on a parameter the caller passes the flag to: skipped too,
-    though no read of the config field shows it) does not count. Decided to a fixed point over the call
-    sites of the parsed files; callers in files the round did not parse are not seen."""
+    """The functions of `reached` that run only when the skipped code runs. A function keeps running (and
+    with it whatever it calls) when a call site outside the skipped lines and outside the functions still
+    held skipped runs it from its own home: another method of the same object (`start_grad_sync`, skipped
+    in `finish_grad_sync` and called by the gradient hook `register_grad_ready` of the same class), or,
+    for a free function, another function of its module (`_same_home`). A call site in a test, in code
+    the guard rules out, or below a condition of its function that names the flag (`if
+    need_rope_kv_cache:` on a parameter the caller passes the flag to: skipped too, though no read of the
+    config field shows it) does not count. Decided to a fixed point over the call sites of the parsed
+    files; callers in files the round did not parse are not seen."""
     inside = {key for key in reached if key[1] is not None}
+    everything = set(inside)
     lines = set(skipped_lines)
+    skipping = {  # the classes whose methods hold the skipped statements
+        cls
+        for path, calls in graph.calls.items()
+        for site in calls.sites
+        if (path, site.line) in lines and (cls := owner_of(site.function)) is not None
+    }
     changed = True
     while changed and inside:
         changed = False
@@ -129,7 +150,12 @@ def exclusively_reached(
                     continue
                 for callee in graph.resolve(site):
                     key = (callee.function.path, callee.function.name)
-                    if key in inside:
+                    # a function shown to run elsewhere runs what it calls, whatever the class
+                    escaped = (path, site.function) in everything and (path, site.function) not in inside
+                    if key in inside and (
+                        escaped
+                        or _same_home(callee.function.name, callee.function.path, site, path, skipping)
+                    ):
                         inside.discard(key)
                         changed = True
     return inside
