@@ -106,6 +106,25 @@ def _same_home(function: str, defined_in: str, site: CallSite, path: str, skippi
     return here is not None and (here == cls or here in skipping)
 
 
+def _skipped_too(
+    graph: CallGraph,
+    site: CallSite,
+    path: str,
+    lines: set[tuple[str, int]],
+    inside: set[tuple[str, str | None]],
+    rules: tuple[RuledOut, ...],
+    flag: str,
+) -> bool:
+    """The call site does not run while the rule fires: it is skipped code itself, lies in a function
+    still held skipped or in code the guard rules out, or sits under a condition naming the flag."""
+    return (
+        (path, site.line) in lines
+        or (path, site.function) in inside
+        or blocked_by((site.function or "",), rules) is not None
+        or _under_flag(graph, site, flag)
+    )
+
+
 def exclusively_reached(
     reached: Iterable[tuple[str, str | None]],
     graph: CallGraph,
@@ -144,9 +163,7 @@ def exclusively_reached(
                 # a called object (`self.rope_op(qkv)`) runs `__call__`/`forward`: any site may be one
                 if not parts or not (parts[-1] in wanted or called_objects):
                     continue
-                if (path, site.line) in lines or (path, site.function) in inside:
-                    continue
-                if blocked_by((site.function or "",), rules) is not None or _under_flag(graph, site, flag):
+                if _skipped_too(graph, site, path, lines, inside, rules, flag):
                     continue
                 for callee in graph.resolve(site):
                     key = (callee.function.path, callee.function.name)
