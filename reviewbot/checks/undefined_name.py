@@ -14,9 +14,10 @@ P0 when the use runs at import time (module level), in a constructor, a config b
 derivation's function or a config / argument / launcher module, on every pass through it: the process
 fails to start or to derive its configuration. P1 elsewhere, or when a condition around the use (an
 `if`, an `except`, a conditional expression) lets only some configurations reach it: the first call of
-that path raises. P2 when that conditional use is a logging statement (`if output_attentions:
-logger.warning_once(...)` with `logger` never bound): the rare path meant to warn raises instead
-(dev-scan sample 10 judged such a P1 a lint-level bug). P3 when the name only builds the message of a
+that path raises. P2 when that conditional use is a logging statement off the start-up path (`if
+output_attentions: logger.warning_once(...)` in a model's `forward`, `logger` never bound): the rare path
+meant to warn raises instead (dev-scan sample 10 judged such a P1 a lint-level bug); in a constructor or
+config builder the configuration that takes the branch fails to start, which stays P1. P3 when the name only builds the message of a
 failing `assert` or of a `raise`: the error comes anyway, as a `NameError` instead of the intended one.
 
 Not flagged: C++ (the compiler rejects an undeclared name), a name the base already left undefined in
@@ -98,11 +99,13 @@ def _log_line(u: UndefinedName) -> bool:
 
 def _severity(u: UndefinedName, start_up: bool) -> Severity:
     """P0 when every start passes the use; P1 when only some configurations reach it (a condition around
-    it) or it is off the start-up path; P2 when that conditional use is a logging statement; P3 when it
-    only builds the message of an error raised anyway."""
+    it) or it is off the start-up path; P2 when that conditional use is a logging statement off the
+    start-up path; P3 when it only builds the message of an error raised anyway."""
     if u.reach == "message":
         return Severity.P3
-    if u.reach == "conditional" and _log_line(u):
+    if u.reach == "conditional" and _log_line(u) and not start_up:
+        # on the start-up path the configuration that takes the branch fails to start: still P1 (a
+        # blind train label: `warnings.warn` in `__post_init__`, P0)
         return Severity.P2
     return Severity.P0 if start_up and u.reach != "conditional" else Severity.P1
 
