@@ -66,6 +66,7 @@ def test_example_round_as_sarif_is_valid_and_carries_help_and_evidence(
     # An opt-in rule is described as off by default (code scanning shows it so); every other rule is on.
     assert {r["id"] for r in rules if not r["defaultConfiguration"]["enabled"]} == {
         "flag-removed-without-alias",
+        "formatting-noise",
         "validation-removed",
     }
     for r in rules:
