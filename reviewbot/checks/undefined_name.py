@@ -136,7 +136,17 @@ def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
         path=u.path,
         line=u.line,
         anchor=f"{u.function}|{u.name}",
-        title=msg("undefined-name.title", name=u.name, where=where),
+        title=(
+            msg(
+                "undefined-name.title.registry",
+                name=u.name,
+                where=where,
+                registry=u.registry,
+                attr=u.name.split(".", 1)[1],
+            )
+            if u.registry
+            else msg("undefined-name.title", name=u.name, where=where)
+        ),
         evidence=tuple(evidence),
         suggestion=suggestion,
         extra=(

@@ -139,3 +139,18 @@ def test_an_underscore_spelling_the_common_parser_still_reads_is_not_gone(tmp_pa
     # `--ctx_size` reaches `--ctx-size` through common.cpp's `std::replace(..., '_', '-')`; the bench
     # tool's own parser has no such line
     assert found == {"--slots-endpoint-disable", "--n_prompt"}
+
+
+def test_a_registry_attribute_the_registry_lacks_is_an_attribute_error(tmp_path: Path) -> None:
+    # `envs.X` with X missing from the registry module raises AttributeError, not NameError: the title
+    # says what the evidence says.
+    [f] = [
+        f
+        for f in review_case(FIXTURES / "undefined-name" / "py-env-registry", tmp_path / "repo")
+        if f.rule == "undefined-name"
+    ]
+    assert f.title == (
+        "`envs.ENGINE_PREFETCH_PAGES` is read in `prefetch_pages` but `engine/environ.py` declares no "
+        "`ENGINE_PREFETCH_PAGES`: `AttributeError` when the line runs."
+    )
+    assert "NameError" not in f.title and "AttributeError" in f.localized("zh").title
