@@ -18,7 +18,8 @@ config file) and nothing around the write asks whether the user gave it.
 Not flagged: a write in a file the change adds (no caller, command line or config set a value there
 before), set-only-if-unset, a write under a condition or after an early exit that reads the key
 (`is None`, `not in kwargs`, `if not args.x`, `== parser default`, a sentinel), a write whose value
-reads the key itself (a normalisation such as `kwargs["x"] = int(kwargs["x"])`), and a Python write
+reads the key itself (a normalisation such as `kwargs["x"] = int(kwargs["x"])`, or in C++ a floor such
+as `params.n_parallel = std::max(4, params.n_parallel)`), and a Python write
 its function already made at the base, unguarded (the line was edited for another reason; a write of
 another constant, `True` at the base and `False` now, is new), and a
 write of the one value an option's command line can give (`True` over a `store_true` flag), and a C++

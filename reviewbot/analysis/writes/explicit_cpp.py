@@ -73,6 +73,12 @@ def _cpp_field_written(body: list[str], var: str, start: int) -> list[tuple[int,
         conds = _enclosing_conditions(body, i, start)
         if any(re.search(r"\b" + re.escape(field) + r"\b", c) for c in conds):
             continue
+        # `params.n_parallel = std::max(4, params.n_parallel);`: the value reads the user's own, a floor
+        # or a normalisation that keeps it, not a replacement
+        if assign.match(text) and re.search(
+            rf"\b{re.escape(var)}\s*\.\s*{re.escape(field)}\b", text.split("=", 1)[1]
+        ):
+            continue
         out.append((i, field, text.strip()))
     return out
 
