@@ -26,6 +26,7 @@ __all__ = [
     "canonical_operand",
     "loose_key",
     "compound_parts",
+    "plain_conjuncts",
 ]
 
 _LITERALS = {"true": "True", "false": "False", "nullptr": "None", "NULL": "None"}
@@ -125,6 +126,18 @@ class Or:
 
 
 Pred = Atom | Not | And | Or
+
+
+def plain_conjuncts(p: Pred) -> tuple[Atom | Not, ...] | None:
+    """The conditions of a guard that is a plain conjunction (`a && !b`: atoms and negated atoms), or
+    None when it holds an `or` or a negated compound (`!(a && b)`)."""
+    parts = p.args if isinstance(p, And) else (p,)
+    out: list[Atom | Not] = []
+    for c in parts:
+        if not (isinstance(c, Atom) or (isinstance(c, Not) and isinstance(c.arg, Atom))):
+            return None
+        out.append(c)
+    return tuple(out)
 
 
 def _wrap(p: Pred, kind: type) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from reviewbot.lang.facts import Assignment
+from reviewbot.lang.predicate import Atom, plain_conjuncts
 from reviewbot.model.change import ChangeSet
 
 __all__ = ["new_switch_guard", "new_switches", "not_this_changes", "touched"]
@@ -44,15 +45,16 @@ def new_switches(change: ChangeSet) -> set[str]:
 def new_switch_guard(a: Assignment, change: ChangeSet, switches: set[str] | None = None) -> bool:
     """`a`'s guard requires a switch the change declares (a plain conjunction that tests it un-negated),
     which the base of `a`'s file never named: only who turns it on runs the write."""
-    if a.guard is None or re.search(r"\|\|", a.guard.key):
+    parts = plain_conjuncts(a.guard) if a.guard is not None else None
+    if not parts:
         return False
     f = change.file(a.path)
     before = set(re.findall(r"\w+", f.base_text)) if f is not None and f.base_text else set()
     tested = {
         m.group(1)
-        for c in re.split(r"&&", a.guard.key)
-        if not c.strip().startswith("!")
-        for m in re.finditer(r"(?:\.|\b)([a-z_]\w*)\b(?!\s*\()", c)
+        for c in parts
+        if isinstance(c, Atom)  # tested un-negated
+        for m in re.finditer(r"(?:\.|\b)([a-z_]\w*)\b(?!\s*\()", c.text)
     }
     if not tested:
         return False

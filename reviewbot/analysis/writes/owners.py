@@ -10,7 +10,7 @@ from functools import lru_cache
 from reviewbot.analysis.text import clip, is_vendored, short_function, snake
 from reviewbot.lang.facts import AssignKind, Assignment, FieldRead, FileFacts
 from reviewbot.lang.index import RepoIndex
-from reviewbot.lang.predicate import loose_key
+from reviewbot.lang.predicate import loose_key, plain_conjuncts
 from reviewbot.model.change import ChangedFile
 
 __all__ = [
@@ -293,10 +293,8 @@ def _conjuncts(a: Assignment) -> frozenset[str] | None:
     """The guard's conditions as loose text, or None when it is not a plain conjunction (an `or`)."""
     if a.guard is None:
         return frozenset()
-    key = a.guard.key
-    if re.search(r"\|\||\bor\b", key):
-        return None
-    return frozenset(_loose_line(c) for c in re.split(r"&&|\band\b", key) if c.strip())
+    parts = plain_conjuncts(a.guard)
+    return None if parts is None else frozenset(_loose_line(c.key) for c in parts)
 
 
 def _write_key(a: Assignment) -> tuple[str, str, str]:
