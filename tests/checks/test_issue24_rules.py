@@ -105,11 +105,12 @@ def test_an_unbound_name_is_one_finding_naming_its_other_uses(tmp_path: Path) ->
 
 
 def test_an_unbound_names_severity_follows_who_reaches_it(tmp_path: Path) -> None:
-    found = {
-        f.line: f
+    every = [
+        f
         for f in review_case(FIXTURES / "undefined-name" / "py-reach", tmp_path / "repo")
-        if f.rule == "undefined-name" and f.path == "engine/config.py"
-    }
+        if f.rule == "undefined-name"
+    ]
+    found = {f.line: f for f in every if f.path == "engine/config.py"}
     assert {n: f.severity.value for n, f in found.items()} == {
         8: "P0",
         12: "P1",
@@ -117,11 +118,7 @@ def test_an_unbound_names_severity_follows_who_reaches_it(tmp_path: Path) -> Non
         18: "P3",
         22: "P1",  # a log line, but in the constructor: that configuration fails to start
     }
-    (log,) = [
-        f
-        for f in review_case(FIXTURES / "undefined-name" / "py-reach", tmp_path / "again")
-        if f.rule == "undefined-name" and f.path == "engine/runner.py"
-    ]
+    (log,) = [f for f in every if f.path == "engine/runner.py"]
     assert log.severity.value == "P2"  # a log line off the start-up path: the path meant to warn raises
     assert (
         found[12].evidence[-1] == "Only the configurations that take the condition around it reach this line."
