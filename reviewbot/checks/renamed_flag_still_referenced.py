@@ -22,7 +22,10 @@ another source of the head tree. A config key spelled as the destination (`moe_t
 does not count while a Python source still declares a field of that name: the config file sets that
 field (as in dev-scan sample 8), not the flag. Mentions that
 already tell the reader the flag is gone do not count either: a line the change itself wrote (its own
-migration note) and a line that says the flag was deprecated, removed, renamed or replaced.
+migration note), a line that says the flag was deprecated, removed, renamed or replaced, and a
+mention inside a comment of a script, config or source (`# Check if --estimate.memory=True is in the
+arguments` above a command that passes the new flag: nothing a user runs passes the old one; dev-scan
+sample 12 judged that P2 wrong).
 
 ## Why is this bad?
 A launch script, an example config or a test that passes the old flag now fails at start-up with

@@ -10,7 +10,8 @@ head tree defines it (or keeps it as a quoted alias, `"--old"`: that search read
 registration the change only comments out still counts as kept) any more. A file the change deletes
 removes nothing: its options went away with the program.
 Its *references* are the head tree's other lines that still name it (`--old` as a whole word, not as
-the prefix of a longer flag): help texts, log messages, docs, example scripts and configs, tests.
+the prefix of a longer flag): help texts, log messages, docs, example scripts and configs, tests;
+not a mention inside a comment of a script, config or source file.
 For a Python option, a YAML / JSON / TOML config that sets its destination as a key
 (`standalone_embedding_stage: false`) references it too. Change logs and release notes are history,
 not references.
@@ -276,6 +277,42 @@ def _normalised(s: Side, dashed: str, heads: dict[str, list[str]], bodies: dict[
     return any(parses(body) for path, body in bodies.items() if not path.endswith(".py"))
 
 
+_HASH_COMMENTED = re.compile(
+    r"(?i)\.(?:py|sh|bash|ya?ml|toml|cfg|ini|cmake|mk)$|(?:^|/)(?:Dockerfile|Makefile|CMakeLists\.txt)[^/]*$"
+)
+_SLASH_COMMENTED = re.compile(r"(?i)\.(?:c|cc|cpp|cxx|h|hh|hpp|cu|cuh|js|ts|rs|go|java)$")
+
+
+def _comment_start(line: str, marker: str) -> int | None:
+    """Where a line comment starts: the first `marker` outside a string literal (quotes before it
+    balanced), at the start of the line or after a blank for `#` (`$#`, `a#b` are not comments)."""
+    at = line.find(marker)
+    while at >= 0:
+        before = line[:at]
+        quoted = before.count('"') % 2 == 1 or before.count("'") % 2 == 1
+        blank = marker != "#" or at == 0 or before[-1].isspace()
+        if not quoted and blank:
+            return at
+        at = line.find(marker, at + 1)
+    return None
+
+
+def in_comment(path: str, line: str, pos: int) -> bool:
+    """`pos` of a line of `path` lies in a comment of the file's language (docs have none: a Markdown
+    `#` is a heading). A flag named only in a comment of a script or source is a stale comment at
+    most: nothing a user runs passes it (dev-scan sample 12: `# Check if --estimate.memory=True ...`)."""
+    if _SLASH_COMMENTED.search(path):
+        stripped = line.lstrip()
+        if stripped.startswith(("*", "/*")):
+            return True
+        start = _comment_start(line, "//")
+    elif _HASH_COMMENTED.search(path):
+        start = _comment_start(line, "#")
+    else:
+        return False
+    return start is not None and start < pos
+
+
 def _references(
     s: Side, flag: str, paths: list[str], bodies: dict[str, str | None]
 ) -> list[tuple[str, int, str]] | None:
@@ -302,7 +339,8 @@ def _references(
                 return None
         keyed = key is not None and CONFIG_FILE.search(path) is not None
         for number, line in enumerate(body.split("\n"), start=1):
-            if named.search(line) or (keyed and key is not None and key.search(line)):
+            as_key = keyed and key is not None and key.search(line) is not None
+            if as_key or any(not in_comment(path, line, m.start()) for m in named.finditer(line)):
                 refs.append((path, number, line.strip()[:200]))
     return refs
 
