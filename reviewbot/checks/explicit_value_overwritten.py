@@ -28,6 +28,10 @@ the parse and the write: `load_model(params); params.model = draft;`), and a wri
 of its function that pins the key to one value (`assert self.cuda_graph_impl == "none"` before
 `self.cuda_graph_impl = "local"`: any other value the user gave is rejected there): nothing the user
 gave is lost.
+A `**kwargs` key that no caller passes is not flagged either: when the head tree calls the function by
+name and no call passes the key or forwards `**` (dev-scan sample 12: `kwargs["device"] = "cuda"` in
+sglang's `process_mm_data`, nine call sites, none passing `device`); a function nothing calls by name (a
+public entry point) or that is passed around as a reference keeps the finding.
 `args.x = ...` on a namespace the rule `unconditional-override` already reports is left to that rule.
 
 ## Why is this bad?

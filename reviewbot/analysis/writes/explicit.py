@@ -26,6 +26,9 @@ over `store_false`) loses nothing the user gave and is not reported.
 A write is *set-only-if-unset* (not reported) when a condition around it or an early exit before it
 reads the key (`if args.x is None`, `if "x" not in kwargs`, `if not args.x`, `== parser default`, a
 sentinel), or when the written value reads the key itself (a normalisation: `kwargs["x"] = int(kwargs["x"])`).
+
+A `**kwargs` key no caller passes is the function's own, not the user's: when the head tree calls the
+function by name and no call passes the key or forwards `**` (`keyword_callers`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from reviewbot.analysis.writes.explicit_cpp import (
     read_files,
 )
 from reviewbot.analysis.writes.explicit_py import PyCandidate, py_candidates, unguarded_writes
+from reviewbot.analysis.writes.keyword_callers import unpassed_keyword
 from reviewbot.model.change import RepoTree
 
 __all__ = ["ExplicitWrite", "explicit_writes"]
@@ -139,6 +143,13 @@ def explicit_writes(
             for fn, recv, key, value in unguarded_writes(t):
                 kept.setdefault(p, {}).setdefault((fn, recv, key), set()).add(value)
     py = [(s, lines, c) for s, lines, c in py if not _kept(c, kept.get(s.path, {}))]
+    if any(c.kind == "kwargs" for _, _, c in py):
+        own = {p: t for p, t in heads.items() if t}
+        py = [
+            (s, lines, c)
+            for s, lines, c in py
+            if c.kind != "kwargs" or not unpassed_keyword(c.function, c.key, tree, own)
+        ]
     if not py and not cpp:
         return []
     keys = {c.key for _, _, c in py if c.kind == "flag"}
