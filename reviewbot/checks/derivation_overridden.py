@@ -29,6 +29,9 @@ lambdas (two command-line options' handlers), in two `catch` / `except` clauses,
 `switch` (`case 28: model.type = MODEL_6B; break;` then `case 40: ...`), or each on a local
 of its own loop or block (`for (auto* r : firsts) r->status = run(r);` then
 `for (auto* r : seconds) r->status = grpc::Status(...);`: another `r`, another object).
+Nor a reset after a loop whose body reads what it wrote there (`ctx->batch_offset += n` per
+micro-batch, read by the next iteration's `forward(ctx, ...)`, then `ctx->batch_offset = 0` after the
+loop): each value was consumed (dev-scan sample 12).
 
 Titles and evidence quote the code as written (`result->stage_status = grpc::Status(0, "ok")`), and
 the suggestion is in the file's language.

@@ -214,6 +214,8 @@ def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | 
     last = max(found, key=lambda w: w.line) if found else None
     if last is None or _cleared_after_use(a, last, scopes) or _restores(s, a, last):
         return None
+    if _read_by_its_loop(a, last, scopes):
+        return None
     return last
 
 
@@ -258,7 +260,7 @@ _RESET = frozenset(
 def _read_between(a: Assignment, scopes: FileScopes, after: int, before: int) -> bool:
     """Whether a statement between two writes reads the field (`free(self.buffers)` between
     `self.buffers += pinned` and `self.buffers = []`), or may through a call: the first write's value
-    was consumed."""
+    was consumed. An update (`x += n`) reads it; a plain write (`x = v`) does not."""
     if before - after < 2:
         return False
     field, root = re.escape(a.field or a.target.rsplit(".", 1)[-1]), re.escape(a.receiver or _root(a.target))
@@ -268,6 +270,17 @@ def _read_between(a: Assignment, scopes: FileScopes, after: int, before: int) ->
     handed = re.compile(rf"\b{root}\s*(?:\.|->)\s*\w+\s*\(|[(,]\s*{root}\s*[,)]")
     between = scopes.source(after + 1, before - 1)
     return bool(mention.search(between) or handed.search(between))
+
+
+def _read_by_its_loop(a: Assignment, last: Assignment, scopes: FileScopes | None) -> bool:
+    """`last` sits in a loop that does not hold `a`, and that loop's body reads the field or hands its
+    object to a call: the next iteration consumes each value before `a` resets it after the loop
+    (`ctx.batch_size_offset += n` per micro-batch, `ctx.batch_size_offset = 0` after: dev-scan sample 12,
+    Megatron 629b6150f)."""
+    if scopes is None:
+        return False
+    loops = [sc for sc in scopes.around(last.line) if sc.kind == ScopeKind.LOOP and not sc.holds(a.line)]
+    return bool(loops) and _read_between(last, scopes, loops[0].start - 1, loops[0].end + 1)
 
 
 def _written(a: Assignment, scopes: FileScopes | None) -> str:
