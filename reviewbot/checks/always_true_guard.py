@@ -27,6 +27,12 @@ Flags, on the changed lines, a guard whose value does not depend on the configur
   is always truthy (`mode == "train" or "finetune"`, `builder is None or NotImplementedBuilder`), a
   method tested without being called (`if self.use_cache:`), a tuple (`assert (cond, "msg")`), `is`
   against a string literal (`args.mode is "train"`: a string read at run time is another object);
+- P1 (P2 in an `assert`): a function tested without its call, known by a call of the same name
+  elsewhere in the repository (`analysis.uncalled_calls`): `if current_platform.is_cuda:` where code
+  calls `current_platform.is_cuda()` (a bound method is always truthy: every platform takes the branch;
+  vLLM 371d04d39, fixed by 32ef4983c), `if is_hip:` for an imported `is_hip` the code calls; not when
+  the guarded body calls it (`if hooks.on_start: hooks.on_start()` asks whether one is set) or when
+  the repository assigns that name;
 - P2: a command-line switch the command line cannot change (`analysis.stuck_flags`):
   `add_argument("--x", default=True, action="store_true")` is `True` for every launch, passing it
   changes nothing and no spelling turns it off (a `--no-x` writing the same destination is the way out);
@@ -86,9 +92,15 @@ from reviewbot.analysis.pyast import Texts, side_texts
 from reviewbot.analysis.sides import Side, sides
 from reviewbot.analysis.stuck_flags import stuck_flags
 from reviewbot.analysis.truthy_tests import TruthyKind, TruthyTest, truthy_tests
+from reviewbot.analysis.uncalled_calls import uncalled_calls
 from reviewbot.analysis.undefined_names import module_files, registry_path
 from reviewbot.checks.always_true_guard_more import TEXT as _TEXT
-from reviewbot.checks.always_true_guard_more import literal_finding, macro_finding, stuck_finding
+from reviewbot.checks.always_true_guard_more import (
+    literal_finding,
+    macro_finding,
+    stuck_finding,
+    uncalled_finding,
+)
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place
 from reviewbot.lang.facts import EnvRead
@@ -329,6 +341,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             yield _holder_truth_finding(held)
         for f in stuck_flags(python, texts):
             yield stuck_finding(f)
+        for u in uncalled_calls(python, texts, ctx.change.head_tree):
+            yield uncalled_finding(u)
     if ctx.change.head_tree is not None:  # a diff alone: no tree to search for the macro's definitions
         heads = {path: head for path, (_, head) in texts.items()}
         for g in macro_guards(changed, heads, ctx.change.head_tree):

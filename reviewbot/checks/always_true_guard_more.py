@@ -1,6 +1,7 @@
 """always-true-guard's findings for the guards other analyses find: a preprocessor macro only another
 source file defines (`analysis.macro_guards`), a compared literal one letter from the project's spelling
-(`analysis.literal_typos`), a command-line switch the command line cannot change (`analysis.stuck_flags`).
+(`analysis.literal_typos`), a command-line switch the command line cannot change (`analysis.stuck_flags`),
+a function the repository calls elsewhere tested here without the call (`analysis.uncalled_calls`).
 The rule's docs are in `checks.always_true_guard`."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from reviewbot.analysis.literal_typos import LiteralTypo
 from reviewbot.analysis.macro_guards import MacroGuard
 from reviewbot.analysis.stuck_flags import StuckFlag
+from reviewbot.analysis.uncalled_calls import UncalledTest
 from reviewbot.checks.util import beside_package, clip, place, places
 from reviewbot.model.finding import Finding, Severity
 from reviewbot.model.messages import msg
@@ -87,4 +89,24 @@ def stuck_finding(f: StuckFlag) -> Finding:
         ),
         suggestion=msg("always-true-guard.suggestion.stuck", dest=f.dest, other=str(not f.value)),
         extra=(("field", f.dest), ("kind", "stuck-flag"), ("value", value)),
+    )
+
+
+def uncalled_finding(t: UncalledTest) -> Finding:
+    """A function tested without its call: P1 (a branch every configuration takes, or none does), P2 in an
+    `assert` (a validation that never fails lets through what it was written to reject)."""
+    path, line, text = t.called
+    evidence = [msg("always-true-guard.called", place=place(path, line), call=clip(text, TEXT))]
+    if t.in_assert:
+        evidence.append(msg("always-true-guard.validation"))
+    return Finding.make(
+        rule=id,
+        severity=Severity.P2 if t.in_assert else Severity.P1,
+        path=t.path,
+        line=t.line,
+        anchor=f"uncalled-call|{t.function}|{t.text}",
+        title=msg("always-true-guard.title.uncalled-call", text=clip(t.text, TEXT)),
+        evidence=tuple(evidence),
+        suggestion=msg("always-true-guard.suggestion.uncalled-call", text=clip(t.text, TEXT)),
+        extra=(("field", t.text), ("kind", "uncalled"), ("value", "True")),
     )

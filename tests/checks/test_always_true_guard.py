@@ -143,3 +143,16 @@ def test_a_registry_entry_read_raw_cites_the_guard_that_tests_it(tmp_path: Path)
     )
     assert "`APP_HAS_CUBIN=0` → '0'" in f.evidence[1]
     assert dict(f.extra)["field"] == "APP_HAS_CUBIN"
+
+
+def test_a_function_tested_without_its_call_quotes_a_call_of_it(tmp_path: Path) -> None:
+    found = _findings("py-uncalled-calls", tmp_path)
+    guard, assertion = found[13], found[36]
+    assert guard.severity is Severity.P1 and assertion.severity is Severity.P2
+    assert "`current_platform.is_cuda` is always true" in guard.title
+    # the call that proves it is a function, quoted as written, from the code before the tests
+    assert guard.evidence[0].startswith(
+        'The repository calls it: `return "cuda" if current_platform.is_cuda() else "cpu"` (pkg/worker.py:5)'
+    )
+    assert guard.suggestion == "Call it: `current_platform.is_cuda()`."
+    assert "`is_hip` is always true" in found[17].title
