@@ -30,6 +30,7 @@ from enum import Enum
 
 from reviewbot.analysis.sides import Side
 from reviewbot.analysis.text import renamed_operands
+from reviewbot.analysis.writes.consumed import consumed
 from reviewbot.analysis.writes.scopes import FileScopes, ScopeKind
 from reviewbot.lang.clauses import ClauseKind
 from reviewbot.lang.common import has_word
@@ -212,9 +213,7 @@ def _earlier(s: Side, a: Assignment, scopes: FileScopes | None) -> Assignment | 
         and not (scopes is not None and _in_case(scopes, a.line) and not _in_case(scopes, w.line))
     ]  # fmt: skip
     last = max(found, key=lambda w: w.line) if found else None
-    if last is None or _cleared_after_use(a, last, scopes) or _restores(s, a, last):
-        return None
-    if _read_by_its_loop(a, last, scopes):
+    if last is None or _restores(s, a, last) or consumed(a, last, scopes):
         return None
     return last
 
@@ -239,48 +238,6 @@ def _restores(s: Side, a: Assignment, last: Assignment) -> bool:
         w.target == saved and w.function == a.function and w.line < last.line and w.value.strip() == a.target
         for w in s.head_facts.assignments
     )
-
-
-def _cleared_after_use(a: Assignment, last: Assignment, scopes: FileScopes | None) -> bool:
-    """Used, then cleared (`free(self.buffers)`; `self.buffers = []`): clean-up, not a dead value. A
-    real value written after a read still replaces the setting for everything after it."""
-    return (
-        scopes is not None
-        and a.value.replace(" ", "") in _RESET
-        and _read_between(a, scopes, last.stmt_end or last.line, a.line)
-    )
-
-
-# Values that clear a field after use rather than set it.
-_RESET = frozenset(
-    {"None", "nullptr", "[]", "{}", "()", "0", '""', "''", "False", "false", "set()", "dict()", "list()"}
-)
-
-
-def _read_between(a: Assignment, scopes: FileScopes, after: int, before: int) -> bool:
-    """Whether a statement between two writes reads the field (`free(self.buffers)` between
-    `self.buffers += pinned` and `self.buffers = []`), or may through a call: the first write's value
-    was consumed. An update (`x += n`) reads it; a plain write (`x = v`) does not."""
-    if before - after < 2:
-        return False
-    field, root = re.escape(a.field or a.target.rsplit(".", 1)[-1]), re.escape(a.receiver or _root(a.target))
-    mention = re.compile(rf"(?:\.|->|\b){field}\b(?!\s*=(?!=))")
-    # A method of the same object, or a call handed it, may read the field (`self._path = p;
-    # module = self.module_state_dict(); self._path = None`: the callee reads `self._path`).
-    handed = re.compile(rf"\b{root}\s*(?:\.|->)\s*\w+\s*\(|[(,]\s*{root}\s*[,)]")
-    between = scopes.source(after + 1, before - 1)
-    return bool(mention.search(between) or handed.search(between))
-
-
-def _read_by_its_loop(a: Assignment, last: Assignment, scopes: FileScopes | None) -> bool:
-    """`last` sits in a loop that does not hold `a`, and that loop's body reads the field or hands its
-    object to a call: the next iteration consumes each value before `a` resets it after the loop
-    (`ctx.batch_size_offset += n` per micro-batch, `ctx.batch_size_offset = 0` after: dev-scan sample 12,
-    Megatron 629b6150f)."""
-    if scopes is None:
-        return False
-    loops = [sc for sc in scopes.around(last.line) if sc.kind == ScopeKind.LOOP and not sc.holds(a.line)]
-    return bool(loops) and _read_between(last, scopes, loops[0].start - 1, loops[0].end + 1)
 
 
 def _written(a: Assignment, scopes: FileScopes | None) -> str:
