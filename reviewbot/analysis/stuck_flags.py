@@ -10,6 +10,11 @@ already have the same stuck option.
 Not stuck: another `add_argument` of the module that writes the same destination (`--no-x` with
 `dest="x", action="store_false"`), a default that is not the literal bool (`default=None`, a name), a
 `BooleanOptionalAction`, a parser whose `set_defaults` names the destination.
+
+Also here, the option that parses its value with `bool` (`add_argument("--onnx-safe", type=bool)`):
+`bool("False")` and `bool("0")` are `True`, so `--onnx-safe false` turns it on and only an empty
+string turns it off. Not when the action takes no value (`BooleanOptionalAction`, `store_true`, where
+`type` is never applied).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import dataclass
 from reviewbot.analysis.pyast import Texts, changed_python, python_tree
 from reviewbot.analysis.sides import Side
 
-__all__ = ["StuckFlag", "stuck_flags"]
+__all__ = ["BoolTyped", "StuckFlag", "bool_typed", "stuck_flags"]
 
 _STORE = {"store_true": True, "store_false": False}
 
@@ -72,6 +77,44 @@ def _options(tree: ast.Module) -> Iterator[_Option]:
         action = _keyword(node, "action")
         act = action.value if isinstance(action, ast.Constant) and isinstance(action.value, str) else None
         yield _Option(node, flags[0], name, act, _keyword(node, "default"))
+
+
+@dataclass(frozen=True)
+class BoolTyped:
+    path: str
+    line: int  # the `type=bool` keyword's line
+    flag: str
+    dest: str
+    quoted: tuple[tuple[int, str], ...]  # (line, text as written) of the option string and `type=bool`
+
+
+def _bool_typed(tree: ast.Module) -> list[_Option]:
+    out = []
+    for o in _options(tree):
+        typ = _keyword(o.call, "type")
+        if isinstance(typ, ast.Name) and typ.id == "bool" and o.action in (None, "store", "append"):
+            action = _keyword(o.call, "action")
+            if action is None or isinstance(
+                action, ast.Constant
+            ):  # `argparse.BooleanOptionalAction`: no value
+                out.append(o)
+    return out
+
+
+def bool_typed(changed: Iterable[Side], texts: Texts) -> Iterator[BoolTyped]:
+    """The `type=bool` options the change adds (or adds `type=bool` to)."""
+    for s, base_text, head_text, head in changed_python(changed, texts):
+        base = python_tree(base_text)
+        before = {o.flag for o in _bool_typed(base)} if base is not None else set()
+        lines = head_text.split("\n")
+        for o in _bool_typed(head):
+            call = range(o.call.lineno, (o.call.end_lineno or o.call.lineno) + 1)
+            typ = _keyword(o.call, "type")
+            if o.flag in before or typ is None or not s.added.intersection(call):
+                continue
+            numbers = sorted({o.call.args[0].lineno, typ.lineno})
+            quoted = tuple((n, lines[n - 1].strip()) for n in numbers)
+            yield BoolTyped(s.path, typ.lineno, o.flag, o.dest, quoted)
 
 
 def _set_defaults(tree: ast.Module) -> set[str]:

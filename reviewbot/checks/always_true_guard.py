@@ -37,6 +37,8 @@ Flags, on the changed lines, a guard whose value does not depend on the configur
   `add_argument("--x", default=True, action="store_true")` is `True` for every launch, passing it
   changes nothing and no spelling turns it off (a `--no-x` writing the same destination is the way out);
   P3 in a script beside the package (`benchmark/`, `examples/`, `tools/`, `scripts/`);
+- P2: an option that parses its value with `bool` (`add_argument("--onnx-safe", type=bool)`):
+  `bool("false")` is `True`, so `--onnx-safe false` turns it on (P3 beside the package);
 - P1: a preprocessor guard added to a source file on a macro only another source file `#define`s
   (`#ifndef GGML_USE_CUDA_SYCL_VULKAN` in `arg.cpp`, defined in `common.cpp`): each source file is
   compiled alone, so the guard is constant there (`analysis.macro_guards`);
@@ -90,12 +92,13 @@ from reviewbot.analysis.literal_typos import literal_typos
 from reviewbot.analysis.macro_guards import macro_guards
 from reviewbot.analysis.pyast import Texts, side_texts
 from reviewbot.analysis.sides import Side, sides
-from reviewbot.analysis.stuck_flags import stuck_flags
+from reviewbot.analysis.stuck_flags import bool_typed, stuck_flags
 from reviewbot.analysis.truthy_tests import TruthyKind, TruthyTest, truthy_tests
 from reviewbot.analysis.uncalled_calls import uncalled_calls
 from reviewbot.analysis.undefined_names import module_files, registry_path
 from reviewbot.checks.always_true_guard_more import TEXT as _TEXT
 from reviewbot.checks.always_true_guard_more import (
+    bool_typed_finding,
     literal_finding,
     macro_finding,
     stuck_finding,
@@ -341,6 +344,8 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
             yield _holder_truth_finding(held)
         for f in stuck_flags(python, texts):
             yield stuck_finding(f)
+        for b in bool_typed(python, texts):
+            yield bool_typed_finding(b)
         for u in uncalled_calls(python, texts, ctx.change.head_tree):
             yield uncalled_finding(u)
     if ctx.change.head_tree is not None:  # a diff alone: no tree to search for the macro's definitions

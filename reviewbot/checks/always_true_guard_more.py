@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from reviewbot.analysis.literal_typos import LiteralTypo
 from reviewbot.analysis.macro_guards import MacroGuard
-from reviewbot.analysis.stuck_flags import StuckFlag
+from reviewbot.analysis.stuck_flags import BoolTyped, StuckFlag
 from reviewbot.analysis.uncalled_calls import UncalledTest
 from reviewbot.checks.util import beside_package, clip, place, places
 from reviewbot.model.finding import Finding, Severity
@@ -109,4 +109,24 @@ def uncalled_finding(t: UncalledTest) -> Finding:
         evidence=tuple(evidence),
         suggestion=msg("always-true-guard.suggestion.uncalled-call", text=clip(t.text, TEXT)),
         extra=(("field", t.text), ("kind", "uncalled"), ("value", "True")),
+    )
+
+
+def bool_typed_finding(f: BoolTyped) -> Finding:
+    """An option parsed with `bool`: P2 (an operator's `false` turns it on), P3 in a script beside the package."""
+    return Finding.make(
+        rule=id,
+        severity=Severity.P3 if beside_package(f.path) else Severity.P2,
+        path=f.path,
+        line=f.line,
+        anchor=f"bool-type|{f.dest}",
+        title=msg("always-true-guard.title.bool-type", flag=f.flag),
+        evidence=(
+            msg(
+                "always-true-guard.stuck",
+                lines=", ".join(f"`{clip(t, TEXT)}` ({place(f.path, n)})" for n, t in f.quoted),
+            ),
+        ),
+        suggestion=msg("always-true-guard.suggestion.bool-type", flag=f.flag),
+        extra=(("field", f.dest), ("kind", "bool-type"), ("value", "True")),
     )

@@ -156,3 +156,15 @@ def test_a_function_tested_without_its_call_quotes_a_call_of_it(tmp_path: Path) 
     )
     assert guard.suggestion == "Call it: `current_platform.is_cuda()`."
     assert "`is_hip` is always true" in found[17].title
+
+
+def test_an_option_parsed_with_bool_cannot_be_turned_off(tmp_path: Path) -> None:
+    found = _findings("py-bool-type", tmp_path)
+    assert sorted(found) == [11]
+    f = found[11]
+    assert f.severity is Severity.P2
+    assert "`--onnx-safe false` and `--onnx-safe 0` give `True`" in f.title
+    # the option string and the `type=bool` line, as written
+    assert f.evidence == (
+        'As written: `"--onnx-safe",` (engine/args.py:9), `type=bool,` (engine/args.py:11).',
+    )
