@@ -1,5 +1,5 @@
-"""`self.X` reads a change adds where nothing in the repository ever sets or defines `X` (pure, apart
-from searching the head tree).
+"""`self.X` and `args.X` reads a change adds where nothing in the repository ever sets or defines `X`
+(pure, apart from searching the head tree).
 
 pyflakes judges names, not attributes: `if self.decrypted_config_file:` in a new code path raises
 `AttributeError` on its first run when no class ever assigns `decrypted_config_file`. The test is the
@@ -7,14 +7,17 @@ repository's text, not a class model (which would have to follow inheritance acr
 is reported only when the attribute's name appears on no line of the head tree but the change's own
 added lines, and there never as something that sets or defines it (`self.X = ...`, `X: int = ...`, a
 tuple target, `def X`, `class X`, a parameter, a keyword, a quoted `"X"` for `setattr`/`getattr`/a dict).
+The same holds for a command-line namespace (`args.X`, `opts.X`: `args = parser.parse_args()`,
+Megatron's `args = get_args()`), whose attributes are the destinations of registered options: an option
+string counts as its destination (`"--use-foo"` names `use_foo`), and so does a config key or a field.
 
 Not judged: test files, lines over 400 characters, a change with more than 20 such names (generated
 code or a bulk edit), dunder names, methods of a class that inherits from anything but `object` and
 the classes of its own file that are judged (`class Worker(vllm.Worker)`, `nn.Module`, a repository
 base that extends one or defines `__getattr__`: code the search cannot follow may set the attribute),
 and a file that makes attributes on `self` dynamically (defines
-`__getattr__`, calls `setattr(self, ...)`, writes `self.__dict__` or `vars(self)`): those attributes need
-not be written anywhere.
+`__getattr__`, calls `setattr(self, ...)`, writes `self.__dict__` or `vars(self)`, or the same on
+`args`): those attributes need not be written anywhere.
 """
 
 from __future__ import annotations
@@ -33,8 +36,12 @@ from reviewbot.model.change import RepoTree, read_many
 __all__ = ["UnsetAttribute", "unset_attributes"]
 
 _DYNAMIC = re.compile(
-    r"def\s+__getattr(?:ibute)?__|\bsetattr\s*\(\s*self\b|\bself\.__dict__|\bvars\s*\(\s*self\s*\)"
+    r"def\s+__getattr(?:ibute)?__|\bsetattr\s*\(\s*(?:self|args)\b|\b(?:self|args)\.__dict__"
+    r"|\bvars\s*\(\s*(?:self|args)\s*\)"
 )
+# A command-line namespace (`args = parser.parse_args()`, Megatron's `args = get_args()`): its
+# attributes are the destinations of the options the repository registers (`--use-foo` -> `use_foo`).
+_NAMESPACES = frozenset({"args", "opts"})
 _MAX_FILES = 200
 _MAX_LINE = 400  # a longer line is generated or data (a 15,000-term guard), not a hand-written read
 _MAX_NAMES = 20  # more unset names in one change is a bulk edit or generated code: nothing is judged
@@ -47,23 +54,28 @@ class UnsetAttribute:
     name: str  # the attribute, without `self.`
     function: str  # qualified enclosing function ("" at module level)
     text: str  # the source line, stripped
+    receiver: str = "self"  # `self`, or a command-line namespace (`args`)
 
 
-def _reads(tree: ast.AST, added: frozenset[int], inheriting: set[ast.ClassDef]) -> list[tuple[int, str]]:
-    """(line, attribute) of `self.X` loads on added lines, outside the `inheriting` classes."""
+def _reads(tree: ast.AST, added: frozenset[int], inheriting: set[ast.ClassDef]) -> list[tuple[int, str, str]]:
+    """(line, attribute, receiver) of `self.X` loads on added lines outside the `inheriting` classes, and
+    of `args.X` loads of a command-line namespace."""
     skipped = {(c.lineno, c.end_lineno or c.lineno) for c in inheriting}
-    out: list[tuple[int, str]] = []
+    out: list[tuple[int, str, str]] = []
     for node in ast.walk(tree):
-        if (
+        if not (
             isinstance(node, ast.Attribute)
             and isinstance(node.ctx, ast.Load)
             and isinstance(node.value, ast.Name)
-            and node.value.id == "self"
             and node.lineno in added
             and not (node.attr.startswith("__") and node.attr.endswith("__"))
-            and not any(lo <= node.lineno <= hi for lo, hi in skipped)
         ):
-            out.append((node.lineno, node.attr))
+            continue
+        receiver = node.value.id
+        if receiver in _NAMESPACES or (
+            receiver == "self" and not any(lo <= node.lineno <= hi for lo, hi in skipped)
+        ):
+            out.append((node.lineno, node.attr, receiver))
     return sorted(set(out))
 
 
@@ -107,6 +119,7 @@ def _defined(tree: ast.AST) -> set[str]:
             out.add(node.arg)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             out.add(node.value)
+            out.add(_destination(node.value))
         elif isinstance(node, ast.alias):
             out.add((node.asname or node.name).split(".")[-1])
     return out
@@ -137,18 +150,21 @@ def unset_attributes(
         defined |= _defined(module)
         spans = scopes(module)
         lines = text.split("\n")
-        for line, name in _reads(module, s.added, _inheriting(module)):
+        for line, name, receiver in _reads(module, s.added, _inheriting(module)):
             if len(lines[line - 1]) > _MAX_LINE:
                 continue
             fn = function_at(spans, line)
             wanted.setdefault(name, []).append(
-                UnsetAttribute(s.path, line, name, fn, lines[line - 1].strip())
+                UnsetAttribute(s.path, line, name, fn, lines[line - 1].strip(), receiver)
             )
     names = sorted(n for n in wanted if n not in defined)
     if not names or len(names) > _MAX_NAMES:
         return []
     grep = getattr(tree, "grep", None)
-    found = grep(names) if callable(grep) else None
+    # an option registers `use_foo` as `--use-foo`
+    found = (
+        grep(sorted({*names, *(n.replace("_", "-") for n in names if "_" in n)})) if callable(grep) else None
+    )
     if found is None or len(found) > _MAX_FILES:
         return []  # too many files name them to read: an unread one may set them
     elsewhere = _named_elsewhere(
@@ -164,7 +180,7 @@ def _named_elsewhere(
 ) -> set[str]:
     """The names some file writes on a line the change did not add (or, in another file, anywhere)."""
     out: set[str] = set()
-    word = re.compile(r"[A-Za-z_]\w*")
+    word = re.compile(r"[A-Za-z_][\w-]*")
     for path, body in texts.items():
         if not body:
             continue
@@ -172,5 +188,11 @@ def _named_elsewhere(
         for n, line in enumerate(body.split("\n"), start=1):
             if n in added:
                 continue
-            out |= names & set(word.findall(line))
+            words = word.findall(line)
+            out |= names & {w for part in words for w in (*part.split("-"), _destination(part))}
     return out
+
+
+def _destination(text: str) -> str:
+    """argparse's destination for an option string: `--use-foo` -> `use_foo`."""
+    return text.lstrip("-").replace("-", "_")

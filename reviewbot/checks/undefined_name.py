@@ -6,7 +6,8 @@ names the head has and the base lacks (compared by name and enclosing function, 
 lines the change added, or on lines it kept when it removed the line that bound the name (an import
 deleted, or moved into one function while other functions still use the name). Also reports an attribute of an environment registry module
 (`envs.SGLANG_FOO` with `envs` bound to sglang's `environ.py` or vllm's `envs.py`) whose name the
-registry module does not contain at all; and a `self.X` read on an added line whose attribute name
+registry module does not contain at all; and a `self.X` read (or `args.X` of a command-line namespace:
+no option registers `--x`) on an added line whose attribute name
 no line of the head tree but the change's own sets, defines or even names (`analysis.unset_attributes`:
 `AttributeError` on the first run).
 
@@ -158,8 +159,12 @@ def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
     )
 
 
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
 def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]]) -> Finding:
-    """A `self.X` read nothing sets: P0 on a start-up path as for names, P1 elsewhere."""
+    """A `self.X` / `args.X` read nothing sets: P0 on a start-up path as for names, P1 elsewhere."""
     start_up = _start_up(UndefinedName(a.path, a.line, a.name, a.function, a.text), derived)
     where = (
         msg("undefined-name.at-import") if not a.function else msg("undefined-name.in", function=a.function)
@@ -169,13 +174,17 @@ def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]]) -> Find
         severity=Severity.P0 if start_up else Severity.P1,
         path=a.path,
         line=a.line,
-        anchor=f"{a.function}|self.{a.name}",
-        title=msg("undefined-name.title.attribute", name=a.name, where=where),
+        anchor=f"{a.function}|{a.receiver}.{a.name}",
+        title=msg("undefined-name.title.attribute", name=a.name, receiver=a.receiver, where=where),
         evidence=(
             msg("undefined-name.line", place=place(a.path, a.line), text=clip(a.text, 100), where=where),
             msg("undefined-name.attribute", name=a.name),
         ),
-        suggestion=msg("undefined-name.suggestion.attribute", name=a.name),
+        suggestion=(
+            msg("undefined-name.suggestion.attribute", name=a.name)
+            if a.receiver == "self"
+            else msg("undefined-name.suggestion.option", name=a.name, receiver=a.receiver, flag=_flag(a.name))
+        ),
         extra=(("field", a.name), ("function", a.function), ("start_up", str(start_up).lower())),
     )
 

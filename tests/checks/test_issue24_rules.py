@@ -151,3 +151,14 @@ def test_a_registry_attribute_the_registry_lacks_is_an_attribute_error(tmp_path:
         "`ENGINE_PREFETCH_PAGES`: `AttributeError` when the line runs."
     )
     assert "NameError" not in f.title and "AttributeError" in f.localized("zh").title
+
+
+def test_a_namespace_read_no_option_registers_names_the_option_to_add(tmp_path: Path) -> None:
+    found = [
+        f
+        for f in review_case(FIXTURES / "undefined-name" / "py-unset-option", tmp_path / "repo")
+        if f.rule == "undefined-name"
+    ]
+    assert [(f.line, f.severity.value) for f in found] == [(8, "P0")]  # `setup` builds the configuration
+    assert found[0].title.startswith("`args.use_fused_rope` is read in `setup`")
+    assert 'add_argument("--use-fused-rope", ...)' in found[0].suggestion
