@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reviewbot.analysis.envs.typos import mixed_case, one_edit
-from reviewbot.analysis.removals.named_flags import defined_flags, dest
+from reviewbot.analysis.removals.named_flags import defined_flags, dest, in_comment
 from reviewbot.checks.registry import CHECKS
 from tests.checks.fixtures import FIXTURES, review_case
 
@@ -162,3 +162,22 @@ def test_a_namespace_read_no_option_registers_names_the_option_to_add(tmp_path: 
     assert [(f.line, f.severity.value) for f in found] == [(8, "P0")]  # `setup` builds the configuration
     assert found[0].title.startswith("`args.use_fused_rope` is read in `setup`")
     assert 'add_argument("--use-fused-rope", ...)' in found[0].suggestion
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "commented"),
+    [
+        ("run.sh", "# Check if --old is in the arguments", True),
+        ("run.sh", "python train.py --old  # the old way", False),  # the command passes it
+        ("run.sh", 'echo "# --old"', False),  # inside a string
+        ("run.sh", "n=$# ; run --old", False),  # `$#` is no comment
+        ("cfg.yaml", "args: --old  # legacy", False),
+        ("train.py", "# parser passes --old", True),
+        ("arg.cpp", "// --old was renamed", True),
+        ("arg.cpp", " * the --old flag", True),  # a block comment's line
+        ("arg.cpp", 'printf("--old // x");', False),
+        ("README.md", "# --old", False),  # a Markdown heading, not a comment
+    ],
+)
+def test_a_flag_named_only_in_a_comment(path: str, line: str, commented: bool) -> None:
+    assert in_comment(path, line, line.index("--old")) is commented
