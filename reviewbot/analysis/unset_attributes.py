@@ -160,11 +160,7 @@ def unset_attributes(
     names = sorted(n for n in wanted if n not in defined)
     if not names or len(names) > _MAX_NAMES:
         return []
-    grep = getattr(tree, "grep", None)
-    # an option registers `use_foo` as `--use-foo`
-    found = (
-        grep(sorted({*names, *(n.replace("_", "-") for n in names if "_" in n)})) if callable(grep) else None
-    )
+    found = _files_naming(tree, names)
     if found is None or len(found) > _MAX_FILES:
         return []  # too many files name them to read: an unread one may set them
     elsewhere = _named_elsewhere(
@@ -173,6 +169,16 @@ def unset_attributes(
         own,
     )
     return [u for n in names if n not in elsewhere for u in wanted[n][:1]]
+
+
+def _files_naming(tree: RepoTree, names: list[str]) -> set[str] | None:
+    """The head tree's files that name one of `names`, or an option spelling of one (`use_foo` is
+    registered as `--use-foo`); None when the tree cannot search."""
+    grep = getattr(tree, "grep", None)
+    if not callable(grep):
+        return None
+    found: set[str] | None = grep(sorted({*names, *(n.replace("_", "-") for n in names if "_" in n)}))
+    return found
 
 
 def _named_elsewhere(

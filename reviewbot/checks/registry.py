@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from reviewbot.checks import (
     always_true_guard,
+    arg_value_not_consumed,
     comment_guard_mismatch,
     config_key_removed,
     default_changed,
     defaults_raise,
     derivation_drift,
     derivation_overridden,
+    double_argv_increment,
     duplicated_predicate,
     env_name_typo,
     env_switch_renamed,
@@ -70,6 +72,8 @@ RULES: tuple[Check, ...] = (
     stale_doc_default,
     defaults_raise,
     unguarded_optional_import,
+    double_argv_increment,
+    arg_value_not_consumed,
 )
 
 CHECKS: dict[str, Check] = {r.id: r for r in RULES}
