@@ -9,6 +9,7 @@ from __future__ import annotations
 from reviewbot.checks import (
     always_true_guard,
     arg_value_not_consumed,
+    choices_exclude_default,
     comment_guard_mismatch,
     config_key_removed,
     default_changed,
@@ -74,6 +75,7 @@ RULES: tuple[Check, ...] = (
     unguarded_optional_import,
     double_argv_increment,
     arg_value_not_consumed,
+    choices_exclude_default,
 )
 
 CHECKS: dict[str, Check] = {r.id: r for r in RULES}

@@ -181,3 +181,17 @@ def test_a_namespace_read_no_option_registers_names_the_option_to_add(tmp_path: 
 )
 def test_a_flag_named_only_in_a_comment(path: str, line: str, commented: bool) -> None:
     assert in_comment(path, line, line.index("--old")) is commented
+
+
+def test_a_default_outside_the_choices_names_where_both_are_set(tmp_path: Path) -> None:
+    found = {
+        f.path: f
+        for f in review_case(FIXTURES / "choices-exclude-default" / "py-server-args", tmp_path / "repo")
+        if f.rule == "choices-exclude-default"
+    }
+    server, bench = found["engine/server_args.py"], found["benchmarks/bench_moe.py"]
+    assert (server.severity.value, bench.severity.value) == ("P2", "P3")
+    assert server.evidence == (
+        'The choices at engine/server_args.py:25: `choices=["mxfp4", "bf16"],`.',
+        'The default comes from engine/server_args.py:10: `flashinfer_mxfp4_moe_precision: Literal["default", "bf16"] = "default"`.',
+    )
