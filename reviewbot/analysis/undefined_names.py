@@ -139,11 +139,37 @@ def _pyflakes_undefined(tree: ast.Module, path: str) -> list[tuple[str, int]]:
     from pyflakes import checker, messages  # imported here: only Python changes need it
 
     found = checker.Checker(tree, filename=path)
+    unevaluated = _unevaluated_annotations(tree)
     return [
         (str(m.message_args[0]), int(m.lineno))
         for m in found.messages
-        if isinstance(m, messages.UndefinedName)
+        if isinstance(m, messages.UndefinedName) and (int(m.lineno), int(m.col)) not in unevaluated
     ]
+
+
+def _unevaluated_annotations(tree: ast.Module) -> set[tuple[int, int]]:
+    """(line, column) of the names inside annotations Python never evaluates: every annotation of a
+    module with `from __future__ import annotations` (PEP 563), and in any module the annotation of a
+    local variable (`x: Foo = ...` in a function body). A name used only there raises nothing at run
+    time (dev-scan sample 13: `Module` and `MoeRunnerConfig` in signatures under the future import)."""
+    future = any(
+        isinstance(n, ast.ImportFrom)
+        and n.module == "__future__"
+        and any(a.name == "annotations" for a in n.names)
+        for n in tree.body
+    )
+    roots: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if future:
+                args = node.args
+                every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+                roots += [a.annotation for a in every if a is not None and a.annotation is not None]
+                roots += [node.returns] if node.returns is not None else []
+            roots += [st.annotation for st in ast.walk(node) if isinstance(st, ast.AnnAssign)]
+        elif future and isinstance(node, ast.AnnAssign):
+            roots.append(node.annotation)
+    return {(n.lineno, n.col_offset) for r in roots for n in ast.walk(r) if isinstance(n, ast.Name)}
 
 
 def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName]:

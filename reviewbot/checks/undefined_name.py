@@ -25,7 +25,9 @@ Not flagged: C++ (the compiler rejects an undeclared name), a name the base alre
 the same function or on a line the change removed (a use moved with the bug it had, from this file or
 another changed or deleted one: `utils.py` split into `tools/utils.py`), names pyflakes cannot judge (a module with `from x import *`, or one that binds names through its own
 namespace: `__G = locals(); for m in ModelType: __G[m.name] = ...`), a name written only inside a string
-(a string annotation `-> "CausalLMBatch"`, a dtype `"float32"`: never evaluated; f-string fields count).
+(a string annotation `-> "CausalLMBatch"`, a dtype `"float32"`: never evaluated; f-string fields count),
+a name used only in annotations Python never evaluates (every annotation under `from __future__ import
+annotations`, a local variable's annotation anywhere: dev-scan sample 13).
 
 ## Why is this bad?
 Python finds an unbound name only when the line runs. A branch that only some options reach (a new
