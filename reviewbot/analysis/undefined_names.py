@@ -53,7 +53,8 @@ class UndefinedName:
     unbound_by: tuple[int, str] | None = None
     # Where the use runs (`use_reach`): "" on every pass through its function, "conditional" only on some
     # (in the body of an `if` / `while`, an `except` clause, a branch of a conditional expression), "message" only when building the
-    # message of a failing `assert` or of a `raise` (the error is raised either way, as a `NameError`).
+    # message of a failing `assert` or of a `raise` (the error is raised either way, as a `NameError`),
+    # "self-test" in a source module's `test*` function only its `__main__` block calls.
     reach: str = ""
 
 
@@ -83,8 +84,47 @@ def use_reach(tree: ast.AST, name: str, lines: Iterable[int]) -> str:
         reaches.append(reach)
     for r in ("", "conditional", "message"):
         if r in reaches:
-            return r
+            return "self-test" if r != "message" and _self_test(tree, lines) else r
     return ""
+
+
+def _self_test(tree: ast.AST, lines: Iterable[int]) -> bool:
+    """Every use sits in a module-level function named `test*` / `_test*` that the module calls only
+    from its `if __name__ == "__main__":` block: a source module's self-test, which neither serving nor
+    the test suite runs (dev-scan sample 13: sglang's `test_build_tree_kernel_efficient`)."""
+    if not isinstance(tree, ast.Module):
+        return False
+    functions = [f for f in tree.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+    tests = {f.name: f for f in functions if f.name.lstrip("_").startswith("test")}
+    holders = set()
+    for line in lines:
+        f = next((f for f in tests.values() if f.lineno <= line <= (f.end_lineno or f.lineno)), None)
+        if f is None:
+            return False
+        holders.add(f.name)
+    main = [st for st in tree.body if isinstance(st, ast.If) and _is_main_test(st.test)]
+    called_in_main = {
+        n.id for st in main for n in ast.walk(st) if isinstance(n, ast.Name) and n.id in holders
+    }
+    elsewhere = {
+        n.id
+        for st in tree.body
+        if st not in main
+        and not (isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef) and st.name in holders)
+        for n in ast.walk(st)
+        if isinstance(n, ast.Name) and n.id in holders
+    }
+    return holders <= called_in_main and not elsewhere
+
+
+def _is_main_test(test: ast.expr) -> bool:
+    """`__name__ == "__main__"` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides) and any(
+        isinstance(x, ast.Constant) and x.value == "__main__" for x in sides
+    )
 
 
 def scopes(tree: ast.AST) -> list[tuple[int, int, str]]:

@@ -19,7 +19,9 @@ that path raises. P2 when that conditional use is a logging statement off the st
 output_attentions: logger.warning_once(...)` in a model's `forward`, `logger` never bound): the rare path
 meant to warn raises instead (dev-scan sample 10 judged such a P1 a lint-level bug); in a constructor or
 config builder the configuration that takes the branch fails to start, which stays P1. P3 when the name only builds the message of a
-failing `assert` or of a `raise`: the error comes anyway, as a `NameError` instead of the intended one.
+failing `assert` or of a `raise`: the error comes anyway, as a `NameError` instead of the intended one;
+P3 too in a source module's self-test (a module-level `test*` function only its `if __name__ ==
+"__main__":` block calls: neither serving nor the test suite runs it; dev-scan sample 13).
 
 Not flagged: C++ (the compiler rejects an undeclared name), a name the base already left undefined in
 the same function or on a line the change removed (a use moved with the bug it had, from this file or
@@ -104,7 +106,7 @@ def _severity(u: UndefinedName, start_up: bool) -> Severity:
     """P0 when every start passes the use; P1 when only some configurations reach it (a condition around
     it) or it is off the start-up path; P2 when that conditional use is a logging statement off the
     start-up path; P3 when it only builds the message of an error raised anyway."""
-    if u.reach == "message":
+    if u.reach in ("message", "self-test"):
         return Severity.P3
     if u.reach == "conditional" and _log_line(u) and not start_up:
         # on the start-up path the configuration that takes the branch fails to start: still P1 (a

@@ -195,3 +195,13 @@ def test_a_default_outside_the_choices_names_where_both_are_set(tmp_path: Path) 
         'The choices at engine/server_args.py:25: `choices=["mxfp4", "bf16"],`.',
         'The default comes from engine/server_args.py:10: `flashinfer_mxfp4_moe_precision: Literal["default", "bf16"] = "default"`.',
     )
+
+
+def test_a_source_modules_self_test_is_a_note(tmp_path: Path) -> None:
+    found = [
+        f
+        for f in review_case(FIXTURES / "undefined-name" / "py-self-test", tmp_path / "repo")
+        if f.rule == "undefined-name"
+    ]
+    assert [(f.line, f.severity.value) for f in found] == [(12, "P3")]
+    assert any('`if __name__ == "__main__":`' in e for e in found[0].evidence)
