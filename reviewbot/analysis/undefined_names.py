@@ -94,27 +94,34 @@ def _self_test(tree: ast.AST, lines: Iterable[int]) -> bool:
     the test suite runs (dev-scan sample 13: sglang's `test_build_tree_kernel_efficient`)."""
     if not isinstance(tree, ast.Module):
         return False
-    functions = [f for f in tree.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
-    tests = {f.name: f for f in functions if f.name.lstrip("_").startswith("test")}
-    holders = set()
+    tests = [
+        f
+        for f in tree.body
+        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and f.name.lstrip("_").startswith("test")
+    ]
+    holders: set[str] = set()
     for line in lines:
-        f = next((f for f in tests.values() if f.lineno <= line <= (f.end_lineno or f.lineno)), None)
+        f = next((f for f in tests if f.lineno <= line <= (f.end_lineno or f.lineno)), None)
         if f is None:
             return False
         holders.add(f.name)
+    return _called_only_from_main(tree, holders)
+
+
+def _called_only_from_main(tree: ast.Module, names: set[str]) -> bool:
+    """Each of `names` is named in the module's `__main__` block and nowhere else but its own def."""
     main = [st for st in tree.body if isinstance(st, ast.If) and _is_main_test(st.test)]
-    called_in_main = {
-        n.id for st in main for n in ast.walk(st) if isinstance(n, ast.Name) and n.id in holders
-    }
-    elsewhere = {
-        n.id
+    rest = [
+        st
         for st in tree.body
         if st not in main
-        and not (isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef) and st.name in holders)
-        for n in ast.walk(st)
-        if isinstance(n, ast.Name) and n.id in holders
-    }
-    return holders <= called_in_main and not elsewhere
+        and not (isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef) and st.name in names)
+    ]
+
+    def named(statements: list[ast.stmt]) -> set[str]:
+        return {n.id for st in statements for n in ast.walk(st) if isinstance(n, ast.Name) and n.id in names}
+
+    return names <= named(main) and not named(rest)
 
 
 def _is_main_test(test: ast.expr) -> bool:
