@@ -118,7 +118,7 @@ def _called_only_from_main(tree: ast.Module, names: set[str]) -> bool:
         and not (isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef) and st.name in names)
     ]
 
-    def named(statements: list[ast.stmt]) -> set[str]:
+    def named(statements: Iterable[ast.stmt]) -> set[str]:
         return {n.id for st in statements for n in ast.walk(st) if isinstance(n, ast.Name) and n.id in names}
 
     return names <= named(main) and not named(rest)
