@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
@@ -55,6 +55,7 @@ class UnsetAttribute:
     function: str  # qualified enclosing function ("" at module level)
     text: str  # the source line, stripped
     receiver: str = "self"  # `self`, or a command-line namespace (`args`)
+    more: tuple[str, ...] = ()  # other unset attributes the same function reads on the same receiver
 
 
 def _reads(tree: ast.AST, added: frozenset[int], inheriting: set[ast.ClassDef]) -> list[tuple[int, str, str]]:
@@ -168,7 +169,19 @@ def unset_attributes(
         set(names),
         own,
     )
-    return [u for n in names if n not in elsewhere for u in wanted[n][:1]]
+    return _grouped([u for n in names if n not in elsewhere for u in wanted[n][:1]])
+
+
+def _grouped(found: list[UnsetAttribute]) -> list[UnsetAttribute]:
+    """One per function and receiver: its first read, naming the other unset attributes read there
+    (`args.gen_num_groups`, `args.gen_prompts_per_group`, ... of one renamed option group are one slip)."""
+    groups: dict[tuple[str, str, str], list[UnsetAttribute]] = {}
+    for u in sorted(found, key=lambda u: (u.path, u.line, u.name)):
+        groups.setdefault((u.path, u.function, u.receiver), []).append(u)
+    return [
+        replace(g[0], more=tuple(dict.fromkeys(u.name for u in g[1:] if u.name != g[0].name)))
+        for g in groups.values()
+    ]
 
 
 def _files_naming(tree: RepoTree, names: list[str]) -> set[str] | None:

@@ -183,6 +183,16 @@ def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]]) -> Find
         evidence=(
             msg("undefined-name.line", place=place(a.path, a.line), text=clip(a.text, 100), where=where),
             msg("undefined-name.attribute", name=a.name),
+            *(
+                (
+                    msg(
+                        "undefined-name.attribute-more",
+                        names=", ".join(f"`{a.receiver}.{n}`" for n in a.more),
+                    ),
+                )
+                if a.more
+                else ()
+            ),
         ),
         suggestion=(
             msg("undefined-name.suggestion.attribute", name=a.name)

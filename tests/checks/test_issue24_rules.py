@@ -162,6 +162,7 @@ def test_a_namespace_read_no_option_registers_names_the_option_to_add(tmp_path: 
     assert [(f.line, f.severity.value) for f in found] == [(8, "P0")]  # `setup` builds the configuration
     assert found[0].title.startswith("`args.use_fused_rope` is read in `setup`")
     assert 'add_argument("--use-fused-rope", ...)' in found[0].suggestion
+    assert found[0].evidence[-1] == "The same function reads, equally unset: `args.fused_rope_theta`."
 
 
 @pytest.mark.parametrize(
