@@ -92,7 +92,12 @@ def callee_parts(callee: str) -> tuple[str, ...]:
 
 _LOG_NAMES = frozenset({"log", "LOG", "printf", "fprintf", "print", "puts", "warn", "warning"})
 _LOG_RECEIVERS = frozenset({"logger", "logging", "log", "_logger", "LOGGER", "_LOGGER", "warnings"})
-_LOG_MACRO = re.compile(r"(?:RTP_LLM_LOG|FT_LOG|LOG_|VLOG|DLOG)\w*|\w+_LOG(?:_\w+)?")
+# Log macros: `LOG_WARN`, `RTP_LLM_LOG_INFO`, `GGML_LOG_WARN`, and a component's own level macros in
+# capitals (llama.cpp server's `SRV_WRN` / `SLT_DBG`, dev-scan sample 13: a logged fallback read as unlogged).
+_LOG_MACRO = re.compile(
+    r"(?:RTP_LLM_LOG|FT_LOG|LOG_|VLOG|DLOG)\w*|\w+_LOG(?:_\w+)?"
+    r"|(?!RAISE|THROW|CHECK|ASSERT)[A-Z][A-Z0-9]*_(?:WRN|WARN|WARNING|INF|INFO|ERR|ERROR|DBG|DEBUG|TRACE)"
+)
 
 
 # A project's own log helpers are named after the verb with a qualifier: Megatron's `warn_rank_0` /
