@@ -32,6 +32,9 @@ of its own loop or block (`for (auto* r : firsts) r->status = run(r);` then
 Nor a reset after a loop whose body reads what it wrote there (`ctx->batch_offset += n` per
 micro-batch, read by the next iteration's `forward(ctx, ...)`, then `ctx->batch_offset = 0` after the
 loop): each value was consumed (dev-scan sample 12).
+Nor an initial value the earlier write only fills in while the field is unset (`if not hasattr(state,
+"last_event_time"): state.last_event_time = timer()`), read before the later write replaces it (an
+interval timer: dev-scan sample 13).
 
 Titles and evidence quote the code as written (`result->stage_status = grpc::Status(0, "ok")`), and
 the suggestion is in the file's language.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from reviewbot.analysis.writes.scopes import FileScopes, ScopeKind
+from reviewbot.lang.common import has_word
 from reviewbot.lang.facts import Assignment
 
 __all__ = ["consumed"]
@@ -13,7 +14,23 @@ __all__ = ["consumed"]
 
 def consumed(a: Assignment, last: Assignment, scopes: FileScopes | None) -> bool:
     """`last`'s value was consumed before `a` replaced it: cleared after a use, or read by its loop."""
-    return _cleared_after_use(a, last, scopes) or _read_by_its_loop(a, last, scopes)
+    return (
+        _cleared_after_use(a, last, scopes)
+        or _read_by_its_loop(a, last, scopes)
+        or _filled_in_then_read(a, last, scopes)
+    )
+
+
+def _filled_in_then_read(a: Assignment, last: Assignment, scopes: FileScopes | None) -> bool:
+    """`last` only fills the field in while it is unset (its guard names the field: `if not
+    hasattr(state, "last_event_time")`, `if x.t is None`), and a statement before `a` reads it: an
+    initial value used, then replaced (an interval timer: dev-scan sample 13, torchtitan b2cd149f6)."""
+    return (
+        scopes is not None
+        and last.guard is not None
+        and has_word(last.guard_text, last.field or last.target.rsplit(".", 1)[-1])
+        and _read_between(a, scopes, last.stmt_end or last.line, a.line)
+    )
 
 
 def _root(target: str) -> str:
