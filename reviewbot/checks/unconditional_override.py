@@ -24,7 +24,9 @@ is a lambda registered for `"--option"`).
 An environment setting of the project (a variable the repository reads, named with the project's own
 prefix, `SGLANG_`, `VLLM_`) that a line the change adds writes (`os.environ["SGLANG_X"] = ...`,
 `envs.SGLANG_X.set(...)`) without reading it first (`os.environ.setdefault`, `if not envs.X.is_set()`)
-replaces what the operator exported: flagged too (`analysis.writes.env_overwrites`), unless every read of
+replaces what the operator exported: flagged too (`analysis.writes.env_overwrites`), except in a script
+beside the package (`examples/`, `benchmarks/`, `tools/`: the script configures the engine it starts, as
+a command line would; dev-scan sample 13, two such P2s judged wrong), and unless every read of
 it is new in the change (a channel it opens to its own workers: nobody exported it before).
 
 A Python field that is a command-line option of the same file (`parser.add_argument("--use-x")`,
@@ -100,6 +102,7 @@ from reviewbot.checks.override_options import option_scopes, overridden_option
 from reviewbot.checks.util import (
     MAX_TITLE,
     assignment_anchor,
+    beside_package,
     clip,
     field_owner,
     is_builder,
@@ -301,8 +304,11 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     heads = {f.path: f.head_text for f in ctx.change.files}
     bases = {f.old_path: f.base_text for f in ctx.change.files if f.old_path is not None}
     for w in env_overwrites(list(by_path.values()), heads, ctx.index, ctx.change.head_tree, bases):
-        if f"{w.path}:{w.line}" not in seen:  # the derivation's own finding already names the write
-            yield _env_finding(w)
+        if f"{w.path}:{w.line}" in seen:  # the derivation's own finding already names the write
+            continue
+        if beside_package(w.path):
+            continue  # an example or benchmark script configuring the engine it starts: its own setting
+        yield _env_finding(w)
 
 
 def _env_finding(w: ExplicitWrite) -> Finding:
