@@ -54,7 +54,6 @@ row with the switch set in the derivation's test.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from reviewbot.analysis.coupled.switches import Consumer, CoupledField, coupled_fields
@@ -62,7 +61,7 @@ from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach.configs import describe_reach
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.missing_tests import rows_to_pin
-from reviewbot.checks.util import assignment_anchor, place, short_function
+from reviewbot.checks.util import assignment_anchor, is_platform_atom, place, short_function
 from reviewbot.lang.facts import Assignment, Lang
 from reviewbot.model.finding import Finding, Location, Severity
 from reviewbot.model.messages import Message, clauses, listing, msg
@@ -293,20 +292,12 @@ def _extra(a: Assignment, lost: list[CoupledField]) -> list[tuple[str, str]]:
     return extra
 
 
-# A test of the platform or of what is installed: `is_cuda_available()`, `is_hip()`, `torch.cuda.is_available()`,
-# `flash_attn_available()`, `HAS_TRITON`, `sm_version >= 90`, `is_sm100_supported()`.
-_PLATFORM = re.compile(
-    r"(?i)^!?\s*(?:not\s+)?(?:[\w.]+\.)?(?:is_\w*(?:available|supported|cuda|hip|rocm|npu|xpu|mps|cpu|sm\d*\w*)"
-    r"|\w*_available|\w*_supported)\s*(?:\(\s*\))?$|^!?\s*(?:not\s+)?HAS_[A-Z0-9_]+$"
-)
-
-
 def platform_guard(d: ChangedDerivation) -> bool:
     """Every atom of the guard tests the platform or what is installed: where it holds, the skipped
     code cannot run at all, so no configuration loses a switch to the rule that it had not lost already."""
     g = d.head.guard
     atoms = [atom.text for atom in g.atoms()] if g is not None else []
-    return bool(atoms) and all(_PLATFORM.match(t.strip()) for t in atoms)
+    return bool(atoms) and all(is_platform_atom(t) for t in atoms)
 
 
 def run(ctx: CheckContext) -> Iterable[Finding]:
