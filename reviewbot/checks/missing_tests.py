@@ -98,6 +98,7 @@ from reviewbot.checks.missing_tests_search import (
     definitions,
     has_rows,
     new_file,
+    platform_narrowed,
     practice,
     searched,
     severity_for,
@@ -108,7 +109,6 @@ from reviewbot.checks.util import (
     MAX_TITLE,
     assignment_anchor,
     clip,
-    is_platform_atom,
     moved_from_elsewhere,
     moved_unchanged,
     moved_writes,
@@ -291,24 +291,6 @@ def _judge(ctx: CheckContext) -> Iterator[tuple[_Untested, bool]]:
 _RANK = {"production": 0, "opt-in": 1, "none": 2}
 
 
-def _platform_narrowed(d: ChangedDerivation) -> bool:
-    """The change only added platform tests to the guard of a write it kept (`if is_sm100_supported():`
-    becoming `if is_cuda() and is_sm100_supported():`, same value): the rows it changes are those of
-    another platform, which a test run on one machine cannot pin (dev-scan sample 13, sglang
-    1c1f8a118: judged a nit at most)."""
-    if d.head.guard is None:
-        return False
-    head = {atom.text.strip() for atom in d.head.guard.atoms()}
-    for b in d.base:
-        if b.value.strip() != d.head.value.strip():
-            continue
-        before = {atom.text.strip() for atom in b.guard.atoms()} if b.guard is not None else set()
-        added = head - before
-        if before <= head and added and all(is_platform_atom(t) for t in added):
-            return True
-    return False
-
-
 def _by_function(
     ctx: CheckContext, who_reaches: dict[tuple[str, int, str, str], Population]
 ) -> dict[tuple[str, str], list[ChangedDerivation]]:
@@ -319,7 +301,7 @@ def _by_function(
         who = who_reaches.get(_key(d))
         if who is None or who.kind == "none":
             continue  # nothing new to pin: a rename, a pass-through, rows equal to the old ones
-        if _platform_narrowed(d):
+        if platform_narrowed(d):
             continue  # rows that differ only on another platform: a CI run on one cannot pin them
         functions.setdefault((d.head.path, d.head.function or ""), []).append(d)
     for group in functions.values():

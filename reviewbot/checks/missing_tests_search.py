@@ -15,14 +15,14 @@ from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach.families import model_families
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.pinning import constant
-from reviewbot.checks.util import is_builder, short_function
+from reviewbot.checks.util import is_builder, is_platform_atom, short_function
 from reviewbot.lang.index import TestRef, is_test_path
 from reviewbot.model.change import FileStatus
 from reviewbot.model.finding import Severity
 
 __all__ = [
     "ChangedTest", "changed_tests", "definitions", "guard_inputs", "has_rows", "mentions", "names_model", "new_file",
-    "practice", "searched", "severity_for", "tested_by_change",
+    "platform_narrowed", "practice", "searched", "severity_for", "tested_by_change",
 ]  # fmt: skip
 
 _NOISE = frozenset({"self", "this", "config", "cfg", "True", "False", "None", "not", "and", "or"})
@@ -185,3 +185,21 @@ def tested_by_change(tests: list[ChangedTest], names: list[str], open_: list[Cha
     """A test the change adds or edits mentions the names, or loads a checkpoint of a guard's model."""
     models = [m for g in open_ for m in model_families(g.head.guard)[0]]
     return bool(mentions(tests, names) or names_model(tests, models))
+
+
+def platform_narrowed(d: ChangedDerivation) -> bool:
+    """The change only added platform tests to the guard of a write it kept (`if is_sm100_supported():`
+    becoming `if is_cuda() and is_sm100_supported():`, same value): the rows it changes are those of
+    another platform, which a test run on one machine cannot pin (dev-scan sample 13, sglang
+    1c1f8a118: judged a nit at most)."""
+    if d.head.guard is None:
+        return False
+    head = {atom.text.strip() for atom in d.head.guard.atoms()}
+    for b in d.base:
+        if b.value.strip() != d.head.value.strip():
+            continue
+        before = {atom.text.strip() for atom in b.guard.atoms()} if b.guard is not None else set()
+        added = head - before
+        if before <= head and added and all(is_platform_atom(t) for t in added):
+            return True
+    return False
