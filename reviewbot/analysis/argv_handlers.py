@@ -57,7 +57,7 @@ class ArgvKind(str, Enum):
 class ArgvSlip:
     kind: ArgvKind
     path: str
-    line: int  # the read past the value (double); the commented-out read, else the handler's `if` (not consumed)
+    line: int  # the read past the value (double); the commented-out read (not consumed)
     options: tuple[str, ...]  # the option strings, as written
     text: str  # that line, stripped
     handler_line: int
@@ -66,7 +66,7 @@ class ArgvSlip:
 
 
 _HEAD = re.compile(
-    r"(?:\bif\s*\()((?:\s*(?:\|\|)?\s*(?:arg\s*==\s*\"-[^\"]*\"|\"-[^\"]*\"\s*==\s*arg"
+    r"(?:\bif\s*\()((?:(?:\s*\|\|)?\s*(?:arg\s*==\s*\"-[^\"]*\"|\"-[^\"]*\"\s*==\s*arg"
     r"|strcmp\s*\(\s*argv\s*\[\s*i\s*\]\s*,\s*\"-[^\"]*\"\s*\)\s*==\s*0))+)\s*\)\s*\{"
 )
 _OPTION = re.compile(r"\"(-[^\"]*)\"")
@@ -79,20 +79,27 @@ _OTHER_WRITE = re.compile(r"\bi\s*(?:=(?!=)|-=|\+=\s*(?!1\b))|--\s*i\b|\bi\s*--"
 _HANDED = re.compile(r"[(,]\s*i\s*[,)]")
 
 
-def _blank_comments(text: str) -> str:
-    """`text` with comments and string contents blanked, newlines and offsets kept."""
+_TOKENS = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])'", re.S)
+
+
+def _blank_comments(text: str, strings: bool = True) -> str:
+    """`text` with comments (and, with `strings`, string and character literal contents) blanked,
+    newlines and offsets kept."""
 
     def blank(m: re.Match[str]) -> str:
         s = m.group(0)
         if s.startswith("/"):
             return re.sub(r"[^\n]", " ", s)
+        if not strings:
+            return s
         return s[0] + re.sub(r"[^\n]", " ", s[1:-1]) + s[-1]
 
-    return re.sub(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"", blank, text, flags=re.S)
+    return _TOKENS.sub(blank, text)
 
 
 def _advancing_macros(text: str) -> set[str]:
-    return {m.group(1) for m in _DEFINE.finditer(text) if _ADVANCES.search(m.group(2))}
+    joined = re.sub(r"\\\n", " ", text)  # a `#define` continued over lines with `\`
+    return {m.group(1) for m in _DEFINE.finditer(joined) if _ADVANCES.search(m.group(2))}
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,11 @@ def _line(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+# A statement that is only a capitalised macro (`CHECK_ARG`, `NEXT_ARG();`): one this file does not
+# define may advance `i` in a header.
+_MACRO_STATEMENT = re.compile(r"(?:^|[;{}])\s*([A-Z][A-Z0-9_]{2,})\s*(?:\(\s*\))?\s*;?\s*(?=$|[\n}])", re.M)
+
+
 def _by_options(text: str) -> dict[tuple[str, ...], int]:
     """How many values each handler of a revision takes (plain walks only)."""
     code = _blank_comments(text)
@@ -175,8 +187,9 @@ def _commented_read(text: str, code: str, h: _Handler) -> int | None:
     """The line of a commented-out `argv` read in the handler (`//params.x = argv[++i];`): where the
     value stopped being consumed."""
     lo, hi = h.body
+    comments_only = _blank_comments(text[lo:hi], strings=False)
     for m in re.finditer(r"\bargv\s*\[", text[lo:hi]):
-        if code[lo + m.start()] == " ":  # blanked: inside a comment
+        if comments_only[m.start()] == " ":  # blanked: inside a comment, not a string
             return _line(text, lo + m.start())
     return None
 
@@ -200,14 +213,20 @@ def argv_slips(
                 continue
             reads, advanced = walked
             slots = {s for _, s, _ in reads}
-            skipped = [(o, s, mac) for o, s, mac in reads if s >= 2 and (s - 1) not in slots and s - 1 >= 1]
+            skipped = [(o, s, mac) for o, s, mac in reads if s >= 2 and (s - 1) not in slots]
             for offset, _, mac in skipped[:1]:
-                n = _line(head_text, h.body[0] + offset)
-                text = lines[n - 1].strip()
-                out.append(ArgvSlip(ArgvKind.DOUBLE, path, n, h.options, text, first, macro=mac))
+                at = _line(head_text, h.body[0] + offset)
+                text = lines[at - 1].strip()
+                out.append(ArgvSlip(ArgvKind.DOUBLE, path, at, h.options, text, first, macro=mac))
             took = before.get(h.options, 0)
-            if took >= 1 and _values(reads, advanced) == 0:
-                n = _commented_read(head_text, code, h) or first
-                text = lines[n - 1].strip()
-                out.append(ArgvSlip(ArgvKind.NOT_CONSUMED, path, n, h.options, text, first, base_values=took))
+            body = code[h.body[0] : h.body[1]]
+            unknown = {m.group(1) for m in _MACRO_STATEMENT.finditer(body)} - macros
+            gone = _commented_read(head_text, code, h)
+            # only where the read was commented out (a deliberate switch from a valued option to a flag,
+            # or a macro of a header that may advance `i`, is not judged)
+            if took >= 1 and _values(reads, advanced) == 0 and not reads and not unknown and gone is not None:
+                text = lines[gone - 1].strip()
+                out.append(
+                    ArgvSlip(ArgvKind.NOT_CONSUMED, path, gone, h.options, text, first, base_values=took)
+                )
     return out

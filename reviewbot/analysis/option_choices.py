@@ -14,8 +14,9 @@ argparse does. Reported when the change adds or edits the option's call or the f
 base did not already have the same mismatch.
 
 Not judged: `None` and `""` defaults (the usual "not set" sentinels), options with `nargs` or an
-`action` (lists and flags), choices that are not all literals (an enum, a function's result), and
-defaults that are not resolved to a literal.
+`action` (lists and flags), positional and `required=True` options (their default is never used), a
+string default another `type=` converts (`str.lower`, a project's parser), choices that are not all
+literals (an enum, a function's result), and defaults that are not resolved to a literal.
 """
 
 from __future__ import annotations
@@ -81,32 +82,64 @@ class _Found:
     field_line: int
 
 
+def _checked(call: ast.Call) -> tuple[str, tuple[object, ...], ast.expr] | None:
+    """(first option string, literal choices, default expression) of an `add_argument` call whose
+    default is used and compared with nothing: an optional, not required, single-valued option."""
+    if not isinstance(call.func, ast.Attribute) or call.func.attr != "add_argument":
+        return None
+    if _keyword(call, "nargs") or _keyword(call, "action"):
+        return None
+    flags = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    choices, default, required = (
+        _keyword(call, "choices"),
+        _keyword(call, "default"),
+        _keyword(call, "required"),
+    )
+    if not flags or not flags[0].startswith("-") or default is None:
+        return None  # a positional option: its default is never used
+    if isinstance(required, ast.Constant) and required.value is True:
+        return None
+    if not isinstance(choices, ast.List | ast.Tuple | ast.Set) or not choices.elts:
+        return None
+    if not all(isinstance(e, ast.Constant) for e in choices.elts):
+        return None
+    return flags[0], tuple(e.value for e in choices.elts if isinstance(e, ast.Constant)), default
+
+
+_UNKNOWN = object()
+
+
+def _typed(value: object, typ: ast.expr | None) -> object:
+    """The default as argparse stores it: a string default goes through `type` (int/float/str known)."""
+    if not isinstance(value, str) or typ is None:
+        return value
+    name = typ.id if isinstance(typ, ast.Name) else ""
+    if name == "str":
+        return value
+    convert = _CONVERT.get(name)
+    if convert is None:
+        return _UNKNOWN
+    try:
+        return convert(value)
+    except ValueError:
+        return _UNKNOWN
+
+
 def _misses(tree: ast.Module) -> Iterator[_Found]:
     fields = _field_defaults(tree)
     for call in ast.walk(tree):
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+        if not isinstance(call, ast.Call):
             continue
-        if call.func.attr != "add_argument" or _keyword(call, "nargs") or _keyword(call, "action"):
+        got = _checked(call)
+        if got is None:
             continue
-        flags = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-        choices, default = _keyword(call, "choices"), _keyword(call, "default")
-        if not flags or not isinstance(choices, ast.List | ast.Tuple | ast.Set) or default is None:
-            continue
-        if not choices.elts or not all(isinstance(e, ast.Constant) for e in choices.elts):
-            continue
+        flag, options, default = got
         value, field_line = _resolve(default, fields)
         if field_line < 0 or value in _UNSET:
             continue
-        typ = _keyword(call, "type")
-        convert = _CONVERT.get(typ.id) if isinstance(typ, ast.Name) else None
-        if isinstance(value, str) and convert is not None:
-            try:
-                value = convert(value)
-            except ValueError:
-                continue
-        options = tuple(e.value for e in choices.elts if isinstance(e, ast.Constant))
-        if value not in options:
-            yield _Found(call, flags[0], value, options, field_line)
+        value = _typed(value, _keyword(call, "type"))
+        if value is not _UNKNOWN and value not in options:
+            yield _Found(call, flag, value, options, field_line)
 
 
 def _resolve(default: ast.expr, fields: dict[tuple[str, str], tuple[object, int]]) -> tuple[object, int]:

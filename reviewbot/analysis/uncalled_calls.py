@@ -143,7 +143,9 @@ def _tested_before(base_text: str | None) -> set[str]:
 def _call_of(spelling: str, texts: dict[str, str]) -> tuple[str, int, str] | None:
     """A call of `spelling` in `texts` when none of them assigns it; None otherwise."""
     name = r"(?<![\w.])" + re.escape(spelling)
-    call, assigned = re.compile(name + r"\s*\("), re.compile(name + r"\s*(?::[^=\n]*)?=(?!=)")
+    # a call, not the definition (`def is_hip():` names it with a parenthesis too)
+    call = re.compile(r"(?<!def )(?<!def  )" + name + r"\s*\(")
+    assigned = re.compile(name + r"\s*(?::[^=\n]*)?=(?!=)")
     found: tuple[str, int, str] | None = None
     # evidence from the code itself before a test's mock or skip marker
     for path in sorted(texts, key=lambda p: (is_test_path(p), p)):
@@ -188,7 +190,9 @@ def _searcher(tree: RepoTree | None, heads: dict[str, str]) -> Callable[[str], d
         last = spelling.rsplit(".", 1)[-1]
         texts = {p: t for p, t in heads.items() if last in t}
         hits = grep([last]) if tree is not None and callable(grep) else None
-        more = sorted(p for p in hits or () if p.endswith(".py") and p not in texts)[:_MAX_FILES]
+        more = sorted(p for p in hits or () if p.endswith(".py") and p not in texts)
+        if len(more) > _MAX_FILES:
+            return {}  # too many files to read: an unread one may assign it, so nothing is proven
         if tree is not None and more:
             texts.update({p: t for p, t in read_many(tree, more).items() if t})
         return texts

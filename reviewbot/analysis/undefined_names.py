@@ -23,9 +23,11 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import cast
 
+from reviewbot.analysis.main_block import self_test
 from reviewbot.analysis.pyast import Texts, changed_python, python_tree
 from reviewbot.analysis.sides import Side
 from reviewbot.lang.env import is_env_name
+from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree
 
 __all__ = [
@@ -68,6 +70,7 @@ def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
 
 def use_reach(tree: ast.AST, name: str, lines: Iterable[int]) -> str:
     """Where the uses of `name` on `lines` run (see `UndefinedName.reach`): the most reachable of them."""
+    lines = list(lines)  # read twice: here and by `self_test`
     parents, wanted = _parents(tree), set(lines)
     reaches = []
     for node in ast.walk(tree):
@@ -84,54 +87,8 @@ def use_reach(tree: ast.AST, name: str, lines: Iterable[int]) -> str:
         reaches.append(reach)
     for r in ("", "conditional", "message"):
         if r in reaches:
-            return "self-test" if r != "message" and _self_test(tree, lines) else r
+            return "self-test" if r != "message" and self_test(tree, lines) else r
     return ""
-
-
-def _self_test(tree: ast.AST, lines: Iterable[int]) -> bool:
-    """Every use sits in a module-level function named `test*` / `_test*` that the module calls only
-    from its `if __name__ == "__main__":` block: a source module's self-test, which neither serving nor
-    the test suite runs (dev-scan sample 13: sglang's `test_build_tree_kernel_efficient`)."""
-    if not isinstance(tree, ast.Module):
-        return False
-    tests = [
-        f
-        for f in tree.body
-        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef) and f.name.lstrip("_").startswith("test")
-    ]
-    holders: set[str] = set()
-    for line in lines:
-        f = next((f for f in tests if f.lineno <= line <= (f.end_lineno or f.lineno)), None)
-        if f is None:
-            return False
-        holders.add(f.name)
-    return _called_only_from_main(tree, holders)
-
-
-def _called_only_from_main(tree: ast.Module, names: set[str]) -> bool:
-    """Each of `names` is named in the module's `__main__` block and nowhere else but its own def."""
-    main = [st for st in tree.body if isinstance(st, ast.If) and _is_main_test(st.test)]
-    rest = [
-        st
-        for st in tree.body
-        if st not in main
-        and not (isinstance(st, ast.FunctionDef | ast.AsyncFunctionDef) and st.name in names)
-    ]
-
-    def named(statements: Iterable[ast.stmt]) -> set[str]:
-        return {n.id for st in statements for n in ast.walk(st) if isinstance(n, ast.Name) and n.id in names}
-
-    return names <= named(main) and not named(rest)
-
-
-def _is_main_test(test: ast.expr) -> bool:
-    """`__name__ == "__main__"` (either way round)."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-        return False
-    sides = [test.left, test.comparators[0]]
-    return any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides) and any(
-        isinstance(x, ast.Constant) and x.value == "__main__" for x in sides
-    )
 
 
 def scopes(tree: ast.AST) -> list[tuple[int, int, str]]:
@@ -216,7 +173,22 @@ def _unevaluated_annotations(tree: ast.Module) -> set[tuple[int, int]]:
             roots += [st.annotation for st in ast.walk(node) if isinstance(st, ast.AnnAssign)]
         elif future and isinstance(node, ast.AnnAssign):
             roots.append(node.annotation)
-    return {(n.lineno, n.col_offset) for r in roots for n in ast.walk(r) if isinstance(n, ast.Name)}
+    # A class with a base may read its fields' annotations when it is created (pydantic's `BaseModel`
+    # resolves them, the future import or not), and so may a class defined in a function body.
+    evaluated = {
+        id(st.annotation)
+        for c in ast.walk(tree)
+        if isinstance(c, ast.ClassDef) and c.bases
+        for st in c.body
+        if isinstance(st, ast.AnnAssign)
+    }
+    return {
+        (n.lineno, n.col_offset)
+        for r in roots
+        if id(r) not in evaluated
+        for n in ast.walk(r)
+        if isinstance(n, ast.Name)
+    }
 
 
 def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName]:
@@ -256,7 +228,10 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
             first[name] = UndefinedName(s.path, line, name, fn, text, unbound_by=unbound_by)
         for n, u in first.items():
             more = tuple(sorted(set(also.get(n, [])) - {u.line}))
-            out.append(replace(u, also=more, reach=use_reach(head, n, (u.line, *more))))
+            reach = use_reach(head, n, (u.line, *more))
+            if reach == "self-test" and is_test_path(s.path):
+                reach = ""  # in a test file the test runner collects `test*` functions itself
+            out.append(replace(u, also=more, reach=reach))
     if out:
         elsewhere = _moved_with_bug(changed, texts, seen)
         out = [u for u in out if (u.name, _last(u.function)) not in elsewhere]

@@ -7,8 +7,8 @@ repository's text, not a class model (which would have to follow inheritance acr
 is reported only when the attribute's name appears on no line of the head tree but the change's own
 added lines, and there never as something that sets or defines it (`self.X = ...`, `X: int = ...`, a
 tuple target, `def X`, `class X`, a parameter, a keyword, a quoted `"X"` for `setattr`/`getattr`/a dict).
-The same holds for a command-line namespace (`args.X`, `opts.X`: `args = parser.parse_args()`,
-Megatron's `args = get_args()`), whose attributes are the destinations of registered options: an option
+The same holds for a command-line namespace (`args.X`, `opts.X` in a file that parses the command
+line, fetches Megatron's `get_args()` or registers options), whose attributes are the destinations of registered options: an option
 string counts as its destination (`"--use-foo"` names `use_foo`), and so does a config key or a field.
 
 Not judged: test files, lines over 400 characters, a change with more than 20 such names (generated
@@ -42,6 +42,10 @@ _DYNAMIC = re.compile(
 # A command-line namespace (`args = parser.parse_args()`, Megatron's `args = get_args()`): its
 # attributes are the destinations of the options the repository registers (`--use-foo` -> `use_foo`).
 _NAMESPACES = frozenset({"args", "opts"})
+# A file whose `args` is the repository's own command line: it parses one, fetches Megatron's global
+# one, or registers options (an `args` of a library's class, `TrainingArguments`, has fields the
+# repository never names).
+_OWN_NAMESPACE = re.compile(r"\b(?:parse_args|parse_known_args|get_args|add_argument)\s*\(")
 _MAX_FILES = 200
 _MAX_LINE = 400  # a longer line is generated or data (a 15,000-term guard), not a hand-written read
 _MAX_NAMES = 20  # more unset names in one change is a bulk edit or generated code: nothing is judged
@@ -58,7 +62,9 @@ class UnsetAttribute:
     more: tuple[str, ...] = ()  # other unset attributes the same function reads on the same receiver
 
 
-def _reads(tree: ast.AST, added: frozenset[int], inheriting: set[ast.ClassDef]) -> list[tuple[int, str, str]]:
+def _reads(
+    tree: ast.AST, added: frozenset[int], inheriting: set[ast.ClassDef], namespaces: bool = True
+) -> list[tuple[int, str, str]]:
     """(line, attribute, receiver) of `self.X` loads on added lines outside the `inheriting` classes, and
     of `args.X` loads of a command-line namespace."""
     skipped = {(c.lineno, c.end_lineno or c.lineno) for c in inheriting}
@@ -73,7 +79,7 @@ def _reads(tree: ast.AST, added: frozenset[int], inheriting: set[ast.ClassDef]) 
         ):
             continue
         receiver = node.value.id
-        if receiver in _NAMESPACES or (
+        if (namespaces and receiver in _NAMESPACES) or (
             receiver == "self" and not any(lo <= node.lineno <= hi for lo, hi in skipped)
         ):
             out.append((node.lineno, node.attr, receiver))
@@ -151,7 +157,8 @@ def unset_attributes(
         defined |= _defined(module)
         spans = scopes(module)
         lines = text.split("\n")
-        for line, name, receiver in _reads(module, s.added, _inheriting(module)):
+        own_namespace = _OWN_NAMESPACE.search(text) is not None
+        for line, name, receiver in _reads(module, s.added, _inheriting(module), own_namespace):
             if len(lines[line - 1]) > _MAX_LINE:
                 continue
             fn = function_at(spans, line)

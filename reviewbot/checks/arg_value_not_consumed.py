@@ -8,7 +8,9 @@ commented out: `//params.indexer_cache_type_k = argv[++i];`), while the option s
 (`analysis.argv_handlers`).
 
 Not flagged: an option the change removes, a handler that now reads its value another way (a helper
-handed `i`), a loop or another index (not judged), handlers the change did not touch.
+handed `i`, a capitalised macro this file does not define, which may advance `i` in a header), a loop or
+another index (not judged), a handler whose read was deleted rather than commented out (a valued option
+deliberately turned into a switch), handlers the change did not touch.
 
 ## Why is this bad?
 The option still parses, but its value does not go with it: on an existing command line

@@ -109,7 +109,7 @@ def identifier(text: str, fallback: str = "value") -> str:
 # A test of the platform or of what is installed: `is_cuda_available()`, `is_hip()`, `torch.cuda.is_available()`,
 # `flash_attn_available()`, `HAS_TRITON`, `sm_version >= 90`, `is_sm100_supported()`.
 _PLATFORM = re.compile(
-    r"(?i)^!?\s*(?:not\s+)?(?:[\w.]+\.)?(?:is_\w*(?:available|supported|cuda|hip|rocm|npu|xpu|mps|cpu|sm\d*\w*)"
+    r"(?i)^!?\s*(?:not\s+)?(?:[\w.]+\.)?(?:is_\w*(?:available|supported|cuda|hip|rocm|npu|xpu|mps|cpu|sm\d+\w*)"
     r"|\w*_available|\w*_supported)\s*(?:\(\s*\))?$|^!?\s*(?:not\s+)?HAS_[A-Z0-9_]+$"
 )
 

@@ -96,7 +96,7 @@ _LOG_RECEIVERS = frozenset({"logger", "logging", "log", "_logger", "LOGGER", "_L
 # capitals (llama.cpp server's `SRV_WRN` / `SLT_DBG`, dev-scan sample 13: a logged fallback read as unlogged).
 _LOG_MACRO = re.compile(
     r"(?:RTP_LLM_LOG|FT_LOG|LOG_|VLOG|DLOG)\w*|\w+_LOG(?:_\w+)?"
-    r"|(?!RAISE|THROW|CHECK|ASSERT)[A-Z][A-Z0-9]*_(?:WRN|WARN|WARNING|INF|INFO|ERR|ERROR|DBG|DEBUG|TRACE)"
+    r"|[A-Z][A-Z0-9]*_(?:WRN|WARN|WARNING|INF|INFO|DBG|DEBUG|TRACE)"
 )
 
 

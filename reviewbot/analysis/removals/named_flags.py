@@ -303,8 +303,8 @@ def in_comment(path: str, line: str, pos: int) -> bool:
     most: nothing a user runs passes it (dev-scan sample 12: `# Check if --estimate.memory=True ...`)."""
     if _SLASH_COMMENTED.search(path):
         stripped = line.lstrip()
-        if stripped.startswith(("*", "/*")):
-            return True
+        if stripped.startswith(("/*", "* ", "*/")) or stripped == "*":
+            return True  # a block comment's line (`*out = ...` is code)
         start = _comment_start(line, "//")
     elif _HASH_COMMENTED.search(path):
         start = _comment_start(line, "#")

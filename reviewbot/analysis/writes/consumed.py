@@ -4,6 +4,7 @@ later write is a reset after use, not an override that makes the earlier derivat
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from reviewbot.analysis.writes.scopes import FileScopes, ScopeKind
 from reviewbot.lang.common import has_word
@@ -69,11 +70,21 @@ def _read_between(a: Assignment, scopes: FileScopes, after: int, before: int) ->
 
 
 def _read_by_its_loop(a: Assignment, last: Assignment, scopes: FileScopes | None) -> bool:
-    """`last` sits in a loop that does not hold `a`, and that loop's body reads the field or hands its
-    object to a call: the next iteration consumes each value before `a` resets it after the loop
+    """`a` resets the field (`0`, `None`, `[]`) after a loop holding `last`, whose other statements read
+    the field or hand its object to a call: the next iteration consumes each value before the reset
     (`ctx.batch_size_offset += n` per micro-batch, `ctx.batch_size_offset = 0` after: dev-scan sample 12,
     Megatron 629b6150f)."""
-    if scopes is None:
+    if scopes is None or a.value.replace(" ", "") not in _RESET:
         return False
     loops = [sc for sc in scopes.around(last.line) if sc.kind == ScopeKind.LOOP and not sc.holds(a.line)]
-    return bool(loops) and _read_between(last, scopes, loops[0].start - 1, loops[0].end + 1)
+    if not loops:
+        return False
+    loop, first, end = loops[0], last.stmt_start or last.line, last.stmt_end or last.line
+    # the loop's other statements (the write's own `+=` reads only what it then replaces), and a call
+    # on the object the field hangs off (`self._forward(...)` for `self.ctx.offset`)
+    outer = replace(last, receiver=re.split(r"\.|->", last.receiver or _root(last.target))[0])
+    return any(
+        _read_between(w, scopes, after, before)
+        for w in (last, outer)
+        for after, before in ((loop.start - 1, first), (end, loop.end + 1))
+    )

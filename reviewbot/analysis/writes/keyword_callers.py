@@ -29,7 +29,8 @@ _MAX_FILES = 200
 def _calls(text: str, fn: str) -> list[str] | None:
     """The text of each call of `fn` in one file; None when the file names `fn` without calling it."""
     lines = text.split("\n")
-    named = re.compile(r"(?<![\w.])(?:[\w.]+\.)?" + re.escape(fn) + r"\b(?!\w)")
+    # any receiver: `self.fn(`, `super().fn(`, `procs[0].fn(`
+    named = re.compile(r"(?<!\w)" + re.escape(fn) + r"\b(?!\w)")
     out: list[str] = []
     for number, line in enumerate(lines, start=1):
         for m in named.finditer(line):
@@ -38,8 +39,21 @@ def _calls(text: str, fn: str) -> list[str] | None:
                 continue  # a comment, or the definition
             if not rest.lstrip().startswith("("):
                 return None  # a reference passed on or stored, or the name rebound
-            out.append(call_text(lines, number, opener=fn + "("))
+            text = call_text(lines, number, opener=fn + "(")
+            if not _closes(text[text.find(fn + "(") :]):
+                return None  # a call longer than the text read: its keywords are not all seen
+            out.append(text)
     return out
+
+
+def _closes(call: str) -> bool:
+    """The parentheses opened by the call close within `call` (quoted text aside)."""
+    depth = 0
+    for c in re.sub(r"\"(?:\\.|[^\"\\])*\"|'(?:\\.|[^'\\])*'", "", call):
+        depth += 1 if c == "(" else -1 if c == ")" else 0
+        if depth == 0 and c == ")":
+            return True
+    return False
 
 
 def unpassed_keyword(
