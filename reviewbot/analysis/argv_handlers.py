@@ -64,6 +64,13 @@ class ArgvSlip:
     base_values: int = 0  # not consumed: how many values the base handler took
     macro: str = ""  # double: the advancing macro used before the read, if any
 
+    @property
+    def field(self) -> str:
+        """The member the read stores into (`params.cache_type_k = argv[++i]` -> `cache_type_k`), else
+        the option's long spelling: the setting the slip breaks."""
+        m = re.search(r"(?:\.|->)\s*(\w+)\s*=(?!=)[^;]*\bargv\b", self.text)
+        return m.group(1) if m else self.options[-1]
+
 
 _HEAD = re.compile(
     r"(?:\bif\s*\()((?:(?:\s*\|\|)?\s*(?:arg\s*==\s*\"-[^\"]*\"|\"-[^\"]*\"\s*==\s*arg"

@@ -60,6 +60,7 @@ class UnsetAttribute:
     text: str  # the source line, stripped
     receiver: str = "self"  # `self`, or a command-line namespace (`args`)
     more: tuple[str, ...] = ()  # other unset attributes the same function reads on the same receiver
+    conditional: bool = False  # in the body of an `if` / `while` / `except` / `match` arm: some passes only
 
 
 def _reads(
@@ -84,6 +85,26 @@ def _reads(
         ):
             out.append((node.lineno, node.attr, receiver))
     return sorted(set(out))
+
+
+def _conditional_lines(tree: ast.AST) -> set[int]:
+    """Lines inside a branch that only some passes take: the bodies of `if` / `while` / `match` arms,
+    `except` clauses and conditional expressions (not their tests, which every pass evaluates)."""
+    out: set[int] = set()
+
+    def span(nodes: list[ast.stmt] | list[ast.expr]) -> None:
+        for n in nodes:
+            out.update(range(n.lineno, (n.end_lineno or n.lineno) + 1))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If | ast.While):
+            span(node.body)
+            span(node.orelse)
+        elif isinstance(node, ast.IfExp):
+            span([node.body, node.orelse])
+        elif isinstance(node, ast.ExceptHandler | ast.match_case):
+            span(node.body)
+    return out
 
 
 def _inheriting(module: ast.Module) -> set[ast.ClassDef]:
@@ -158,12 +179,15 @@ def unset_attributes(
         spans = scopes(module)
         lines = text.split("\n")
         own_namespace = _OWN_NAMESPACE.search(text) is not None
+        branches = _conditional_lines(module)
         for line, name, receiver in _reads(module, s.added, _inheriting(module), own_namespace):
             if len(lines[line - 1]) > _MAX_LINE:
                 continue
             fn = function_at(spans, line)
             wanted.setdefault(name, []).append(
-                UnsetAttribute(s.path, line, name, fn, lines[line - 1].strip(), receiver)
+                UnsetAttribute(
+                    s.path, line, name, fn, lines[line - 1].strip(), receiver, conditional=line in branches
+                )
             )
     names = sorted(n for n in wanted if n not in defined)
     if not names or len(names) > _MAX_NAMES:

@@ -67,7 +67,10 @@ def _finding(s: ArgvSlip) -> Finding:
             msg("arg-value-not-consumed.handler", place=place(s.path, s.line), text=clip(s.text, 100)),
         ),
         suggestion=msg("arg-value-not-consumed.suggestion"),
-        extra=(("field", s.options[-1]),),
+        extra=(
+            ("field", s.field),
+            ("option", s.options[-1]),
+        ),
     )
 
 

@@ -66,7 +66,7 @@ def _finding(s: ArgvSlip) -> Finding:
         title=msg("double-argv-increment.title", option=option),
         evidence=tuple(evidence),
         suggestion=msg("double-argv-increment.suggestion"),
-        extra=(("field", s.options[-1]), ("handler", place(s.path, s.handler_line))),
+        extra=(("field", s.field), ("option", s.options[-1]), ("handler", place(s.path, s.handler_line))),
     )
 
 

@@ -168,14 +168,15 @@ def _flag(name: str) -> str:
 
 
 def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]]) -> Finding:
-    """A `self.X` / `args.X` read nothing sets: P0 on a start-up path as for names, P1 elsewhere."""
+    """A `self.X` / `args.X` read nothing sets: P0 on a start-up path as for names (P1 under a condition
+    only some configurations take), P1 elsewhere."""
     start_up = _start_up(UndefinedName(a.path, a.line, a.name, a.function, a.text), derived)
     where = (
         msg("undefined-name.at-import") if not a.function else msg("undefined-name.in", function=a.function)
     )
     return Finding.make(
         rule=id,
-        severity=Severity.P0 if start_up else Severity.P1,
+        severity=Severity.P0 if start_up and not a.conditional else Severity.P1,
         path=a.path,
         line=a.line,
         anchor=f"{a.function}|{a.receiver}.{a.name}",
@@ -183,6 +184,7 @@ def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]]) -> Find
         evidence=(
             msg("undefined-name.line", place=place(a.path, a.line), text=clip(a.text, 100), where=where),
             msg("undefined-name.attribute", name=a.name),
+            *((msg("undefined-name.reach.conditional"),) if a.conditional else ()),
             *(
                 (
                     msg(

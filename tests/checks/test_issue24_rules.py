@@ -159,10 +159,12 @@ def test_a_namespace_read_no_option_registers_names_the_option_to_add(tmp_path: 
         for f in review_case(FIXTURES / "undefined-name" / "py-unset-option", tmp_path / "repo")
         if f.rule == "undefined-name"
     ]
-    assert [(f.line, f.severity.value) for f in found] == [(8, "P0")]  # `setup` builds the configuration
+    # `setup` builds the configuration (P0); `forward_step` reads its attribute only under a condition (P1)
+    assert [(f.line, f.severity.value) for f in found] == [(8, "P0"), (29, "P1")]
     assert found[0].title.startswith("`args.use_fused_rope` is read in `setup`")
     assert 'add_argument("--use-fused-rope", ...)' in found[0].suggestion
     assert found[0].evidence[-1] == "The same function reads, equally unset: `args.fused_rope_theta`."
+    assert "Only the configurations that take the condition around it reach this line." in found[1].evidence
 
 
 @pytest.mark.parametrize(
