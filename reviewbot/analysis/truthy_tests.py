@@ -34,7 +34,7 @@ from enum import Enum
 from reviewbot.analysis.pyast import Texts, changed_python, python_tree
 from reviewbot.analysis.sides import Side
 
-__all__ = ["TruthyKind", "TruthyTest", "truthy_tests"]
+__all__ = ["TruthyKind", "TruthyTest", "truth_positions", "truthy_tests"]
 
 
 class TruthyKind(str, Enum):
@@ -138,14 +138,14 @@ def _methods(cls: ast.ClassDef) -> dict[str, int]:
     return {n: ln for n, ln in defs.items() if n not in assigned | class_level | dup}
 
 
-def _truth_positions(test: ast.expr) -> Iterator[ast.expr]:
+def truth_positions(test: ast.expr) -> Iterator[ast.expr]:
     """The test and every operand of `and`/`or`/`not` reached from it: where Python asks for a truth."""
     yield test
     if isinstance(test, ast.BoolOp):
         for v in test.values:
-            yield from _truth_positions(v)
+            yield from truth_positions(v)
     elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        yield from _truth_positions(test.operand)
+        yield from truth_positions(test.operand)
 
 
 def _tests(tree: ast.Module) -> Iterator[tuple[ast.expr, bool, str, ast.ClassDef | None]]:
@@ -195,7 +195,7 @@ def _found(
 ) -> Iterator[tuple[TruthyKind, ast.expr, str, bool, int]]:
     """(kind, constant sub-expression, operand, its value, defining line) in one truth test."""
     methods = _methods(cls) if cls is not None else {}
-    for e in _truth_positions(test):
+    for e in truth_positions(test):
         if isinstance(e, ast.Tuple) and e.elts:
             yield TruthyKind.TUPLE, e, "", True, 0
         elif isinstance(e, ast.BoolOp) and isinstance(e.op, ast.Or):

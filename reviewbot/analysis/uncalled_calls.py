@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from reviewbot.analysis.pyast import Texts, changed_python, python_tree
 from reviewbot.analysis.sides import Side
+from reviewbot.analysis.truthy_tests import truth_positions
 from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree, read_many
 
@@ -76,15 +77,6 @@ def _root(e: ast.expr) -> str | None:
     return e.id if isinstance(e, ast.Name) else None
 
 
-def _positions(test: ast.expr) -> Iterator[ast.expr]:
-    yield test
-    if isinstance(test, ast.BoolOp):
-        for v in test.values:
-            yield from _positions(v)
-    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        yield from _positions(test.operand)
-
-
 def _tests(tree: ast.Module) -> Iterator[tuple[ast.expr, list[ast.stmt], bool, str]]:
     """(test, the statements it guards, in an assert, enclosing function) of every truth test."""
 
@@ -113,7 +105,7 @@ def _calls_in(body: list[ast.stmt], spelling: str) -> bool:
 def _candidates(head: ast.Module, added: frozenset[int]) -> Iterator[tuple[ast.expr, bool, str]]:
     imported = _imported(head)
     for test, body, in_assert, fn in _tests(head):
-        for e in _positions(test):
+        for e in truth_positions(test):
             if e.lineno not in added or not isinstance(e, ast.Attribute | ast.Name):
                 continue
             root = _root(e)
@@ -137,7 +129,7 @@ def _tested_before(base_text: str | None) -> set[str]:
     base = python_tree(base_text)
     if base is None:
         return set()
-    return {ast.unparse(e) for test, _, _, _ in _tests(base) for e in _positions(test)}
+    return {ast.unparse(e) for test, _, _, _ in _tests(base) for e in truth_positions(test)}
 
 
 def _call_of(spelling: str, texts: dict[str, str]) -> tuple[str, int, str] | None:
