@@ -38,7 +38,10 @@ for the value written, so no explicit choice is lost (dev-scan sample 9: 3 such 
 Only overrides this change makes are reported: not a write whose statement and conditions it left as
 they were; not one under a switch it introduces (`--grad-reduce-in-bf16`: what it replaces is what
 turning it on asks for; `analysis.writes.new_switches`); not a write the base made under conditions the
-head's guard still holds (a moved block, or one nested under one more condition).
+head's guard still holds (a moved block, or one nested under one more condition); not a write the base
+made whose guard the change only gave another case (`nextn > 0` -> `nextn > 0 || external_mtp`: the
+override was decided before, the change extends it to one more model; dev-scan sample 13, two P2s
+judged wrong).
 
 Writers are matched by owner, never by bare attribute name: `weight.data_type = ...` on a weight object
 does not override `ModelConfig::data_type`. The owner of a write is the type of its receiver as far as
@@ -95,7 +98,7 @@ from reviewbot.analysis.sides import Side, sides
 from reviewbot.analysis.writes.env_overwrites import env_overwrites
 from reviewbot.analysis.writes.explicit import ExplicitWrite
 from reviewbot.analysis.writes.new_switches import new_switches, not_this_changes
-from reviewbot.analysis.writes.owners import callee_reads_itself
+from reviewbot.analysis.writes.owners import callee_reads_itself, widened_from_base
 from reviewbot.analysis.writes.sources import ENV, Source, cli_write, fills_in, same_expression, source_of
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.override_options import option_scopes, overridden_option
@@ -268,9 +271,14 @@ def _is_setting(a: Assignment, ctx: CheckContext, by_path: dict[str, Side]) -> b
 
 
 def _made_before(a: Assignment, base: FileFacts | None, changed: ChangedFile | None) -> bool:
-    """The base made this write: moved, given another receiver, or nested (`analysis.writes.owners`)."""
+    """The base made this write: moved, given another receiver, nested, or under a guard the change only
+    gave more cases (`analysis.writes.owners`)."""
     removed = frozenset(changed.removed_lines) if changed is not None else frozenset()
-    return moved_unchanged(a, base, changed) or narrowed_from_base(a, base, removed)
+    return (
+        moved_unchanged(a, base, changed)
+        or narrowed_from_base(a, base, removed)
+        or widened_from_base(a, base)
+    )
 
 
 def run(ctx: CheckContext) -> Iterable[Finding]:

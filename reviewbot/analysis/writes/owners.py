@@ -10,11 +10,12 @@ from functools import lru_cache
 from reviewbot.analysis.text import clip, is_vendored, short_function, snake
 from reviewbot.lang.facts import AssignKind, Assignment, FieldRead, FileFacts
 from reviewbot.lang.index import RepoIndex
-from reviewbot.lang.predicate import loose_key, plain_conjuncts
+from reviewbot.lang.predicate import And, Or, loose_key, plain_conjuncts
 from reviewbot.model.change import ChangedFile
 
 __all__ = [
     "narrowed_from_base",
+    "widened_from_base",
     "bound_owners",
     "callee_reads_itself",
     "class_of",
@@ -285,6 +286,31 @@ def narrowed_from_base(a: Assignment, base: FileFacts | None, removed: frozenset
         and _without_receivers(b.value) == value
         and (then := _conjuncts(b)) is not None
         and then <= now
+        for b in base.assignments
+    )
+
+
+def widened_from_base(a: Assignment, base: FileFacts | None) -> bool:
+    """The base function already made this write (the same target and value, receivers aside) under a
+    plain conjunction, and the head's guard keeps each of its conditions or offers it as one case of an
+    `or` (`n_nextn > 0` -> `n_nextn > 0 || has_external_mtp`): the change adds cases to an override the
+    base decided and reviewed, it does not decide a new one (dev-scan sample 13, two P2s judged wrong)."""
+    if base is None or a.guard is None:
+        return False
+    parts = a.guard.args if isinstance(a.guard, And) else (a.guard,)
+    kept = {_loose_line(p.key) for p in parts}
+    offered = {_loose_line(d.key) for p in parts if isinstance(p, Or) for d in p.args}
+    if not offered:
+        return False  # no `or` in the head's guard: nothing widened (`narrowed_from_base` covers the rest)
+    value = _without_receivers(a.value)
+    return any(
+        b.field == a.field
+        and b.function == a.function
+        and _without_receivers(b.target) == _without_receivers(a.target)
+        and _without_receivers(b.value) == value
+        and (then := _conjuncts(b))
+        and then <= kept | offered
+        and not then <= kept
         for b in base.assignments
     )
 
