@@ -12,7 +12,9 @@ branch's mutant. So, for every derivation the change adds or alters:
   checkpoint of the guard's model (`"moonshotai/Kimi-Linear-48B-A3B-Instruct"` for
   `KimiLinearForCausalLM`): it runs the row (the 3 wrong findings of dev-scan sample 8 had such tests).
 Not flagged: a write with nothing to tell apart (an unguarded literal, `model_config.async_mode =
-True`; a plain copy; a construction or allocation), and a write moved verbatim from another function
+True`; a plain copy; a construction or allocation; an unguarded test of whether one input is given,
+`self.moe_enabled = config.moe is not None`: a test could only restate the input; dev-scan sample 13
+judged three such P1s of a refactor wrong), and a write moved verbatim from another function
 or changed file (`self.x = int(os.environ.get("X", 3))` from `Scheduler` into `Strategy`), and a write
 the base made whose guard only gained platform tests (`if is_sm100_supported():` becoming `if is_cuda()
 and is_sm100_supported():`): the rows that change are another platform's, which a test run on one
