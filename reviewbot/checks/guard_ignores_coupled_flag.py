@@ -22,6 +22,10 @@ finding per rule, the **switches that lose all their effect** when the rule fire
   the skipped code calls is skipped only when no other call site runs it: one that another caller still
   runs (a gradient hook calling `start_grad_sync` where the skipped branch did too) keeps its reads,
   unless that caller sits under a condition naming the flag (a parameter the flag is handed in as);
+- the forced flag is configuration (`analysis.scope.in_config_code`: a config owner, file or deriving
+  function, or a value or guard that reads one): a runtime state machine (`if (token == eos)
+  has_next_token = false;` in a server's token loop) that stops reading its own output fields
+  (`truncated`) is the loop working, not a switch lost (dev-scan sample 13, a P2 judged wrong);
 - the guard is not a platform test: a rule whose every atom asks what the machine has
   (`is_cuda_available()`, `is_hip()`, `flash_attn_available()`, `HAS_TRITON`) turns off code that cannot run
   there anyway, so no configuration loses the switch to it.
@@ -59,6 +63,7 @@ from collections.abc import Iterable
 from reviewbot.analysis.coupled.switches import Consumer, CoupledField, coupled_fields
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach.configs import describe_reach
+from reviewbot.analysis.scope import in_config_code
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.missing_tests import rows_to_pin
 from reviewbot.checks.util import assignment_anchor, is_platform_atom, place, short_function
@@ -303,7 +308,7 @@ def platform_guard(d: ChangedDerivation) -> bool:
 def run(ctx: CheckContext) -> Iterable[Finding]:
     seen: set[str] = set()
     for d in ctx.derivations:
-        if platform_guard(d):
+        if platform_guard(d) or not in_config_code(d.head):
             continue
         lost = [c for c in coupled_fields(d, ctx.index, ctx.calls) if c.lost]
         if not lost:
