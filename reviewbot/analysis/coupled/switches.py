@@ -29,7 +29,7 @@ from reviewbot.analysis.coupled.readers import Readers, exclusively_reached, oth
 from reviewbot.analysis.coupled.skipped import Skipped, facts_of, feasible_skipped, skipped_behaviour
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach.configs import guard_fields, shared
-from reviewbot.lang.calls import Callee, CallGraph
+from reviewbot.lang.calls import Callee, CallGraph, owner_of
 from reviewbot.lang.common import last_component
 from reviewbot.lang.facts import Assignment, FieldRead, FileFacts, Function
 from reviewbot.lang.index import RepoIndex
@@ -364,8 +364,14 @@ def _coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | N
             inside = exclusively_reached(
                 walk.reached, graph, skipped_lines, rules, last_component(d.head.field)
             )
+        # The classes whose methods hold the consumers read the same member bare (`check_tensors` in
+        # `llama_model_loader::load_all_data`, built from `params.check_tensors`): their other methods'
+        # reads are the switch's too (dev-scan sample 13: a read in the other branch went unseen).
+        homes = frozenset(h for c in found if (h := owner_of(c.function)) is not None) if owners else frozenset()
         readers = (
-            other_readers(last_component(shown), index, graph, inside or set(), skipped_lines, rules, owners)
+            other_readers(
+                last_component(shown), index, graph, inside or set(), skipped_lines, rules, owners | homes
+            )
             if lost_candidate
             else Readers(scanned=False)
         )
