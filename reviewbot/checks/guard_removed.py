@@ -13,7 +13,11 @@ the same pull request mentions what went (the field or variable written, the gua
 
 The evidence is the deleted lines (base `path:line`) and the test lines changed in the pull request
 (none that mention it). P0 when the dropped guard sits in the constructor of a class that the models
-derive from (three or more subclasses in the repository): every model's start-up now runs it. Any other
+derive from (three or more subclasses in the repository): every model's start-up now runs it; unless
+the statement is itself a validation (`assert`, `raise`, a check macro): a check that now runs for more
+configurations rejects only what its own condition rejects, which validation-rejects-default weighs
+against the defaults (dev-scan sample 14: such a P0 judged wrong; it is a P3 note of
+validation-removed). Any other
 dropped guard or removed validation is not reported here: a dropped guard widens who runs a statement
 and a removed validation only lets through what it rejected before, which is most often what the pull
 request is for (a restriction lifted now that the feature supports it, a check moved into a parser).
@@ -143,6 +147,18 @@ _OPTION_TEST = re.compile(
 )
 
 
+# A statement that validates: `assert`, `raise` / `throw`, a check macro (`GGML_ASSERT(`, `TORCH_CHECK(`).
+_VALIDATES = re.compile(r"^(?:assert\b|raise\b|throw\b|[A-Z][A-Z0-9_]*(?:CHECK|ASSERT)\w*\s*\()")
+
+
+def _validation_widened(r: Removal) -> bool:
+    """A dropped guard around a validation: the check now runs for more configurations, which rejects
+    only what its own condition rejects (validation-rejects-default asks whether that includes the
+    defaults). Megatron-LM 642fdd901 moved `assert moe not in scope or moe_router not in scope` out of
+    `if cuda_graph_impl == "transformer_engine":` on purpose (dev-scan sample 14: a P0 judged wrong)."""
+    return r.kind is RemovalKind.GUARD and _VALIDATES.match(r.text.lstrip()) is not None
+
+
 def _option_branch(r: Removal) -> bool:
     """A write removed from an argument parser's branch for an option (`if (arg == "--x") params.x =
     argv[++i];`): the option went or was disabled, a matter for the flag rules, not a decision lost."""
@@ -175,7 +191,11 @@ def reported(ctx: CheckContext, notes: bool) -> Iterator[Finding]:
             continue
         cls = _owner_class(r.function)
         subs = subclasses(cls, ctx.index) if is_init_function(r.function) else []
-        every = len(subs) if len(subs) >= _EVERY_MODEL and r.kind is RemovalKind.GUARD else 0
+        every = (
+            len(subs)
+            if len(subs) >= _EVERY_MODEL and r.kind is RemovalKind.GUARD and not _validation_widened(r)
+            else 0
+        )
         # every model's constructor: a deleted derivation there changes every model's start-up
         models = len(subs) >= _EVERY_MODEL
         names = ", ".join(f"`{n}`" for n in r.names[:3]) or "`—`"
