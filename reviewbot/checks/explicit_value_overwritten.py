@@ -32,6 +32,9 @@ A `**kwargs` key that no caller passes is not flagged either: when the head tree
 name and no call passes the key or forwards `**` (dev-scan sample 12: `kwargs["device"] = "cuda"` in
 sglang's `process_mm_data`, nine call sites, none passing `device`); a function nothing calls by name (a
 public entry point) or that is passed around as a reference keeps the finding.
+A write that only runs for who turns on a switch the change introduces (`if self.enable_beta_spec:
+self.disable_overlap_schedule = False`, `--enable-beta-spec` new) is not flagged either: what it replaces
+is what turning the switch on asks for (dev-scan sample 14, a P2 judged wrong).
 `args.x = ...` on a namespace the rule `unconditional-override` already reports is left to that rule.
 
 ## Why is this bad?
@@ -61,6 +64,7 @@ from collections.abc import Iterable
 
 from reviewbot.analysis.sides import sides
 from reviewbot.analysis.writes.explicit import ExplicitWrite, explicit_writes
+from reviewbot.analysis.writes.new_switches import new_switch_guard, new_switches
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, place, places
 from reviewbot.model.change import FileStatus
@@ -132,10 +136,23 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
         from reviewbot.checks import unconditional_override
 
         taken = {(f.path, f.line) for f in unconditional_override.run(ctx)}
+    switches = new_switches(ctx.change)
     for w in found:
         if (w.path, w.line) in taken or _added(ctx, w.path) or _asserted_unset(w, heads.get(w.path)):
             continue
+        if _under_new_switch(ctx, w, switches):
+            continue
         yield _finding(w)
+
+
+def _under_new_switch(ctx: CheckContext, w: ExplicitWrite, switches: set[str]) -> bool:
+    """The write runs only for who turns on a switch the change introduces (`if self.enable_beta_spec:
+    self.disable_overlap_schedule = False`): what it replaces is what turning it on asks for, as
+    unconditional-override already judges (dev-scan sample 14: sglang 20a6c0a63, a P2 judged wrong)."""
+    facts = ctx.head_facts.get(w.path)
+    if facts is None or not switches:
+        return False
+    return any(a.line == w.line and new_switch_guard(a, ctx.change, switches) for a in facts.assignments)
 
 
 def _asserted_unset(w: ExplicitWrite, text: str | None) -> bool:

@@ -367,7 +367,9 @@ def _coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | N
         # The classes whose methods hold the consumers read the same member bare (`check_tensors` in
         # `llama_model_loader::load_all_data`, built from `params.check_tensors`): their other methods'
         # reads are the switch's too (dev-scan sample 13: a read in the other branch went unseen).
-        homes = frozenset(h for c in found if (h := owner_of(c.function)) is not None) if owners else frozenset()
+        homes = (
+            frozenset(h for c in found if (h := owner_of(c.function)) is not None) if owners else frozenset()
+        )
         readers = (
             other_readers(
                 last_component(shown), index, graph, inside or set(), skipped_lines, rules, owners | homes
