@@ -21,7 +21,11 @@ meant to warn raises instead (dev-scan sample 10 judged such a P1 a lint-level b
 config builder the configuration that takes the branch fails to start, which stays P1. P3 when the name only builds the message of a
 failing `assert` or of a `raise`: the error comes anyway, as a `NameError` instead of the intended one;
 P3 too in a source module's self-test (a module-level `test*` function only its `if __name__ ==
-"__main__":` block calls: neither serving nor the test suite runs it; dev-scan sample 13).
+"__main__":` block calls: neither serving nor the test suite runs it; dev-scan sample 13);
+P3 in a method of a class nothing in the repository names (not built, subclassed, imported, listed or
+registered by a string: `analysis.unreferenced`): nothing runs it, so the name is a lint note (an
+undefined-name scan judged blind called all 5 such P0/P1 findings wrong: `_init_weights` of a base no
+model inherits, a text tower a vision-only model never builds).
 
 Not flagged: C++ (the compiler rejects an undeclared name), a name the base already left undefined in
 the same function or on a line the change removed (a use moved with the bug it had, from this file or
@@ -59,12 +63,13 @@ from collections.abc import Iterable
 from reviewbot.analysis.pyast import side_texts
 from reviewbot.analysis.sides import sides
 from reviewbot.analysis.undefined_names import UndefinedName, registry_attributes, undefined_names
+from reviewbot.analysis.unreferenced import unreferenced_class
 from reviewbot.analysis.unset_attributes import UnsetAttribute, unset_attributes
 from reviewbot.checks.base import CheckContext
 from reviewbot.checks.util import clip, is_builder, is_constructor, place, places, short_function
 from reviewbot.lang.common import is_log_callee
 from reviewbot.model.finding import Finding, Severity
-from reviewbot.model.messages import msg
+from reviewbot.model.messages import Message, msg
 
 id = "undefined-name"
 severity = Severity.P0
@@ -115,7 +120,13 @@ def _severity(u: UndefinedName, start_up: bool) -> Severity:
     return Severity.P0 if start_up and u.reach != "conditional" else Severity.P1
 
 
-def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
+def _dead_line(dead: str) -> Message:
+    """Why nothing runs the line: its class is named nowhere, or it is a private method nothing calls."""
+    key = "undefined-name.reach.unreferenced.method" if "." in dead else "undefined-name.reach.unreferenced"
+    return msg(key, cls=dead)
+
+
+def _finding(u: UndefinedName, derived: set[tuple[str, str]], dead: str | None = None) -> Finding:
     start_up = _start_up(u, derived)
     where = (
         msg("undefined-name.at-import") if not u.function else msg("undefined-name.in", function=u.function)
@@ -128,6 +139,8 @@ def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
         evidence.append(msg("undefined-name.also", places=places([place(u.path, n) for n in u.also])))
     if u.reach:
         evidence.append(msg(f"undefined-name.reach.{u.reach}"))
+    if dead:
+        evidence.append(_dead_line(dead))
     if u.registry:
         evidence.append(msg("undefined-name.registry", registry=u.registry, name=u.name.split(".", 1)[1]))
         suggestion = msg(
@@ -137,7 +150,7 @@ def _finding(u: UndefinedName, derived: set[tuple[str, str]]) -> Finding:
         suggestion = msg("undefined-name.suggestion", name=u.name)
     return Finding.make(
         rule=id,
-        severity=_severity(u, start_up),
+        severity=Severity.P3 if dead else _severity(u, start_up),
         path=u.path,
         line=u.line,
         anchor=f"{u.function}|{u.name}",
@@ -167,16 +180,16 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]]) -> Finding:
+def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]], dead: str | None = None) -> Finding:
     """A `self.X` / `args.X` read nothing sets: P0 on a start-up path as for names (P1 under a condition
-    only some configurations take), P1 elsewhere."""
+    only some configurations take), P1 elsewhere; P3 in a method of a class nothing names."""
     start_up = _start_up(UndefinedName(a.path, a.line, a.name, a.function, a.text), derived)
     where = (
         msg("undefined-name.at-import") if not a.function else msg("undefined-name.in", function=a.function)
     )
     return Finding.make(
         rule=id,
-        severity=Severity.P0 if start_up and not a.conditional else Severity.P1,
+        severity=Severity.P3 if dead else Severity.P0 if start_up and not a.conditional else Severity.P1,
         path=a.path,
         line=a.line,
         anchor=f"{a.function}|{a.receiver}.{a.name}",
@@ -185,6 +198,7 @@ def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]]) -> Find
             msg("undefined-name.line", place=place(a.path, a.line), text=clip(a.text, 100), where=where),
             msg("undefined-name.attribute", name=a.name),
             *((msg("undefined-name.reach.conditional"),) if a.conditional else ()),
+            *((_dead_line(dead),) if dead else ()),
             *(
                 (
                     msg(
@@ -212,8 +226,16 @@ def run(ctx: CheckContext) -> Iterable[Finding]:
     texts = side_texts(ctx.change)
     derived = {(d.head.path, d.head.function or "") for d in ctx.derivations}
     found = undefined_names(changed, texts) + registry_attributes(changed, texts, ctx.change.head_tree)
-    for u in sorted(found, key=lambda u: (u.path, u.line, u.name)):
-        yield _finding(u, derived)
     heads = {path: head for path, (_, head) in texts.items()}
-    for a in unset_attributes(changed, heads, ctx.change.head_tree, ctx.index.is_excluded):
-        yield _attribute_finding(a, derived)
+    tree = ctx.change.head_tree
+
+    def dead(path: str, function: str) -> str | None:
+        head = heads.get(path)
+        return unreferenced_class(function, path, head, tree) if function and head else None
+
+    for u in sorted(found, key=lambda u: (u.path, u.line, u.name)):
+        yield _finding(
+            u, derived, dead(u.path, u.function) if u.reach not in ("message", "self-test") else None
+        )
+    for a in unset_attributes(changed, heads, tree, ctx.index.is_excluded):
+        yield _attribute_finding(a, derived, dead(a.path, a.function))

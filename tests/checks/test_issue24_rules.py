@@ -212,3 +212,16 @@ def test_a_source_modules_self_test_is_a_note(tmp_path: Path) -> None:
     ]
     assert [(f.line, f.severity.value) for f in found] == [(12, "P3")]
     assert any('`if __name__ == "__main__":`' in e for e in found[0].evidence)
+
+
+def test_code_nothing_runs_is_a_note(tmp_path: Path) -> None:
+    found = [
+        f
+        for f in review_case(FIXTURES / "undefined-name" / "py-unreferenced", tmp_path / "repo")
+        if f.rule == "undefined-name"
+    ]
+    # the class Llava builds keeps its severity; a private method nothing calls and a tower only an
+    # unnamed class builds are notes, saying why
+    assert [(f.line, f.severity.value) for f in found] == [(10, "P0"), (18, "P3"), (26, "P3")]
+    assert any("`VisionTower._mask`, a private method" in e for e in found[1].evidence)
+    assert any("a method of `TextTower`, which no file of the repository names" in e for e in found[2].evidence)
