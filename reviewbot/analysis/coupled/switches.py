@@ -27,6 +27,7 @@ from reviewbot.analysis.coupled.feasible import RuledOut, blocked_by, moot_reaso
 from reviewbot.analysis.coupled.forced import field_writes, forced_neutral
 from reviewbot.analysis.coupled.readers import Readers, exclusively_reached, other_readers
 from reviewbot.analysis.coupled.skipped import Skipped, facts_of, feasible_skipped, skipped_behaviour
+from reviewbot.analysis.coupled.switch_kind import owner_family, switch_kind
 from reviewbot.analysis.derive import ChangedDerivation
 from reviewbot.analysis.reach.configs import guard_fields, shared
 from reviewbot.lang.calls import Callee, CallGraph, owner_of
@@ -37,7 +38,6 @@ from reviewbot.lang.index import RepoIndex
 __all__ = ["Consumer", "CoupledField", "coupled_fields", "callees_of_skipped", "config_family"]
 
 _BOOLS = ("True", "False")
-_BOOL_TYPES = frozenset({"bool", "_Bool"})
 _NAME = re.compile(r"[A-Za-z_]\w*")
 MAX_CALL_LEVELS = 2
 
@@ -280,42 +280,6 @@ def callees_of_skipped(
     return out
 
 
-def _owner_family(d: ChangedDerivation, index: RepoIndex, shown: str) -> tuple[str, frozenset[str]]:
-    """The owner type of field `shown` of the derived object (`rope_config.dim` -> `RopeConfig`) and
-    the types whose instances hold it; ("", empty) when the index cannot tell."""
-    owner, _ = index.owner_of(d.head)
-    if not owner:
-        return "", frozenset()
-    parent = shown.rsplit(".", 1)[0] if "." in shown else ""
-    resolved = index.resolve_type(f"{owner}.{parent}") if parent else owner
-    return resolved, index.family(resolved) if resolved else frozenset()
-
-
-def _switch(index: RepoIndex, owner: str, shown: str, consumers: list[Consumer]) -> tuple[str, str, str]:
-    """(kind, where declared, default) of field `shown`: "bool" when declared `bool` or defaulting to
-    a boolean, "enum" when of an enum type (or defaulting to an enum member) and tested in a condition
-    by one of its consumers, "" otherwise."""
-    leaf = last_component(shown)
-    decl = index.field_decl(owner, leaf) if owner else None
-    if decl is not None:
-        where = f"{decl.path}:{decl.line}"
-        default = decl.default or ""
-        if decl.type in _BOOL_TYPES or default in _BOOLS:
-            return "bool", where, default
-        if index.enum_members(decl.type) and any(c.in_condition for c in consumers):
-            return "enum", where, default
-        if decl.type:
-            return "", where, default
-    for fd in sorted(index.defaults(leaf), key=lambda fd: (fd.path, fd.line, fd.owner)):
-        where = f"{fd.path}:{fd.line}"
-        if fd.value in _BOOLS:
-            return "bool", where, fd.value
-        enum = fd.value.rsplit(".", 1)[0].rsplit(".", 1)[-1] if "." in fd.value else ""
-        if enum and index.enum_members(enum) and any(c.in_condition for c in consumers):
-            return "enum", where, fd.value
-    return "", "", ""
-
-
 def coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | None) -> list[CoupledField]:
     """Config fields consumed by the code the forced flag skips, one record per field, by name.
 
@@ -350,8 +314,8 @@ def _coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | N
         found = sorted(set(found), key=lambda c: c.key)
         constrained = last_component(shown) in tested
         writes = field_writes(d, index, shown)
-        owner, owners = _owner_family(d, index, shown)
-        kind, declared, default = _switch(index, owner, shown, found)
+        owner, owners = owner_family(d, index, shown)
+        kind, declared, default = switch_kind(index, owner, shown, any(c.in_condition for c in found))
         feasible = [c for c in found if blocked_by(c.names(), rules) is None]
         blocked = next((r for c in found if (r := blocked_by(c.names(), rules)) is not None), None)
         neutral = _neutral_of(feasible or found)
@@ -364,15 +328,15 @@ def _coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | N
             inside = exclusively_reached(
                 walk.reached, graph, skipped_lines, rules, last_component(d.head.field)
             )
-        # The classes whose methods hold the consumers read the same member bare (`check_tensors` in
-        # `llama_model_loader::load_all_data`, built from `params.check_tensors`): their other methods'
-        # reads are the switch's too (dev-scan sample 13: a read in the other branch went unseen).
-        homes = (
-            frozenset(h for c in found if (h := owner_of(c.function)) is not None) if owners else frozenset()
-        )
         readers = (
             other_readers(
-                last_component(shown), index, graph, inside or set(), skipped_lines, rules, owners | homes
+                last_component(shown),
+                index,
+                graph,
+                inside or set(),
+                skipped_lines,
+                rules,
+                _family(owners, found),
             )
             if lost_candidate
             else Readers(scanned=False)
@@ -394,6 +358,16 @@ def _coupled_fields(d: ChangedDerivation, index: RepoIndex, graph: CallGraph | N
             )
         )
     return out
+
+
+def _family(owners: frozenset[str], found: list[Consumer]) -> frozenset[str]:
+    """The owner types whose reads of the switch are its own: the config's family and, with it, the
+    classes whose methods hold the consumers, which read the member bare (`check_tensors` in
+    `llama_model_loader::load_all_data`, built from `params.check_tensors`; dev-scan sample 13: a read
+    in the other branch went unseen)."""
+    if not owners:
+        return owners
+    return owners | {h for c in found if (h := owner_of(c.function)) is not None}
 
 
 def _neutral_of(consumers: list[Consumer]) -> str:
