@@ -10,6 +10,8 @@ tuple target, `def X`, `class X`, a parameter, a keyword, a quoted `"X"` for `se
 The same holds for a command-line namespace (`args.X`, `opts.X` in a file that parses the command
 line, fetches Megatron's `get_args()` or registers options), whose attributes are the destinations of registered options: an option
 string counts as its destination (`"--use-foo"` names `use_foo`), and so does a config key or a field.
+In a script that builds the one parser its namespace comes from, an `args.X` its parser never registers
+is reported whatever other files name (`analysis.cli_namespace`).
 
 Not judged: test files, lines over 400 characters, a change with more than 20 such names (generated
 code or a bulk edit), dunder names, methods of a class that inherits from anything but `object` and
@@ -27,6 +29,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
+from reviewbot.analysis.cli_namespace import unregistered_reads
 from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
 from reviewbot.analysis.undefined_names import function_at, scopes
@@ -61,6 +64,8 @@ class UnsetAttribute:
     receiver: str = "self"  # `self`, or a command-line namespace (`args`)
     more: tuple[str, ...] = ()  # other unset attributes the same function reads on the same receiver
     conditional: bool = False  # in the body of an `if` / `while` / `except` / `match` arm: some passes only
+    # an `args.X` the file's own parser never registers (`analysis.cli_namespace`), whatever other files name
+    unregistered: bool = False
 
 
 def _reads(
@@ -163,6 +168,7 @@ def unset_attributes(
     if tree is None:
         return []
     wanted: dict[str, list[UnsetAttribute]] = {}
+    unregistered: list[UnsetAttribute] = []
     own: dict[str, frozenset[int]] = {}
     defined: set[str] = set()
     for s in changed:
@@ -189,6 +195,48 @@ def unset_attributes(
                     s.path, line, name, fn, lines[line - 1].strip(), receiver, conditional=line in branches
                 )
             )
+        if own_namespace:
+            unregistered += [
+                UnsetAttribute(
+                    s.path,
+                    line,
+                    name,
+                    function_at(spans, line),
+                    lines[line - 1].strip(),
+                    receiver,
+                    conditional=line in branches,
+                    unregistered=True,
+                )
+                for line, name, receiver in unregistered_reads(module, s.added)
+                if len(lines[line - 1]) <= _MAX_LINE
+            ]
+    local = _first_each(unregistered) if len({u.name for u in unregistered}) <= _MAX_NAMES else []
+    return _grouped(
+        local
+        + [
+            u
+            for u in _repository_unset(wanted, defined, own, tree, excluded)
+            if u.name not in {x.name for x in local}
+        ]
+    )
+
+
+def _first_each(found: list[UnsetAttribute]) -> list[UnsetAttribute]:
+    """The first read of each name (per path)."""
+    seen: dict[tuple[str, str], UnsetAttribute] = {}
+    for u in sorted(found, key=lambda u: (u.path, u.line)):
+        seen.setdefault((u.path, u.name), u)
+    return list(seen.values())
+
+
+def _repository_unset(
+    wanted: dict[str, list[UnsetAttribute]],
+    defined: set[str],
+    own: dict[str, frozenset[int]],
+    tree: RepoTree,
+    excluded: Callable[[str], bool] | None,
+) -> list[UnsetAttribute]:
+    """The first read of each wanted name no file of the head tree names outside the change's lines."""
     names = sorted(n for n in wanted if n not in defined)
     if not names or len(names) > _MAX_NAMES:
         return []
@@ -200,7 +248,7 @@ def unset_attributes(
         set(names),
         own,
     )
-    return _grouped([u for n in names if n not in elsewhere for u in wanted[n][:1]])
+    return [u for n in names if n not in elsewhere for u in wanted[n][:1]]
 
 
 def _grouped(found: list[UnsetAttribute]) -> list[UnsetAttribute]:

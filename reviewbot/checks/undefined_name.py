@@ -193,10 +193,20 @@ def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]], dead: s
         path=a.path,
         line=a.line,
         anchor=f"{a.function}|{a.receiver}.{a.name}",
-        title=msg("undefined-name.title.attribute", name=a.name, receiver=a.receiver, where=where),
+        title=msg(
+            "undefined-name.title.unregistered" if a.unregistered else "undefined-name.title.attribute",
+            name=a.name,
+            receiver=a.receiver,
+            where=where,
+        ),
         evidence=(
             msg("undefined-name.line", place=place(a.path, a.line), text=clip(a.text, 100), where=where),
-            msg("undefined-name.attribute", name=a.name),
+            msg(
+                "undefined-name.unregistered" if a.unregistered else "undefined-name.attribute",
+                name=a.name,
+                flag=_flag(a.name),
+                receiver=a.receiver,
+            ),
             *((msg("undefined-name.reach.conditional"),) if a.conditional else ()),
             *((_dead_line(dead),) if dead else ()),
             *(
