@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from reviewbot.analysis.cli_namespace import unregistered_reads
 from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
-from reviewbot.analysis.undefined_names import function_at, scopes
+from reviewbot.analysis.undefined_names import function_at, scopes, use_reach
 from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree, read_many
 
@@ -66,6 +66,8 @@ class UnsetAttribute:
     conditional: bool = False  # in the body of an `if` / `while` / `except` / `match` arm: some passes only
     # an `args.X` the file's own parser never registers (`analysis.cli_namespace`), whatever other files name
     unregistered: bool = False
+    # only builds the message of a failing `assert` or of a `raise` (`use_reach`): the error comes anyway
+    message: bool = False
 
 
 def _reads(
@@ -192,7 +194,14 @@ def unset_attributes(
             fn = function_at(spans, line)
             wanted.setdefault(name, []).append(
                 UnsetAttribute(
-                    s.path, line, name, fn, lines[line - 1].strip(), receiver, conditional=line in branches
+                    s.path,
+                    line,
+                    name,
+                    fn,
+                    lines[line - 1].strip(),
+                    receiver,
+                    conditional=line in branches,
+                    message=use_reach(module, receiver, [line]) == "message",
                 )
             )
         if own_namespace:
@@ -206,6 +215,7 @@ def unset_attributes(
                     receiver,
                     conditional=line in branches,
                     unregistered=True,
+                    message=use_reach(module, receiver, [line]) == "message",
                 )
                 for line, name, receiver in unregistered_reads(module, s.added)
                 if len(lines[line - 1]) <= _MAX_LINE

@@ -182,14 +182,21 @@ def _flag(name: str) -> str:
 
 def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]], dead: str | None = None) -> Finding:
     """A `self.X` / `args.X` read nothing sets: P0 on a start-up path as for names (P1 under a condition
-    only some configurations take), P1 elsewhere; P3 in a method of a class nothing names."""
+    only some configurations take), P1 elsewhere; P3 in a method of a class nothing names, or when it
+    only builds the message of an error raised anyway."""
     start_up = _start_up(UndefinedName(a.path, a.line, a.name, a.function, a.text), derived)
     where = (
         msg("undefined-name.at-import") if not a.function else msg("undefined-name.in", function=a.function)
     )
     return Finding.make(
         rule=id,
-        severity=Severity.P3 if dead else Severity.P0 if start_up and not a.conditional else Severity.P1,
+        severity=(
+            Severity.P3
+            if dead or a.message
+            else Severity.P0
+            if start_up and not a.conditional
+            else Severity.P1
+        ),
         path=a.path,
         line=a.line,
         anchor=f"{a.function}|{a.receiver}.{a.name}",
@@ -207,7 +214,8 @@ def _attribute_finding(a: UnsetAttribute, derived: set[tuple[str, str]], dead: s
                 flag=_flag(a.name),
                 receiver=a.receiver,
             ),
-            *((msg("undefined-name.reach.conditional"),) if a.conditional else ()),
+            *((msg("undefined-name.reach.conditional"),) if a.conditional and not a.message else ()),
+            *((msg("undefined-name.reach.message"),) if a.message else ()),
             *((_dead_line(dead),) if dead else ()),
             *(
                 (

@@ -225,3 +225,17 @@ def test_code_nothing_runs_is_a_note(tmp_path: Path) -> None:
     assert [(f.line, f.severity.value) for f in found] == [(10, "P0"), (18, "P3"), (26, "P3")]
     assert any("`VisionTower._mask`, a private method" in e for e in found[1].evidence)
     assert any("a method of `TextTower`, which no file of the repository names" in e for e in found[2].evidence)
+
+
+def test_an_option_the_scripts_parser_never_registers(tmp_path: Path) -> None:
+    found = [
+        f
+        for f in review_case(FIXTURES / "undefined-name" / "py-unregistered-option", tmp_path / "repo")
+        if f.rule == "undefined-name"
+    ]
+    assert [(f.path, f.line, f.severity.value) for f in found] == [
+        ("tools/build_sequences.py", 22, "P0"),
+        ("tools/build_sequences.py", 31, "P3"),
+    ]
+    assert "registers `--path-to-sequences-json`" in found[0].evidence[1]
+    assert any("error raised anyway" in e for e in found[1].evidence)
