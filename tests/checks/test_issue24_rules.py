@@ -224,7 +224,9 @@ def test_code_nothing_runs_is_a_note(tmp_path: Path) -> None:
     # unnamed class builds are notes, saying why
     assert [(f.line, f.severity.value) for f in found] == [(10, "P0"), (18, "P3"), (26, "P3")]
     assert any("`VisionTower._mask`, a private method" in e for e in found[1].evidence)
-    assert any("a method of `TextTower`, which no file of the repository names" in e for e in found[2].evidence)
+    assert any(
+        "a method of `TextTower`, which no file of the repository names" in e for e in found[2].evidence
+    )
 
 
 def test_an_option_the_scripts_parser_never_registers(tmp_path: Path) -> None:
