@@ -14,9 +14,11 @@ Judged only when the file can be read whole: one `ArgumentParser(...)` construct
 `parents=`, option strings that are literals, no `set_defaults(**...)`, the parser (or a group of it)
 never handed to a call or returned (a helper of another module could register more), and `args` never
 bound to anything but a `parse_args` / `parse_known_args` result or the call of a function of the file
-that returns one (`args = get_args()`; a parameter named `args` is taken to be that namespace). A file that makes attributes dynamically is left to `unset_attributes`' own guard.
-Blind train labels (bench/corpus/mined4-*): mlc-llm 8f33c30d1 (`args.artifact_path`), Megatron-LM
-cfd980b4e (`args.path_to_sequences_per_dataset_json` beside `--per-dataset-sequences-path`).
+that returns one (`args = get_args()`; a parameter named `args` is taken to be that namespace). A
+file that makes attributes dynamically is left to `unset_attributes`' own guard.
+Blind train labels (bench/corpus/mined4-*): Megatron-LM cfd980b4e (`args.path_to_sequences_per_dataset_json`
+beside `--per-dataset-sequences-path`); mlc-llm 8f33c30d1 (`args.artifact_path`) has the shape too, but
+lies in a `testing/` package, which `unset_attributes` does not judge (test paths).
 """
 
 from __future__ import annotations
