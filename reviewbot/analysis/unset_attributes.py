@@ -221,13 +221,9 @@ def unset_attributes(
                 if len(lines[line - 1]) <= _MAX_LINE
             ]
     local = _first_each(unregistered) if len({u.name for u in unregistered}) <= _MAX_NAMES else []
+    named = {u.name for u in local}
     return _grouped(
-        local
-        + [
-            u
-            for u in _repository_unset(wanted, defined, own, tree, excluded)
-            if u.name not in {x.name for x in local}
-        ]
+        local + [u for u in _repository_unset(wanted, defined, own, tree, excluded) if u.name not in named]
     )
 
 
