@@ -26,6 +26,7 @@ from typing import cast
 from reviewbot.analysis.main_block import self_test
 from reviewbot.analysis.pyast import Texts, changed_python, python_tree
 from reviewbot.analysis.sides import Side
+from reviewbot.lang.common import is_log_callee
 from reviewbot.lang.env import is_env_name
 from reviewbot.lang.index import is_test_path
 from reviewbot.model.change import RepoTree
@@ -58,6 +59,9 @@ class UndefinedName:
     # message of a failing `assert` or of a `raise` (the error is raised either way, as a `NameError`),
     # "self-test" in a source module's `test*` function only its `__main__` block calls.
     reach: str = ""
+    # the use is an argument of a logging call (`logger.error(f"... {get_exception_traceback()}")`, on
+    # any line of a call spread over several)
+    in_log: bool = False
 
 
 _CONDITIONAL = (ast.If, ast.While, ast.IfExp, ast.ExceptHandler, ast.Match)
@@ -89,6 +93,20 @@ def use_reach(tree: ast.AST, name: str, lines: Iterable[int]) -> str:
         if r in reaches:
             return "self-test" if r != "message" and self_test(tree, lines) else r
     return ""
+
+
+def _in_log_call(tree: ast.AST, name: str, line: int) -> bool:
+    """The use of `name` on `line` sits in the arguments of a logging call (`is_log_callee`)."""
+    parents = _parents(tree)
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == name and node.lineno == line):
+            continue
+        up = parents.get(node)
+        while up is not None and not isinstance(up, ast.stmt):
+            if isinstance(up, ast.Call) and is_log_callee(ast.unparse(up.func)):
+                return True
+            up = parents.get(up)
+    return False
 
 
 def scopes(tree: ast.AST) -> list[tuple[int, int, str]]:
@@ -231,7 +249,7 @@ def undefined_names(changed: Iterable[Side], texts: Texts) -> list[UndefinedName
             reach = use_reach(head, n, (u.line, *more))
             if reach == "self-test" and is_test_path(s.path):
                 reach = ""  # in a test file the test runner collects `test*` functions itself
-            out.append(replace(u, also=more, reach=reach))
+            out.append(replace(u, also=more, reach=reach, in_log=_in_log_call(head, n, u.line)))
     if out:
         elsewhere = _moved_with_bug(changed, texts, seen)
         out = [u for u in out if (u.name, _last(u.function)) not in elsewhere]

@@ -104,7 +104,7 @@ def _log_line(u: UndefinedName) -> bool:
     """The use is a logging statement (`logger.warning(...)`, `print_rank_0(...)`): the line meant to
     leave a trace, not to compute anything."""
     m = _CALLEE.match(u.text)
-    return m is not None and is_log_callee(m.group(1))
+    return u.in_log or (m is not None and is_log_callee(m.group(1)))
 
 
 def _severity(u: UndefinedName, start_up: bool) -> Severity:

@@ -118,8 +118,9 @@ def test_an_unbound_names_severity_follows_who_reaches_it(tmp_path: Path) -> Non
         18: "P3",
         22: "P1",  # a log line, but in the constructor: that configuration fails to start
     }
-    (log,) = [f for f in every if f.path == "engine/runner.py"]
+    log, spread = sorted((f for f in every if f.path == "engine/runner.py"), key=lambda f: f.line)
     assert log.severity.value == "P2"  # a log line off the start-up path: the path meant to warn raises
+    assert (spread.line, spread.severity.value) == (23, "P2")  # an argument of a log call over lines
     assert (
         found[12].evidence[-1] == "Only the configurations that take the condition around it reach this line."
     )
