@@ -10,10 +10,10 @@ never builds (the only class naming it was itself named nowhere).
 
 The test is textual and errs towards "referenced": any whole-word occurrence of the class name in
 another file of the head tree (code, configs, docs, scripts alike) counts, and so does one in the same
-file outside the class, unless it lies in another top-level class or function that is itself named
-nowhere (decided to a fixed point within the file). A decorated class may be registered by its
-decorator and counts as referenced; module-level functions are left alone (a config registry looks
-them up by the name a command line passes).
+file outside the class, unless it lies in another top-level class, or private function, that is itself
+named nowhere (decided to a fixed point within the file). A decorated class may be registered by its
+decorator and counts as referenced; a public module-level function counts as running (an entry point,
+the module's API, or a config registry's entry looked up by the name a command line passes).
 """
 
 from __future__ import annotations
@@ -80,6 +80,8 @@ def unreferenced_class(function: str, path: str, head_text: str, tree: RepoTree 
         node = defs[name]
         if node.decorator_list:
             return False  # a decorator may register it
+        if not isinstance(node, ast.ClassDef) and not name.startswith("_"):
+            return False  # a public function: an entry point or the module's API, called from outside
         elsewhere = _named_elsewhere(name, path, tree)
         if elsewhere is None or elsewhere:
             dead[name] = False
