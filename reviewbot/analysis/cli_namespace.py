@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["unregistered_reads"]
+__all__ = ["NAMESPACES", "unregistered_reads"]
 
 _PARSER_METHODS = frozenset(
     {"add_argument_group", "add_mutually_exclusive_group", "add_subparsers", "add_parser"}
 )
-_NAMESPACES = frozenset({"args", "opts"})
+# A command-line namespace's usual names (`args = parser.parse_args()`); shared with unset_attributes.
+NAMESPACES = frozenset({"args", "opts"})
 
 
 def _call_name(call: ast.Call) -> str:
@@ -117,7 +118,7 @@ def _namespace_bound_elsewhere(module: ast.Module) -> bool:
                 if isinstance(t, ast.Name)
                 else [e for e in getattr(t, "elts", []) if isinstance(e, ast.Name)]
             )
-            if any(x.id in _NAMESPACES for x in names):
+            if any(x.id in NAMESPACES for x in names):
                 v = n.value
                 local = isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in parsing
                 if not (_parse_call(v) or local):
@@ -148,7 +149,7 @@ def _registered(module: ast.Module) -> set[str] | None:
             isinstance(n, ast.Attribute)
             and isinstance(n.ctx, ast.Store | ast.Del)
             and isinstance(n.value, ast.Name)
-            and n.value.id in _NAMESPACES
+            and n.value.id in NAMESPACES
         ):
             out.add(n.attr)
     return out
@@ -163,7 +164,7 @@ def _typed_elsewhere(module: ast.Module) -> list[tuple[int, int]]:
             continue
         for a in (*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs):
             if (
-                a.arg in _NAMESPACES
+                a.arg in NAMESPACES
                 and a.annotation is not None
                 and "Namespace" not in ast.unparse(a.annotation)
             ):
@@ -189,7 +190,7 @@ def unregistered_reads(module: ast.Module, lines: frozenset[int]) -> list[tuple[
             isinstance(n, ast.Attribute)
             and isinstance(n.ctx, ast.Load)
             and isinstance(n.value, ast.Name)
-            and n.value.id in _NAMESPACES
+            and n.value.id in NAMESPACES
             and n.lineno in lines
             and n.attr not in registered
             and not n.attr.startswith("_")

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
-from reviewbot.analysis.cli_namespace import unregistered_reads
+from reviewbot.analysis.cli_namespace import NAMESPACES, unregistered_reads
 from reviewbot.analysis.pyast import python_tree
 from reviewbot.analysis.sides import Side
 from reviewbot.analysis.undefined_names import function_at, scopes, use_reach
@@ -42,9 +42,8 @@ _DYNAMIC = re.compile(
     r"def\s+__getattr(?:ibute)?__|\bsetattr\s*\(\s*(?:self|args)\b|\b(?:self|args)\.__dict__"
     r"|\bvars\s*\(\s*(?:self|args)\s*\)"
 )
-# A command-line namespace (`args = parser.parse_args()`, Megatron's `args = get_args()`): its
-# attributes are the destinations of the options the repository registers (`--use-foo` -> `use_foo`).
-_NAMESPACES = frozenset({"args", "opts"})
+# A command-line namespace (`NAMESPACES`: `args = parser.parse_args()`, Megatron's `args = get_args()`):
+# its attributes are the destinations of the options the repository registers (`--use-foo` -> `use_foo`).
 # A file whose `args` is the repository's own command line: it parses one, fetches Megatron's global
 # one, or registers options (an `args` of a library's class, `TrainingArguments`, has fields the
 # repository never names).
@@ -87,7 +86,7 @@ def _reads(
         ):
             continue
         receiver = node.value.id
-        if (namespaces and receiver in _NAMESPACES) or (
+        if (namespaces and receiver in NAMESPACES) or (
             receiver == "self" and not any(lo <= node.lineno <= hi for lo, hi in skipped)
         ):
             out.append((node.lineno, node.attr, receiver))
